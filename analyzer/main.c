@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/* ctrack-analyze: reads a trace, builds the model, prints the text or JSON report.
+ * Exit status: 0 (also for a truncated trace, with a warning), 1 on error, 2 on a usage error. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrack-config.h"
+#include "reader.h"
+#include "report.h"
+
+#define PROG "ctrack-analyze"
+
+static const char usage[] =
+	"usage: " PROG " [--json] [--top N] [--help] [--version] TRACE\n"
+	"Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n"
+	"  --json     one JSON document on stdout (schema: docs/json-schema.md)\n"
+	"  --top N    sites per ranking (default 10; the JSON 'leaks' list is always complete)\n";
+
+struct options {
+	int json;
+	size_t top;
+	const char *trace;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see --help)\n");
+	return 2;
+}
+
+static int parse_count(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || v > SIZE_MAX)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	*o = (struct options){.top = 10};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf(PROG " %s\n", CTRACK_VERSION);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			o->json = 1;
+		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
+			const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!v)
+				return usage_error("%s needs a number", a);
+			if (parse_count(v, &o->top) < 0)
+				return usage_error("--top needs a number, not '%s'", v);
+		} else if (a[0] == '-' && a[1] && strcmp(a, "--")) {
+			return usage_error("unknown option '%s'", a);
+		} else {
+			if (!strcmp(a, "--") && i + 1 < argc)
+				a = argv[++i];
+			if (o->trace)
+				return usage_error("one trace at a time ('%s' is one too many)", a);
+			o->trace = a;
+		}
+	}
+	if (!o->trace)
+		return usage_error("%s", "no trace file given");
+	return -1;
+}
+
+static int report(const struct options *o, const struct ct_model *m)
+{
+	struct ct_report r = {.path = o->trace, .m = m, .top = o->top, .out = stdout};
+	long n = ct_model_sites(m, &r.sites);
+	r.sym = ct_symbolizer_new();
+	int rc = n < 0 || !r.sym ? -ENOMEM : 0;
+	r.nsites = n < 0 ? 0 : (size_t)n;
+	if (!rc)
+		rc = o->json ? ct_report_json(&r) : ct_report_text(&r);
+	ct_symbolizer_free(r.sym);
+	free(r.sites);
+	if (rc < 0)
+		fprintf(stderr, PROG ": %s\n", strerror(-rc));
+	else if (fflush(stdout) || ferror(stdout))
+		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int status = parse_args(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	struct ct_model m;
+	char err[512];
+	if (ct_model_init(&m) < 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	if (ct_read_trace(o.trace, &m, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		ct_model_destroy(&m);
+		return 1;
+	}
+	if (!m.complete)
+		fprintf(stderr, PROG ": warning: trace is truncated (the process was killed?); figures cover what was recorded\n");
+	status = report(&o, &m) < 0;
+	ct_model_destroy(&m);
+	return status;
+}

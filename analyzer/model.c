@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/* The model: applies records to alloc infos, stack nodes, modules and totals, in O(1) per event.
+ * Invariant: peak contribution per info is exact without a scan per peak (see touch()). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrack/format.h"
+#include "model.h"
+
+/* Grows *arr (element size elem) so index `need - 1` fits. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+int ct_model_init(struct ct_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->last_module = CT_NO_MODULE;
+	m->series_width_us = 1000;
+	m->series = calloc(CT_SERIES_MAX, sizeof(*m->series));
+	if (!m->series || grow((void **)&m->nodes, &m->cap_nodes, CT_STACK_FIRST, sizeof(*m->nodes)) < 0) {
+		ct_model_destroy(m);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < CT_STACK_FIRST; i++)
+		m->nodes[i] = (struct ct_node){.parent = i, .module = CT_NO_MODULE, .ip = 0};
+	m->nnodes = CT_STACK_FIRST;
+	m->nseries = 1;
+	return 0;
+}
+
+static void free_module(struct ct_module *mod)
+{
+	free(mod->path);
+	free(mod->build_id);
+	free(mod->segs);
+}
+
+void ct_model_destroy(struct ct_model *m)
+{
+	for (size_t i = 0; i < m->nmodules; i++)
+		free_module(&m->modules[i]);
+	for (size_t i = 0; i < m->proc.argc; i++)
+		free(m->proc.argv[i].data);
+	free(m->proc.argv);
+	free(m->proc.exe.data);
+	free(m->modules);
+	free(m->infos);
+	free(m->nodes);
+	free(m->series);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- time series ---- */
+
+/* Halves the series by merging neighbouring points, keeping each pair's highest values. */
+static void series_halve(struct ct_model *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->nseries; i += 2, n++) {
+		struct ct_point p = m->series[i];
+		if (i + 1 < m->nseries) {
+			const struct ct_point *q = &m->series[i + 1];
+			p.heap = q->heap > p.heap ? q->heap : p.heap;
+			p.rss = q->rss > p.rss ? q->rss : p.rss;
+		}
+		m->series[n] = p;
+	}
+	m->nseries = n;
+	m->series_width_us *= 2;
+}
+
+/* Starts a new point when the clock leaves the current point's bucket. */
+static void series_tick(struct ct_model *m)
+{
+	struct ct_point *last = &m->series[m->nseries - 1];
+	if (m->t.now_us < last->time_us + m->series_width_us)
+		return;
+	if (m->nseries == CT_SERIES_MAX) {
+		series_halve(m);
+		last = &m->series[m->nseries - 1];
+		if (m->t.now_us < last->time_us + m->series_width_us)
+			return;
+	}
+	uint64_t rss = last->rss;
+	last = &m->series[m->nseries++];
+	*last = (struct ct_point){.time_us = m->t.now_us, .heap = m->t.current, .rss = rss};
+}
+
+static void series_heap(struct ct_model *m, uint64_t heap)
+{
+	struct ct_point *last = &m->series[m->nseries - 1];
+	if (heap > last->heap)
+		last->heap = heap;
+}
+
+/* ---- events ---- */
+
+/* Brings info's peak_live up to date before its live count changes: if a new peak happened since
+ * the info was last touched, its live count then is its live count now. */
+static inline void touch(const struct ct_model *m, struct ct_info *info)
+{
+	if (info->version != m->peak_version) {
+		info->peak_live = info->live;
+		info->version = m->peak_version;
+	}
+}
+
+/* Records a new peak of `heap` bytes; every info's value at the peak becomes its live count. */
+static inline void new_peak(struct ct_model *m, uint64_t heap)
+{
+	m->t.peak = heap;
+	m->t.peak_time_us = m->t.now_us;
+	m->peak_version++;
+}
+
+static inline struct ct_info *info_at(struct ct_model *m, uint64_t id)
+{
+	return id < m->ninfos ? &m->infos[id] : NULL;
+}
+
+int ct_model_alloc(struct ct_model *m, uint64_t id)
+{
+	struct ct_info *info = info_at(m, id);
+	if (!info)
+		return -EINVAL;
+	touch(m, info);
+	info->live++;
+	info->allocations++;
+	m->t.allocations++;
+	m->t.bytes_allocated += info->size;
+	m->t.live_allocations++;
+	m->t.current += info->size;
+	if (m->t.current > m->t.peak)
+		new_peak(m, m->t.current);
+	series_heap(m, m->t.current);
+	return 0;
+}
+
+int ct_model_free(struct ct_model *m, uint64_t id)
+{
+	struct ct_info *info = info_at(m, id);
+	if (!info || !info->live)
+		return -EINVAL;
+	touch(m, info);
+	info->live--;
+	m->t.frees++;
+	m->t.live_allocations--;
+	m->t.current -= info->size;
+	return 0;
+}
+
+int ct_model_temp(struct ct_model *m, uint64_t id)
+{
+	struct ct_info *info = info_at(m, id);
+	if (!info)
+		return -EINVAL;
+	touch(m, info);
+	info->allocations++;
+	info->temporary++;
+	m->t.allocations++;
+	m->t.frees++;
+	m->t.temporary++;
+	m->t.bytes_allocated += info->size;
+	uint64_t heap = m->t.current + info->size;
+	if (heap > m->t.peak) {
+		/* The block was live at the peak: the info's value there is one more than now. */
+		new_peak(m, heap);
+		info->peak_live = info->live + 1;
+		info->version = m->peak_version;
+	}
+	series_heap(m, heap);
+	return 0;
+}
+
+int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack)
+{
+	if (stack >= m->nnodes)
+		return -EINVAL;
+	if (grow((void **)&m->infos, &m->cap_infos, m->ninfos + 1, sizeof(*m->infos)) < 0)
+		return -ENOMEM;
+	m->infos[m->ninfos++] = (struct ct_info){.size = size, .stack = (uint32_t)stack};
+	return 0;
+}
+
+static int module_holds(const struct ct_module *mod, uint64_t ip)
+{
+	if (!mod->loaded)
+		return 0;
+	for (size_t i = 0; i < mod->nseg; i++) {
+		uint64_t lo = mod->base + mod->segs[i].vaddr;
+		if (ip >= lo && ip - lo < mod->segs[i].memsz)
+			return 1;
+	}
+	return 0;
+}
+
+static uint32_t find_module(struct ct_model *m, uint64_t ip)
+{
+	if (m->last_module != CT_NO_MODULE && module_holds(&m->modules[m->last_module], ip))
+		return m->last_module;
+	for (size_t i = 0; i < m->nmodules; i++) {
+		if (module_holds(&m->modules[i], ip)) {
+			m->last_module = (uint32_t)i;
+			return (uint32_t)i;
+		}
+	}
+	return CT_NO_MODULE;
+}
+
+int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
+{
+	if (parent >= m->nnodes || m->nnodes >= UINT32_MAX)
+		return -EINVAL;
+	if (grow((void **)&m->nodes, &m->cap_nodes, m->nnodes + 1, sizeof(*m->nodes)) < 0)
+		return -ENOMEM;
+	m->last_ip += (uint64_t)ip_delta;
+	m->nodes[m->nnodes++] = (struct ct_node){
+		.parent = (uint32_t)parent, .module = find_module(m, m->last_ip), .ip = m->last_ip};
+	return 0;
+}
+
+void ct_model_time(struct ct_model *m, uint64_t delta_us)
+{
+	m->t.now_us += delta_us;
+	series_tick(m);
+}
+
+void ct_model_sample(struct ct_model *m, uint64_t rss)
+{
+	if (rss > m->t.peak_rss)
+		m->t.peak_rss = rss;
+	struct ct_point *last = &m->series[m->nseries - 1];
+	if (rss > last->rss)
+		last->rss = rss;
+}
+
+/* Takes ownership of mod's blocks, also on error. */
+int ct_model_module(struct ct_model *m, const struct ct_module *mod)
+{
+	struct ct_module copy = *mod;
+	if (mod->id != m->nmodules) { /* ids are dense and never reused */
+		free_module(&copy);
+		return -EINVAL;
+	}
+	struct ct_module *mods = realloc(m->modules, (m->nmodules + 1) * sizeof(*mods));
+	if (!mods) {
+		free_module(&copy);
+		return -ENOMEM;
+	}
+	copy.loaded = 1;
+	mods[m->nmodules++] = copy;
+	m->modules = mods;
+	return 0;
+}
+
+int ct_model_unmodule(struct ct_model *m, uint64_t id)
+{
+	if (id >= m->nmodules)
+		return -EINVAL;
+	m->modules[id].loaded = 0;
+	if (m->last_module == id)
+		m->last_module = CT_NO_MODULE;
+	return 0;
+}
+
+void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, uint64_t end_us)
+{
+	m->t.ended = 1;
+	m->t.unmatched_frees = unmatched_frees;
+	m->t.lost_allocations = lost;
+	m->t.end_us = end_us;
+}
+
+void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns,
+                      struct ct_bytes exe, struct ct_bytes *argv, size_t argc)
+{
+	struct ct_process *p = &m->proc;
+	for (size_t i = 0; i < p->argc; i++)
+		free(p->argv[i].data);
+	free(p->argv);
+	free(p->exe.data);
+	*p = (struct ct_process){.seen = 1, .pid = pid, .ppid = ppid, .start_unix_ns = start_ns,
+	                         .exe = exe, .argv = argv, .argc = argc};
+}
+
+/* ---- queries ---- */
+
+uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info)
+{
+	return info->version != m->peak_version ? info->live : info->peak_live;
+}
+
+uint64_t ct_model_runtime_us(const struct ct_model *m)
+{
+	if (m->complete && m->t.ended && m->t.end_us > m->t.now_us)
+		return m->t.end_us;
+	return m->t.now_us;
+}
+
+const struct ct_module *ct_model_node_module(const struct ct_model *m, uint32_t node)
+{
+	if (node >= m->nnodes || m->nodes[node].module == CT_NO_MODULE)
+		return NULL;
+	return &m->modules[m->nodes[node].module];
+}
+
+long ct_model_sites(const struct ct_model *m, struct ct_site **out)
+{
+	uint32_t *slot = calloc(m->nnodes, sizeof(*slot)); /* node id -> site index + 1 */
+	struct ct_site *sites = calloc(m->ninfos ? m->ninfos : 1, sizeof(*sites));
+	if (!slot || !sites) {
+		free(slot);
+		free(sites);
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < m->ninfos; i++) {
+		const struct ct_info *info = &m->infos[i];
+		if (!slot[info->stack]) {
+			sites[n].stack = info->stack;
+			slot[info->stack] = (uint32_t)++n;
+		}
+		struct ct_site *s = &sites[slot[info->stack] - 1];
+		uint64_t at_peak = ct_info_at_peak(m, info);
+		s->leaked_allocations += info->live;
+		s->leaked_bytes += info->live * info->size;
+		s->peak_allocations += at_peak;
+		s->peak_bytes += at_peak * info->size;
+		s->allocations += info->allocations;
+		s->bytes_allocated += info->allocations * info->size;
+		s->temporary += info->temporary;
+	}
+	free(slot);
+	*out = sites;
+	return (long)n;
+}

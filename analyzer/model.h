@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* The analyzer's model of a trace: alloc infos, stack nodes, modules, totals and a time series.
+ * Fed one record at a time by the reader; memory grows with distinct stacks and infos, never with events. */
+#ifndef CTRACK_MODEL_H
+#define CTRACK_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_NO_MODULE UINT32_MAX
+
+struct ct_info {
+	uint64_t size;
+	uint32_t stack;
+	uint64_t live;        /* allocations not freed yet */
+	uint64_t peak_live;   /* live at the global peak, valid when version == the model's peak version */
+	uint64_t version;     /* peak version at which peak_live was last brought up to date */
+	uint64_t allocations; /* ALLOC + TEMP */
+	uint64_t temporary;   /* TEMP */
+};
+
+struct ct_node {
+	uint32_t parent;
+	uint32_t module; /* module id holding ip when the node was defined, or CT_NO_MODULE */
+	uint64_t ip;
+};
+
+struct ct_segment {
+	uint64_t vaddr, memsz, offset;
+	uint8_t prot;
+};
+
+struct ct_module {
+	uint32_t id;
+	int loaded;
+	uint64_t base;
+	char *path;
+	uint8_t *build_id;
+	size_t build_id_len;
+	struct ct_segment *segs;
+	size_t nseg;
+};
+
+struct ct_bytes {
+	char *data; /* NUL-terminated copy; may hold any other byte */
+	size_t len;
+};
+
+struct ct_process {
+	int seen;
+	uint64_t pid, ppid, start_unix_ns;
+	struct ct_bytes exe;
+	struct ct_bytes *argv;
+	size_t argc;
+};
+
+struct ct_point {
+	uint64_t time_us, heap, rss; /* heap and rss: the highest values within the point's bucket */
+};
+
+struct ct_totals {
+	uint64_t allocations, frees, bytes_allocated, temporary;
+	uint64_t current, live_allocations;
+	uint64_t peak, peak_time_us, peak_rss;
+	uint64_t now_us;
+	/* From the last END record (the writer's own counts), if any. */
+	int ended;
+	uint64_t end_us, unmatched_frees, lost_allocations;
+};
+
+struct ct_model {
+	struct ct_info *infos;
+	size_t ninfos, cap_infos;
+	struct ct_node *nodes; /* index = stack node id; 0 and 1 are the two roots */
+	size_t nnodes, cap_nodes;
+	struct ct_module *modules; /* index = module id; ids are dense */
+	size_t nmodules;
+	uint64_t last_ip;
+	uint64_t peak_version;
+	struct ct_totals t;
+	struct ct_process proc;
+	int complete;   /* the last record read was END or EXEC */
+	uint32_t last_module; /* lookup cache: module that held the previous FRAME's ip */
+	/* Downsampled time series: at most CT_SERIES_MAX points, buckets of series_width_us. */
+	struct ct_point *series;
+	size_t nseries;
+	uint64_t series_width_us;
+};
+
+#define CT_SERIES_MAX 1024
+
+/* Initialises an empty model; returns 0 or -ENOMEM. */
+int ct_model_init(struct ct_model *m);
+void ct_model_destroy(struct ct_model *m);
+
+/* Events. Each returns 0, -EINVAL when the record refers to an undefined id or breaks an invariant
+ * (the trace is corrupt), or -ENOMEM. */
+int ct_model_alloc(struct ct_model *m, uint64_t info);
+int ct_model_free(struct ct_model *m, uint64_t info);
+int ct_model_temp(struct ct_model *m, uint64_t info);
+int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack);
+int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta);
+void ct_model_time(struct ct_model *m, uint64_t delta_us);
+void ct_model_sample(struct ct_model *m, uint64_t rss);
+int ct_model_module(struct ct_model *m, const struct ct_module *mod);
+int ct_model_unmodule(struct ct_model *m, uint64_t id);
+void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, uint64_t end_us);
+/* Takes ownership of exe and argv (heap blocks). */
+void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns,
+                      struct ct_bytes exe, struct ct_bytes *argv, size_t argc);
+
+/* Number of allocations of info live at the global peak. */
+uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info);
+/* Runtime in microseconds: END's clock, or the last TIME when the trace was cut. */
+uint64_t ct_model_runtime_us(const struct ct_model *m);
+/* The module a stack node's ip belongs to, or NULL. */
+const struct ct_module *ct_model_node_module(const struct ct_model *m, uint32_t node);
+
+/* Allocation sites: alloc infos aggregated by stack node. */
+struct ct_site {
+	uint32_t stack;
+	uint64_t leaked_bytes, leaked_allocations;
+	uint64_t peak_bytes, peak_allocations;
+	uint64_t allocations, bytes_allocated, temporary;
+};
+
+/* Builds the sites (one per stack node that has an alloc info) into *out (caller frees).
+ * Returns the number of sites or -ENOMEM. */
+long ct_model_sites(const struct ct_model *m, struct ct_site **out);
+
+#endif

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/* The trace reader: zstd stream (any number of frames) -> header check -> records -> model.
+ * Memory is a fixed window of decompressed bytes (grown only for a framed record bigger than it). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "ctrack/format.h"
+#include "reader.h"
+
+#define WINDOW (1u << 20)
+#define MAX_FRAMED (1u << 30) /* a framed record longer than this is corruption, not data */
+
+struct reader {
+	const char *path;
+	int fd;
+	ZSTD_DStream *z;
+	uint8_t *in;
+	ZSTD_inBuffer zin;
+	size_t in_cap;
+	int eof;        /* the file has no more bytes */
+	int mid_frame;  /* the last zstd call ended inside a frame */
+	int pending;    /* the last zstd call filled the output buffer */
+	int zstd_magic; /* the file starts like a zstd frame */
+	uint64_t file_off;
+	uint8_t *buf;   /* decompressed bytes [pos, len) not decoded yet */
+	size_t pos, len, cap;
+	uint64_t base;  /* stream offset of buf[0] */
+	unsigned last_tag;
+	struct ct_model *m;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->err, r->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A corrupt record at p (inside buf). */
+static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	unsigned long long off = r->base + (unsigned long long)(p - r->buf);
+	return fail(r, "corrupt trace at offset %llu: %s", off, why);
+}
+
+/* ---- decompression ---- */
+
+static int starts_like_zstd(const uint8_t *p, size_t n)
+{
+	if (n < 4)
+		return 0;
+	uint32_t magic = ct_get_u32(p);
+	return magic == ZSTD_MAGICNUMBER || (magic & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START;
+}
+
+/* Appends decompressed bytes to buf, moving the undecoded tail to the front first.
+ * Returns 1 if bytes were added, 0 at the end of the file, -1 on error. */
+static int fill(struct reader *r)
+{
+	if (r->pos) {
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->base += r->pos;
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	if (r->len == r->cap) {
+		uint8_t *b = realloc(r->buf, r->cap * 2);
+		if (!b)
+			return fail(r, "out of memory");
+		r->buf = b;
+		r->cap *= 2;
+	}
+	for (;;) {
+		if (r->zin.pos == r->zin.size && !r->pending) {
+			if (r->eof)
+				return 0;
+			ssize_t n = read(r->fd, r->in, r->in_cap);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+			if (!r->file_off && !r->zin.size)
+				r->zstd_magic = starts_like_zstd(r->in, (size_t)n);
+			r->file_off += r->zin.size;
+			r->zin = (ZSTD_inBuffer){r->in, (size_t)n, 0};
+			r->eof = n == 0;
+			continue;
+		}
+		ZSTD_outBuffer out = {r->buf, r->cap, r->len};
+		size_t ret = ZSTD_decompressStream(r->z, &out, &r->zin);
+		if (ZSTD_isError(ret)) {
+			if (!r->base && !r->len)
+				return fail(r, "'%s' is not a ctrack trace", r->path);
+			return fail(r, "corrupt trace: damaged compressed data near byte %llu of the file (%s)",
+			            (unsigned long long)(r->file_off + r->zin.pos), ZSTD_getErrorName(ret));
+		}
+		/* A full output buffer may leave decompressed bytes inside zstd: ask again before reading. */
+		r->pending = out.pos == out.size;
+		r->mid_frame = ret != 0;
+		int added = out.pos > r->len;
+		r->len = out.pos;
+		if (added)
+			return 1;
+	}
+}
+
+/* ---- the header ---- */
+
+static int read_header(struct reader *r)
+{
+	int rc = 0;
+	while (r->len < CT_HEADER_SIZE && (rc = fill(r)) > 0)
+		;
+	if (rc < 0)
+		return -1;
+	size_t magic = r->len < CT_MAGIC_SIZE ? r->len : CT_MAGIC_SIZE;
+	if (memcmp(r->buf, CTRACK_MAGIC, magic) || (!r->len && !r->zstd_magic))
+		return fail(r, "'%s' is not a ctrack trace", r->path);
+	if (r->len < CT_HEADER_SIZE)
+		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)", r->path);
+	const uint8_t *h = r->buf;
+	unsigned version = ct_get_u16(h + 8), min_version = ct_get_u16(h + 10), size = ct_get_u16(h + 12);
+	if (min_version > CTRACK_FORMAT_VERSION)
+		return fail(r, "'%s' has trace format version %u (readable from version %u on); this ctrack-analyze reads version %u: upgrade ctrack",
+		            r->path, version, min_version, CTRACK_FORMAT_VERSION);
+	if (version < CTRACK_FORMAT_MIN_VERSION)
+		return fail(r, "'%s' has trace format version %u; this ctrack-analyze reads versions %u to %u",
+		            r->path, version, CTRACK_FORMAT_MIN_VERSION, CTRACK_FORMAT_VERSION);
+	if (size < CT_HEADER_SIZE)
+		return corrupt(r, h + 12, "header size %u is below %u", size, CT_HEADER_SIZE);
+	if (h[14] != 8)
+		return fail(r, "'%s' was recorded with %u-byte pointers; only 8 is supported", r->path, h[14]);
+	while (r->len < size && (rc = fill(r)) > 0)
+		;
+	if (rc < 0)
+		return -1;
+	if (r->len < size)
+		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)", r->path);
+	r->pos = size;
+	return 0;
+}
+
+/* ---- framed records ---- */
+
+/* A cursor over a framed record's payload; reading past its end marks it short. */
+struct cursor {
+	const uint8_t *p, *end;
+	int shorted, nomem;
+};
+
+static uint64_t cur_v(struct cursor *c)
+{
+	uint64_t v = 0;
+	int k = ct_get_varint(c->p, c->end, &v);
+	if (k <= 0) {
+		c->shorted = 1;
+		c->p = c->end;
+		return 0;
+	}
+	c->p += k;
+	return v;
+}
+
+static uint8_t cur_u8(struct cursor *c)
+{
+	if (c->p >= c->end) {
+		c->shorted = 1;
+		return 0;
+	}
+	return *c->p++;
+}
+
+/* A NUL-terminated heap copy of a byte string. */
+static struct ct_bytes cur_s(struct cursor *c)
+{
+	uint64_t n = cur_v(c);
+	if (c->shorted || n > (uint64_t)(c->end - c->p)) {
+		c->shorted = 1;
+		c->p = c->end;
+		return (struct ct_bytes){NULL, 0};
+	}
+	char *s = malloc(n + 1);
+	if (!s) {
+		c->nomem = 1;
+		return (struct ct_bytes){NULL, 0};
+	}
+	memcpy(s, c->p, n);
+	s[n] = 0;
+	c->p += n;
+	return (struct ct_bytes){s, n};
+}
+
+static void free_argv(struct ct_bytes *argv, size_t argc)
+{
+	for (size_t i = 0; i < argc; i++)
+		free(argv[i].data);
+	free(argv);
+}
+
+static int rec_process(struct reader *r, struct cursor *c)
+{
+	uint64_t pid = cur_v(c), ppid = cur_v(c), start = cur_v(c);
+	struct ct_bytes exe = cur_s(c);
+	uint64_t argc = cur_v(c);
+	/* Each argument takes at least one byte: a count beyond the payload is corruption. */
+	if (c->shorted || argc > (uint64_t)(c->end - c->p)) {
+		free(exe.data);
+		c->shorted = 1;
+		return 0;
+	}
+	struct ct_bytes *argv = calloc(argc ? argc : 1, sizeof(*argv));
+	if (!argv)
+		c->nomem = 1;
+	for (uint64_t i = 0; argv && i < argc; i++)
+		argv[i] = cur_s(c);
+	if (c->shorted || c->nomem) {
+		free(exe.data);
+		free_argv(argv, argv ? argc : 0);
+		return 0;
+	}
+	ct_model_process(r->m, pid, ppid, start, exe, argv, argc);
+	return 0;
+}
+
+static int rec_module(struct reader *r, struct cursor *c)
+{
+	struct ct_module mod = {0};
+	uint64_t id = cur_v(c);
+	mod.id = (uint32_t)id;
+	mod.base = cur_v(c);
+	struct ct_bytes path = cur_s(c), build_id = cur_s(c);
+	mod.path = path.data;
+	mod.build_id = (uint8_t *)build_id.data;
+	mod.build_id_len = build_id.len;
+	uint64_t nseg = cur_v(c);
+	if (!c->shorted && nseg <= (uint64_t)(c->end - c->p) / 4) /* a segment takes at least 4 bytes */
+		mod.segs = calloc(nseg ? nseg : 1, sizeof(*mod.segs));
+	else
+		c->shorted = 1;
+	for (uint64_t i = 0; mod.segs && i < nseg; i++) {
+		mod.segs[i].vaddr = cur_v(c);
+		mod.segs[i].memsz = cur_v(c);
+		mod.segs[i].offset = cur_v(c);
+		mod.segs[i].prot = cur_u8(c);
+	}
+	mod.nseg = nseg;
+	if (!c->shorted && !mod.segs)
+		c->nomem = 1;
+	if (c->shorted || c->nomem || id >= UINT32_MAX) {
+		free(mod.path);
+		free(mod.build_id);
+		free(mod.segs);
+		c->shorted |= id >= UINT32_MAX;
+		return 0;
+	}
+	return ct_model_module(r->m, &mod);
+}
+
+static int rec_end(struct reader *r, struct cursor *c)
+{
+	cur_v(c); /* allocations, frees, bytes_allocated: the model counts them itself */
+	cur_v(c);
+	cur_v(c);
+	uint64_t unmatched = cur_v(c), lost = cur_v(c), end_us = cur_v(c);
+	if (!c->shorted)
+		ct_model_end(r->m, unmatched, lost, end_us);
+	return 0;
+}
+
+/* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
+static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
+{
+	struct cursor c = {p, end, 0, 0};
+	int rc = 0;
+	switch (tag) {
+	case CT_REC_PROCESS:
+		rc = rec_process(r, &c);
+		break;
+	case CT_REC_MODULE:
+		rc = rec_module(r, &c);
+		break;
+	case CT_REC_UNMODULE: {
+		uint64_t id = cur_v(&c);
+		if (!c.shorted && ct_model_unmodule(r->m, id) < 0)
+			return corrupt(r, rec, "UNMODULE of undefined module %llu", (unsigned long long)id);
+		break;
+	}
+	case CT_REC_END:
+		rc = rec_end(r, &c);
+		break;
+	case CT_REC_EXEC:
+		break; /* the path is not reported yet */
+	case CT_REC_SAMPLE: {
+		uint64_t rss = cur_v(&c);
+		if (!c.shorted)
+			ct_model_sample(r->m, rss);
+		break;
+	}
+	case CT_REC_THREAD:
+	case CT_REC_NOTE:
+		break;
+	default:
+		if (!ct_tag_is_optional(tag))
+			return corrupt(r, rec, "unknown required record tag 0x%02x (written by a newer ctrack?)", tag);
+		break;
+	}
+	if (c.nomem || rc == -ENOMEM)
+		return fail(r, "out of memory");
+	if (c.shorted)
+		return corrupt(r, rec, "%s record is shorter than its fields", ct_record_name(tag));
+	if (rc < 0)
+		return corrupt(r, rec, "%s record refers to an undefined or reused id", ct_record_name(tag));
+	return 0;
+}
+
+/* ---- the record loop ---- */
+
+/* Decodes one record at p. Returns the bytes consumed, 0 if the record continues past end, or -1
+ * after setting the error. */
+static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
+{
+	unsigned tag = *p;
+	uint64_t a, b;
+	int k, l;
+	if (ct_tag_is_core(tag)) {
+		k = ct_get_varint(p + 1, end, &a);
+		if (k <= 0)
+			return k ? corrupt(r, p, "varint longer than 64 bits in %s", ct_record_name(tag)) : 0;
+		int rc = 0;
+		switch (tag) {
+		case CT_REC_ALLOC:
+			rc = ct_model_alloc(r->m, a);
+			break;
+		case CT_REC_FREE:
+			rc = ct_model_free(r->m, a);
+			if (rc < 0 && a < r->m->ninfos)
+				return corrupt(r, p, "FREE of alloc info %llu, which has no live allocation",
+				               (unsigned long long)a);
+			break;
+		case CT_REC_TEMP:
+			rc = ct_model_temp(r->m, a);
+			break;
+		case CT_REC_TIME:
+			ct_model_time(r->m, a);
+			break;
+		case CT_REC_INFO:
+		case CT_REC_FRAME:
+			l = ct_get_varint(p + 1 + k, end, &b);
+			if (l <= 0)
+				return l ? corrupt(r, p, "varint longer than 64 bits in %s", ct_record_name(tag)) : 0;
+			if (tag == CT_REC_INFO)
+				rc = ct_model_info(r->m, a, b);
+			else
+				rc = ct_model_frame(r->m, a, ct_unzigzag(b));
+			if (rc == -EINVAL)
+				return corrupt(r, p, "%s refers to undefined stack node %llu", ct_record_name(tag),
+				               (unsigned long long)(tag == CT_REC_INFO ? b : a));
+			k += l;
+			break;
+		default:
+			return corrupt(r, p, "unknown core record tag 0x%02x", tag);
+		}
+		if (rc == -ENOMEM)
+			return fail(r, "out of memory");
+		if (rc < 0)
+			return corrupt(r, p, "%s refers to undefined alloc info %llu", ct_record_name(tag),
+			               (unsigned long long)a);
+		return 1 + k;
+	}
+	if (!ct_tag_is_framed(tag))
+		return corrupt(r, p, "invalid record tag 0x%02x", tag);
+	k = ct_get_varint(p + 1, end, &a);
+	if (k <= 0)
+		return k ? corrupt(r, p, "varint longer than 64 bits in a record length") : 0;
+	if (a > MAX_FRAMED)
+		return corrupt(r, p, "%s record claims %llu bytes", ct_record_name(tag) ? ct_record_name(tag) : "a",
+		               (unsigned long long)a);
+	if ((uint64_t)(end - p) < 1 + k + a)
+		return 0;
+	const uint8_t *payload = p + 1 + k;
+	if (framed(r, p, tag, payload, payload + a) < 0)
+		return -1;
+	return (long)(1 + k + a);
+}
+
+/* Decodes everything in buf; returns 0 or -1. Stops at a record that continues past the data. */
+static int decode(struct reader *r)
+{
+	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
+	while (p < end) {
+		long n = record(r, p, end);
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;
+		r->last_tag = *p;
+		p += n;
+	}
+	r->pos = (size_t)(p - r->buf);
+	return 0;
+}
+
+static int read_all(struct reader *r)
+{
+	if (read_header(r) < 0)
+		return -1;
+	int rc;
+	do {
+		if (decode(r) < 0)
+			return -1;
+	} while ((rc = fill(r)) > 0);
+	if (rc < 0)
+		return -1;
+	int ended = r->last_tag == CT_REC_END || r->last_tag == CT_REC_EXEC;
+	r->m->complete = ended && !r->mid_frame && r->pos == r->len;
+	return 0;
+}
+
+static int open_trace(struct reader *r)
+{
+	r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return fail(r, "cannot open '%s': %s", r->path, strerror(errno));
+	struct stat st;
+	if (fstat(r->fd, &st) < 0)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return fail(r, "cannot read '%s': %s", r->path, strerror(EISDIR));
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
+	r->z = ZSTD_createDStream();
+	r->in_cap = ZSTD_DStreamInSize();
+	r->in = malloc(r->in_cap);
+	r->cap = WINDOW;
+	r->buf = malloc(r->cap);
+	if (!r->z || !r->in || !r->buf)
+		return fail(r, "out of memory");
+	ZSTD_initDStream(r->z);
+	return 0;
+}
+
+int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen)
+{
+	struct reader r = {.path = path, .fd = -1, .m = m, .err = err, .errlen = errlen};
+	int rc = open_trace(&r);
+	if (!rc)
+		rc = read_all(&r);
+	if (r.fd >= 0)
+		close(r.fd);
+	ZSTD_freeDStream(r.z);
+	free(r.in);
+	free(r.buf);
+	return rc;
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* The trace reader: streams a trace file through zstd and feeds each record to the model.
+ * Only the reader (and the shim's writer) know the encoding, through include/ctrack/format.h. */
+#ifndef CTRACK_READER_H
+#define CTRACK_READER_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+/* Reads the trace at path into m (initialised by the caller). Returns 0, with m->complete == 0 when
+ * the trace is cut short (everything up to the cut is in m), or -1 with a one-line reason in err
+ * (no program name, no newline), e.g. "'x' is not a ctrack trace". */
+int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* What the text and JSON reporters share: the analyzed trace, its sites ranked four ways, and the
+ * frames of a stack (innermost first). The rankings are total orders, so reports are deterministic. */
+#ifndef CTRACK_REPORT_H
+#define CTRACK_REPORT_H
+
+#include <stdio.h>
+
+#include "model.h"
+#include "symbolize.h"
+
+struct ct_report {
+	const char *path; /* the trace file */
+	const struct ct_model *m;
+	struct ct_symbolizer *sym;
+	struct ct_site *sites;
+	size_t nsites;
+	size_t top; /* sites per ranking */
+	FILE *out;
+};
+
+enum ct_rank { CT_BY_LEAKED, CT_BY_PEAK, CT_BY_ALLOCATIONS, CT_BY_TEMPORARY };
+
+/* The sites whose key for `by` is not zero, best first, as a malloc'd array of pointers (*out;
+ * NULL when there are none). Returns the count or -ENOMEM. */
+long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_site ***out);
+
+/* Calls fn for each frame of stack node `stack`, innermost first; *truncated tells whether the
+ * stack was cut at the capture depth. Returns 0, fn's first non-zero result, or -ENOMEM. */
+typedef int (*ct_frame_fn)(void *ctx, const struct ct_frame *f, unsigned index);
+int ct_report_frames(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, void *ctx, int *truncated);
+
+int ct_report_text(const struct ct_report *r);
+int ct_report_json(const struct ct_report *r);
+
+#endif

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/* The JSON report (schema: docs/json-schema.md): one document on the output stream.
+ * Every string is valid JSON whatever its bytes: invalid UTF-8 bytes become \u00XX (latin-1). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0; /* ASCII is handled by the caller; 0x80..0xc1 never start a character */
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (len > n)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+	if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0; /* overlong, out of range or a surrogate */
+	return len;
+}
+
+static void put_string(FILE *out, const char *data, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)data;
+	fputc('"', out);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t len;
+		if (c == '"' || c == '\\') {
+			fprintf(out, "\\%c", c);
+		} else if (c == '\n') {
+			fputs("\\n", out);
+		} else if (c == '\t') {
+			fputs("\\t", out);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(out, "\\u%04x", c);
+		} else if (c < 0x80) {
+			fputc(c, out);
+		} else if ((len = utf8_len(s + i, n - i))) {
+			fwrite(s + i, 1, len, out);
+			i += len;
+			continue;
+		} else {
+			fprintf(out, "\\u%04x", c);
+		}
+		i++;
+	}
+	fputc('"', out);
+}
+
+static void put_cstring(FILE *out, const char *s)
+{
+	if (s)
+		put_string(out, s, strlen(s));
+	else
+		fputs("null", out);
+}
+
+static void put_process(const struct ct_report *r)
+{
+	const struct ct_process *p = &r->m->proc;
+	FILE *out = r->out;
+	if (!p->seen) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"pid\": %" PRIu64 ", \"ppid\": %" PRIu64 ", \"exe\": ", p->pid, p->ppid);
+	put_string(out, p->exe.data, p->exe.len);
+	fputs(", \"argv\": [", out);
+	for (size_t i = 0; i < p->argc; i++) {
+		fputs(i ? ", " : "", out);
+		put_string(out, p->argv[i].data, p->argv[i].len);
+	}
+	fprintf(out, "], \"start_unix_ns\": %" PRIu64 "}", p->start_unix_ns);
+}
+
+static void put_summary(const struct ct_report *r)
+{
+	const struct ct_totals *t = &r->m->t;
+	fprintf(r->out,
+	        "{\"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
+	        ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
+	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
+	        ", \"leaked_allocations\": %" PRIu64 ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64 "}",
+	        t->allocations, t->frees, t->bytes_allocated, t->temporary, t->peak, t->peak_time_us * 1000,
+	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000, t->unmatched_frees);
+}
+
+static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	FILE *out = ctx;
+	fprintf(out, "%s{\"address\": \"0x%" PRIx64 "\", \"function\": ", index ? ", " : "", f->address);
+	put_cstring(out, f->function);
+	fputs(", \"file\": ", out);
+	put_cstring(out, f->file);
+	if (f->file)
+		fprintf(out, ", \"line\": %u", f->line);
+	else
+		fputs(", \"line\": null", out);
+	fputs(", \"module\": ", out);
+	put_cstring(out, f->module);
+	fprintf(out, ", \"inlined\": %s}", f->inlined ? "true" : "false");
+	return 0;
+}
+
+/* The two figures a ranking's entries carry, under their JSON names. */
+static void put_figures(FILE *out, enum ct_rank by, const struct ct_site *s)
+{
+	switch (by) {
+	case CT_BY_LEAKED:
+		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->leaked_bytes, s->leaked_allocations);
+		break;
+	case CT_BY_PEAK:
+		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->peak_bytes, s->peak_allocations);
+		break;
+	case CT_BY_ALLOCATIONS:
+		fprintf(out, "\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64, s->allocations, s->bytes_allocated);
+		break;
+	case CT_BY_TEMPORARY:
+		fprintf(out, "\"temporary_allocations\": %" PRIu64 ", \"allocations\": %" PRIu64, s->temporary,
+		        s->allocations);
+		break;
+	}
+}
+
+static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *name, size_t limit)
+{
+	const struct ct_site **v;
+	long n = ct_report_rank(r, by, &v);
+	if (n < 0)
+		return (int)n;
+	fprintf(r->out, ",\n\"%s\": [", name);
+	for (long i = 0; i < n && (size_t)i < limit; i++) {
+		int truncated;
+		fprintf(r->out, "%s\n  {", i ? "," : "");
+		put_figures(r->out, by, v[i]);
+		fputs(", \"frames\": [", r->out);
+		int rc = ct_report_frames(r, v[i]->stack, put_frame, r->out, &truncated);
+		if (rc < 0) {
+			free(v);
+			return rc;
+		}
+		fprintf(r->out, "], \"truncated\": %s}", truncated ? "true" : "false");
+	}
+	fputs(n ? "\n]" : "]", r->out);
+	free(v);
+	return 0;
+}
+
+int ct_report_json(const struct ct_report *r)
+{
+	FILE *out = r->out;
+	fputs("{\"trace\": ", out);
+	put_cstring(out, r->path);
+	fprintf(out, ", \"complete\": %s,\n\"process\": ", r->m->complete ? "true" : "false");
+	put_process(r);
+	fputs(",\n\"summary\": ", out);
+	put_summary(r);
+	int rc = put_ranking(r, CT_BY_LEAKED, "leaks", SIZE_MAX);
+	if (!rc)
+		rc = put_ranking(r, CT_BY_PEAK, "peak", r->top);
+	if (!rc)
+		rc = put_ranking(r, CT_BY_ALLOCATIONS, "allocations", r->top);
+	if (!rc)
+		rc = put_ranking(r, CT_BY_TEMPORARY, "temporary", r->top);
+	fputs("}\n", out);
+	return rc;
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* The text report: a summary with exact figures, then the top sites four ways with backtraces.
+ * Every value is printed on one line: argv is shell-quoted with C escapes for control bytes. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* "1234 bytes (1.2 KiB)": the exact count, then a readable one when it differs. */
+static const char *fmt_bytes(char *buf, size_t len, uint64_t n)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	if (n < 1024) {
+		snprintf(buf, len, "%" PRIu64 " bytes", n);
+		return buf;
+	}
+	double v = (double)n / 1024;
+	int u = 0;
+	while (v >= 1024 && u < 5)
+		v /= 1024, u++;
+	snprintf(buf, len, "%" PRIu64 " bytes (%.1f %s)", n, v, units[u]);
+	return buf;
+}
+
+static int safe_shell_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       strchr("_@%+=:,./-", c);
+}
+
+static int control_byte(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+/* One argument as a shell would need it: bare, '...' or $'...' (the last for control bytes). */
+static void put_shell_word(FILE *out, const struct ct_bytes *w)
+{
+	const unsigned char *s = (const unsigned char *)w->data;
+	int bare = w->len > 0, ctl = 0;
+	for (size_t i = 0; i < w->len; i++) {
+		bare &= safe_shell_byte(s[i]) && s[i];
+		ctl |= control_byte(s[i]);
+	}
+	if (bare) {
+		fwrite(s, 1, w->len, out);
+		return;
+	}
+	fputs(ctl ? "$'" : "'", out);
+	for (size_t i = 0; i < w->len; i++) {
+		unsigned char c = s[i];
+		if (!ctl && c == '\'')
+			fputs("'\\''", out);
+		else if (ctl && (c == '\'' || c == '\\'))
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (control_byte(c))
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('\'', out);
+}
+
+static void put_command(FILE *out, const struct ct_process *p)
+{
+	fputs("command: ", out);
+	for (size_t i = 0; i < p->argc; i++) {
+		if (i)
+			fputc(' ', out);
+		put_shell_word(out, &p->argv[i]);
+	}
+	fputc('\n', out);
+}
+
+static const char *allocations(uint64_t n) { return n == 1 ? "allocation" : "allocations"; }
+
+static double seconds(uint64_t us) { return (double)us / 1e6; }
+
+static double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
+
+static void put_summary(const struct ct_report *r)
+{
+	const struct ct_model *m = r->m;
+	const struct ct_totals *t = &m->t;
+	FILE *out = r->out;
+	char b[64];
+	fprintf(out, "trace: %s%s\n", r->path, m->complete ? "" : " (truncated)");
+	if (m->proc.seen) {
+		put_command(out, &m->proc);
+		fprintf(out, "pid: %" PRIu64 "\n", m->proc.pid);
+	}
+	uint64_t run = ct_model_runtime_us(m);
+	fprintf(out, "runtime: %.3f s\n", seconds(run));
+	fprintf(out, "calls to allocation functions: %" PRIu64, t->allocations);
+	if (run)
+		fprintf(out, " (%.0f/s)", (double)t->allocations / seconds(run));
+	fprintf(out, "\nfrees: %" PRIu64 "\n", t->frees);
+	fprintf(out, "bytes allocated: %s\n", fmt_bytes(b, sizeof(b), t->bytes_allocated));
+	fprintf(out, "temporary allocations: %" PRIu64 " (%.1f%% of allocations)\n", t->temporary,
+	        percent(t->temporary, t->allocations));
+	fprintf(out, "peak heap: %s at %.3f s\n", fmt_bytes(b, sizeof(b), t->peak), seconds(t->peak_time_us));
+	fprintf(out, "peak RSS: %s\n", t->peak_rss ? fmt_bytes(b, sizeof(b), t->peak_rss) : "not sampled");
+	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", fmt_bytes(b, sizeof(b), t->current), t->live_allocations,
+	        allocations(t->live_allocations));
+	if (t->unmatched_frees)
+		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	FILE *out = ctx;
+	fprintf(out, "  #%u 0x%" PRIx64 " %s", index, f->address, f->function);
+	if (f->file)
+		fprintf(out, " at %s:%u", f->file, f->line);
+	if (f->module)
+		fprintf(out, " (%s)", base_name(f->module));
+	fputs(f->inlined ? " [inlined]\n" : "\n", out);
+	return 0;
+}
+
+static void put_site_head(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
+{
+	char b[64];
+	FILE *out = r->out;
+	switch (by) {
+	case CT_BY_LEAKED:
+		fprintf(out, "%s leaked in %" PRIu64 " %s\n", fmt_bytes(b, sizeof(b), s->leaked_bytes),
+		        s->leaked_allocations, allocations(s->leaked_allocations));
+		break;
+	case CT_BY_PEAK:
+		fprintf(out, "%s at the peak in %" PRIu64 " %s\n", fmt_bytes(b, sizeof(b), s->peak_bytes),
+		        s->peak_allocations, allocations(s->peak_allocations));
+		break;
+	case CT_BY_ALLOCATIONS:
+		fprintf(out, "%" PRIu64 " %s, %s in all\n", s->allocations, allocations(s->allocations),
+		        fmt_bytes(b, sizeof(b), s->bytes_allocated));
+		break;
+	case CT_BY_TEMPORARY:
+		fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " %s (%.1f%%)\n", s->temporary, s->allocations,
+		        allocations(s->allocations), percent(s->temporary, s->allocations));
+		break;
+	}
+}
+
+static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *title)
+{
+	const struct ct_site **v;
+	long n = ct_report_rank(r, by, &v);
+	if (n < 0)
+		return (int)n;
+	fprintf(r->out, "\n%s", title);
+	fputs(n ? ":\n" : ": none\n", r->out);
+	for (long i = 0; i < n && (size_t)i < r->top; i++) {
+		int truncated;
+		fputc('\n', r->out);
+		put_site_head(r, by, v[i]);
+		int rc = ct_report_frames(r, v[i]->stack, put_frame, r->out, &truncated);
+		if (rc < 0) {
+			free(v);
+			return rc;
+		}
+		if (truncated)
+			fputs("  ... (deeper frames were not captured)\n", r->out);
+	}
+	if ((size_t)n > r->top)
+		fprintf(r->out, "\n(%ld more sites; --top N shows more)\n", n - (long)r->top);
+	free(v);
+	return 0;
+}
+
+int ct_report_text(const struct ct_report *r)
+{
+	static const struct {
+		enum ct_rank by;
+		const char *title;
+	} rankings[] = {
+		{CT_BY_LEAKED, "MOST LEAKED BYTES"},
+		{CT_BY_PEAK, "MOST BYTES AT THE PEAK"},
+		{CT_BY_ALLOCATIONS, "MOST ALLOCATIONS"},
+		{CT_BY_TEMPORARY, "MOST TEMPORARY ALLOCATIONS"},
+	};
+	put_summary(r);
+	for (size_t i = 0; i < sizeof(rankings) / sizeof(rankings[0]); i++) {
+		int rc = put_ranking(r, rankings[i].by, rankings[i].title);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* ctrack trace format: the one specification of the bytes in a trace file.
+ * The shim's writer and the analyzer's reader both include this header; nothing else knows the encoding.
+ *
+ * A trace file is a sequence of zstd frames (`zstd -d` turns it into the record stream). The writer
+ * flushes (ZSTD_e_flush) at least every 100 ms, so a killed process leaves every record up to its
+ * last flush readable; late records after the last END are appended as extra frames.
+ *
+ * The decompressed stream is a file header followed by records until the end of the stream.
+ *
+ * File header (little-endian, explicit, never a struct on disk):
+ *   | magic 8 bytes: 0x89 'C' 'T' 'R' 'A' 'C' 'K' '\n'                      |
+ *   | version u16 | min_version u16 | header_size u16 | pointer_size u8 | flags u8 | features u32 |
+ *   version:      CTRACK_FORMAT_VERSION of the writer.
+ *   min_version:  the oldest reader version that can read this file; a reader whose version is
+ *                 below it refuses the file, naming both versions.
+ *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
+ *                 reader skips header bytes it does not know.
+ *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
+ *
+ * Integers in records are LEB128 varints (`v`, at most 10 bytes for 64 bits); signed values are
+ * zigzag-encoded first (`z`). Byte strings are `s` = | length v | bytes |, any bytes at all (an
+ * argument may hold newlines or NULs-free binary data; nothing is escaped).
+ *
+ * Records start with a tag byte. The tag decides how the record is framed:
+ *   0x01..0x0f  core events: fixed layout given below, no length. They are nearly all of a trace,
+ *               so they carry no framing; a reader that meets an unknown core tag stops with an
+ *               error (the version check should have prevented it).
+ *   0x10..0x3f  framed, required:  | tag | length v | payload (length bytes) |
+ *   0x40..0x7f  framed, optional:  same framing; a reader that does not know the tag skips it.
+ *   0x00, 0x80..0xff  invalid: the file is corrupt.
+ * A framed record's payload may grow in later versions: readers ignore trailing bytes they do not
+ * know, writers only append fields.
+ *
+ * Identifiers are implicit and dense, assigned in stream order:
+ *   stack node ids: 0 is the root (empty stack), 1 is the "truncated" root (the real stack was
+ *                   deeper than the capture depth; the frames above were cut); FRAME records
+ *                   define 2, 3, 4, ...
+ *   alloc info ids: INFO records define 0, 1, 2, ...
+ *   module ids:     given in the MODULE record (dense, never reused within a trace).
+ * A record only refers to ids defined before it.
+ *
+ * Addresses: a FRAME's ip is a return address (the call instruction's next byte), except that the
+ * innermost frame of a stack is the return address into the program from the allocation function.
+ * Symbolizers look up ip - 1. An ip belongs to the module whose segment [base + vaddr,
+ * base + vaddr + memsz) held it when the FRAME record was read (modules come and go with
+ * MODULE/UNMODULE records, always written before the frames that need them).
+ *
+ * Time: TIME records advance the clock (microseconds since the process started, the PROCESS
+ * record's start time); every record after a TIME happened at or after that time.
+ */
+#ifndef CTRACK_FORMAT_H
+#define CTRACK_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CTRACK_MAGIC "\x89" "CTRACK\n"
+#define CT_MAGIC_SIZE 8
+#define CTRACK_FORMAT_VERSION 1
+#define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
+#define CT_HEADER_SIZE 20           /* magic + version..features */
+
+#define CT_STACK_ROOT 0      /* node id of the empty stack */
+#define CT_STACK_TRUNCATED 1 /* root of stacks cut at the capture depth */
+#define CT_STACK_FIRST 2     /* id of the first FRAME record */
+
+/* The records: name, tag. Tags are on-disk numbers: never renumber or reuse one.
+ *
+ * ALLOC   0x01  | tag | info v |
+ *   One allocation (malloc, calloc, new, the new block of a realloc, ...) of alloc info `info`:
+ *   its size and stack. Example: info 5 -> 01 05.
+ * FREE    0x02  | tag | info v |
+ *   One live allocation of alloc info `info` was freed (free, delete, the old block of a realloc).
+ *   The writer maps addresses to allocations, so the trace holds no heap addresses.
+ * TEMP    0x03  | tag | info v |
+ *   An allocation of `info` that the same thread freed as its very next allocation event: an
+ *   ALLOC and its FREE in one record (heaptrack's "temporary allocation"). Example: 03 05.
+ * INFO    0x04  | tag | size v | stack v |
+ *   Defines the next alloc info id: a (size in bytes, stack node id) pair. Example: 04 80 01 07
+ *   = size 128 at stack node 7.
+ * FRAME   0x05  | tag | parent v | ip delta z |
+ *   Defines the next stack node id: the frame `ip` called from the stack `parent` (outermost frames
+ *   are nearest the root). ip = previous FRAME record's ip + delta (0 before the first FRAME).
+ *   A stack is identified by its innermost node. Example: 05 00 <zigzag ip> = outermost frame.
+ * TIME    0x06  | tag | delta_us v |
+ *   The clock advanced by delta_us microseconds.
+ *
+ * PROCESS 0x10  | pid v | ppid v | start_unix_ns v | exe s | argc v | argv s... |
+ *   The traced process; the first record of a trace. argv is exactly the process's arguments.
+ * MODULE  0x11  | id v | base v | path s | build_id s | nseg v | nseg x (vaddr v, memsz v,
+ *                offset v, prot u8 (1 read, 2 write, 4 exec)) |
+ *   A loaded ELF object (executable, shared library, vdso): `base` is the load bias (runtime
+ *   address = base + ELF vaddr), segments are its PT_LOAD program headers.
+ * UNMODULE 0x12 | id v |
+ *   The module was unloaded (dlclose); its address range may be reused by a later MODULE.
+ * END     0x13  | allocations v | frees v | bytes_allocated v | unmatched_frees v |
+ *                lost_allocations v | end_us v |
+ *   Totals as counted by the writer; the trace is complete. Frees of blocks ctrack never saw
+ *   allocated (allocated before it started) are `unmatched_frees`, not `frees`; `lost_allocations`
+ *   are blocks that the allocator returned again without ctrack seeing them freed; end_us is the
+ *   clock at the end. Late events (destructors that run after
+ *   ctrack's teardown) may follow in extra frames, each batch closed by a new END that supersedes
+ *   the previous one.
+ * EXEC    0x14  | path s |
+ *   The process is replacing its image with execve(path): like END, the trace is complete if this
+ *   is its last record (if the exec fails, tracing goes on and more records follow).
+ *
+ * THREAD  0x40  | tid v | state u8 (0 started, 1 exited) |   optional
+ *   A thread made its first allocation event, or exited.
+ * SAMPLE  0x41  | rss_bytes v |   optional
+ *   Resident set size at the current time (heap totals are computed by the reader itself).
+ * NOTE    0x42  | level u8 (0 info, 1 warning) | text s |   optional
+ *   A message from the shim for the person reading the report (e.g. tracing stopped early).
+ */
+#define CT_RECORDS(X) \
+	X(ALLOC, 0x01) \
+	X(FREE, 0x02) \
+	X(TEMP, 0x03) \
+	X(INFO, 0x04) \
+	X(FRAME, 0x05) \
+	X(TIME, 0x06) \
+	X(PROCESS, 0x10) \
+	X(MODULE, 0x11) \
+	X(UNMODULE, 0x12) \
+	X(END, 0x13) \
+	X(EXEC, 0x14) \
+	X(THREAD, 0x40) \
+	X(SAMPLE, 0x41) \
+	X(NOTE, 0x42)
+
+enum ct_record_tag {
+#define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,
+	CT_RECORDS(CT_TAG_ENUM)
+#undef CT_TAG_ENUM
+};
+
+#define CT_TAG_CORE_MAX 0x0f
+#define CT_TAG_FRAMED_MIN 0x10
+#define CT_TAG_OPTIONAL_MIN 0x40
+#define CT_TAG_MAX 0x7f
+
+#define CT_SEG_READ 1
+#define CT_SEG_WRITE 2
+#define CT_SEG_EXEC 4
+
+/* Longest encoding of a 64-bit varint. */
+#define CT_VARINT_MAX 10
+
+/* Name of a record tag, or NULL for an unknown one. */
+static inline const char *ct_record_name(unsigned tag)
+{
+	switch (tag) {
+#define CT_TAG_NAME(name, tag) case tag: return #name;
+		CT_RECORDS(CT_TAG_NAME)
+#undef CT_TAG_NAME
+	}
+	return NULL;
+}
+
+static inline int ct_tag_is_core(unsigned tag) { return tag >= 0x01 && tag <= CT_TAG_CORE_MAX; }
+static inline int ct_tag_is_framed(unsigned tag) { return tag >= CT_TAG_FRAMED_MIN && tag <= CT_TAG_MAX; }
+static inline int ct_tag_is_optional(unsigned tag) { return tag >= CT_TAG_OPTIONAL_MIN && tag <= CT_TAG_MAX; }
+
+/* Writes v as LEB128 at p (room for CT_VARINT_MAX bytes); returns the bytes written. */
+static inline size_t ct_put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Reads a LEB128 varint from [p, end). Returns the bytes consumed, 0 if the input ends inside
+ * it (truncated), or -1 if it is longer than 64 bits (corrupt). */
+static inline int ct_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (int i = 0; i < CT_VARINT_MAX; i++) {
+		if (p + i >= end)
+			return 0;
+		uint8_t b = p[i];
+		if (i == 9 && b > 1)
+			return -1;
+		r |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return -1;
+}
+
+static inline uint64_t ct_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t ct_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+static inline void ct_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void ct_put_u32(uint8_t *p, uint32_t v) { ct_put_u16(p, (uint16_t)v); ct_put_u16(p + 2, (uint16_t)(v >> 16)); }
+static inline uint16_t ct_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t ct_get_u32(const uint8_t *p) { return ct_get_u16(p) | (uint32_t)ct_get_u16(p + 2) << 16; }
+
+/* Writes the file header (CT_HEADER_SIZE bytes) at p. */
+static inline size_t ct_put_header(uint8_t *p)
+{
+	memcpy(p, CTRACK_MAGIC, CT_MAGIC_SIZE);
+	ct_put_u16(p + 8, CTRACK_FORMAT_VERSION);
+	ct_put_u16(p + 10, CTRACK_FORMAT_MIN_VERSION);
+	ct_put_u16(p + 12, CT_HEADER_SIZE);
+	p[14] = (uint8_t)sizeof(void *);
+	p[15] = 0;
+	ct_put_u32(p + 16, 0);
+	return CT_HEADER_SIZE;
+}
+
+#endif /* CTRACK_FORMAT_H */

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/* The exported entry points of libctrack.so: each calls the real function and reports to the
+ * tracker. The rules that keep the host program safe live here, in one place:
+ *  - bootstrap: dlsym() may call calloc/malloc before the real functions are known; those calls
+ *    are served from a static pool, never counted, and freeing them is a no-op;
+ *  - recursion: ct_in_shim is set while the shim runs, so its own allocations go straight through;
+ *  - ordering: a free is reported before the real free (the address cannot be reused in between),
+ *    an allocation after the real allocation returns;
+ *  - errno: the value the real function left is the value the program sees.
+ * Nothing here allocates or uses stdio. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+__thread int ct_in_shim;
+struct ct_real ct_real;
+
+/* ---- bootstrap pool ---- */
+
+#define BOOT_SIZE (64 * 1024)
+static _Alignas(64) char boot_pool[BOOT_SIZE];
+static _Atomic size_t boot_used;
+
+static int is_boot(const void *p)
+{
+	return (const char *)p >= boot_pool && (const char *)p < boot_pool + BOOT_SIZE;
+}
+
+/* Each block is preceded by its size, in the 16 bytes before it. */
+static void *boot_alloc(size_t size, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	if (size > BOOT_SIZE)
+		return NULL;
+	size_t need = (size + 16 + align - 1) & ~(align - 1);
+	size_t at = atomic_fetch_add(&boot_used, need + align);
+	if (at + need + align > BOOT_SIZE)
+		return NULL;
+	uintptr_t p = ((uintptr_t)boot_pool + at + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	((size_t *)p)[-1] = size;
+	return (void *)p; /* the pool is zero-initialized and never reused: calloc needs no memset */
+}
+
+static size_t boot_size(const void *p) { return ((const size_t *)p)[-1]; }
+
+/* ---- finding the real functions ---- */
+
+static _Atomic int resolve_state; /* 0 not yet, 1 in progress, 2 done */
+
+/* Stores the next definition of name (after this object) in the function pointer at slot.
+ * (ISO C has no cast from dlsym's void * to a function pointer; memcpy is the portable way.) */
+static void bind_next(void *slot, const char *name)
+{
+	void *sym = dlsym(RTLD_NEXT, name);
+	memcpy(slot, &sym, sizeof(sym));
+}
+
+/* Returns 1 when ct_real is usable; 0 while dlsym is running (the caller uses the pool). */
+static int resolve(void)
+{
+	if (CT_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2))
+		return 1;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&resolve_state, &expected, 1))
+		return atomic_load(&resolve_state) == 2;
+	int saved = errno;
+	struct ct_real r;
+	bind_next(&r.malloc, "malloc");
+	bind_next(&r.free, "free");
+	bind_next(&r.calloc, "calloc");
+	bind_next(&r.realloc, "realloc");
+	bind_next(&r.posix_memalign, "posix_memalign");
+	bind_next(&r.aligned_alloc, "aligned_alloc");
+	bind_next(&r.memalign, "memalign");
+	bind_next(&r.valloc, "valloc");
+	bind_next(&r.pvalloc, "pvalloc");
+	bind_next(&r.malloc_usable_size, "malloc_usable_size");
+	ct_real = r;
+	errno = saved;
+	atomic_store_explicit(&resolve_state, 2, memory_order_release);
+	return 1;
+}
+
+/* ---- when to track ---- */
+
+/* 1 when this call should be reported: tracing is on (or in its late phase) and the shim is not
+ * already running on this thread. The first call ever starts tracing. */
+static inline int tracking(void)
+{
+	if (ct_in_shim)
+		return 0;
+	int s = atomic_load_explicit(&ct_state, memory_order_relaxed);
+	if (CT_LIKELY(s == CT_ACTIVE))
+		return 1;
+	if (s == CT_UNINIT) {
+		ct_init();
+		s = atomic_load_explicit(&ct_state, memory_order_relaxed);
+	}
+	return s == CT_ACTIVE || s == CT_LATE;
+}
+
+static void report_alloc(void *p, size_t size)
+{
+	int e = errno;
+	ct_in_shim = 1;
+	ct_track_alloc(p, size);
+	ct_in_shim = 0;
+	errno = e;
+}
+
+static void report_event(enum ct_event kind, void *p)
+{
+	int e = errno;
+	ct_in_shim = 1;
+	ct_track_event(kind, p);
+	ct_in_shim = 0;
+	errno = e;
+}
+
+/* ---- the allocation functions ---- */
+
+EXPORT void *malloc(size_t size)
+{
+	if (CT_UNLIKELY(!resolve()))
+		return boot_alloc(size, 16);
+	void *p = ct_real.malloc(size);
+	if (p && tracking())
+		report_alloc(p, size);
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
+		return;
+	if (tracking())
+		report_event(CT_EV_FREE, p);
+	ct_real.free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+	if (CT_UNLIKELY(!resolve())) {
+		size_t total;
+		return __builtin_mul_overflow(n, m, &total) ? NULL : boot_alloc(total, 16);
+	}
+	void *p = ct_real.calloc(n, m);
+	if (p && tracking())
+		report_alloc(p, n * m);
+	return p;
+}
+
+/* A block from the bootstrap pool moves to the real heap; the move counts as a new allocation. */
+static void *realloc_boot(void *old, size_t size)
+{
+	void *p = malloc(size);
+	if (p) {
+		size_t n = boot_size(old);
+		memcpy(p, old, n < size ? n : size);
+	}
+	return p;
+}
+
+/* realloc and reallocarray: the old block is reported before the real call, since the real call
+ * may free it and another thread may get the address back before this one reports anything. */
+static void *realloc_tracked(void *old, size_t size, void *(*fn)(void *, size_t, size_t), size_t n, size_t m)
+{
+	if (!old) {
+		void *p = fn(old, n, m);
+		if (p && tracking())
+			report_alloc(p, size);
+		return p;
+	}
+	if (!tracking())
+		return fn(old, n, m);
+	report_event(CT_EV_RBEGIN, old);
+	void *p = fn(old, n, m);
+	if (p)
+		report_alloc(p, size);
+	else
+		report_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+	return p;
+}
+
+static void *call_realloc(void *old, size_t n, size_t m)
+{
+	(void)m;
+	return ct_real.realloc(old, n);
+}
+
+
+EXPORT void *realloc(void *old, size_t size)
+{
+	if (CT_UNLIKELY(!resolve()))
+		return old ? NULL : boot_alloc(size, 16);
+	if (CT_UNLIKELY(is_boot(old)))
+		return realloc_boot(old, size);
+	return realloc_tracked(old, size, call_realloc, size, 1);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t m)
+{
+	size_t size;
+	if (CT_UNLIKELY(!resolve()))
+		return NULL;
+	if (__builtin_mul_overflow(n, m, &size)) {
+		errno = ENOMEM; /* what glibc does, and the block stays as it was */
+		return NULL;
+	}
+	if (CT_UNLIKELY(is_boot(old)))
+		return realloc_boot(old, size);
+	/* glibc's reallocarray is realloc behind an overflow check, and calls realloc through the
+	 * PLT (that is, us): calling it would count the call twice. */
+	return realloc_tracked(old, size, call_realloc, size, 1);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	if (CT_UNLIKELY(!resolve())) {
+		*out = boot_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	int rc = ct_real.posix_memalign(out, align, size);
+	if (rc == 0 && tracking())
+		report_alloc(*out, size);
+	return rc;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	if (CT_UNLIKELY(!resolve()))
+		return boot_alloc(size, align);
+	void *p = ct_real.aligned_alloc(align, size);
+	if (p && tracking())
+		report_alloc(p, size);
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+	if (CT_UNLIKELY(!resolve()))
+		return boot_alloc(size, align);
+	void *p = ct_real.memalign(align, size);
+	if (p && tracking())
+		report_alloc(p, size);
+	return p;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	if (CT_UNLIKELY(!resolve()))
+		return boot_alloc(size, 4096);
+	void *p = ct_real.valloc(size);
+	if (p && tracking())
+		report_alloc(p, size);
+	return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	if (CT_UNLIKELY(!resolve()))
+		return boot_alloc(size, 4096);
+	void *p = ct_real.pvalloc(size);
+	if (p && tracking())
+		report_alloc(p, size);
+	return p;
+}
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (is_boot(p))
+		return boot_size(p);
+	if (CT_UNLIKELY(!resolve()))
+		return 0;
+	return ct_real.malloc_usable_size(p);
+}
+
+/* ---- process and library life cycle ---- */
+
+static void before_exec(const char *path)
+{
+	if (!ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE) {
+		int e = errno;
+		ct_in_shim = 1;
+		ct_track_before_exec(path);
+		ct_in_shim = 0;
+		errno = e;
+	}
+}
+
+#define EXEC_HOOK(name, params, args, first) \
+	EXPORT int name params \
+	{ \
+		static int (*real) params; \
+		if (!real) \
+			bind_next(&real, #name); \
+		before_exec(first); \
+		if (!real) { \
+			errno = ENOSYS; \
+			return -1; \
+		} \
+		return real args; \
+	}
+
+EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp), path)
+EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv), path)
+EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv), file)
+EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp), file)
+
+EXPORT int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	if (!real)
+		bind_next(&real, "dlclose");
+	int tracked = !ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE;
+	if (tracked) {
+		ct_in_shim = 1;
+		ct_track_before_dlclose();
+		ct_in_shim = 0;
+	}
+	int rc = real ? real(handle) : -1;
+	if (tracked) {
+		int e = errno;
+		ct_in_shim = 1;
+		ct_track_after_dlclose();
+		ct_in_shim = 0;
+		errno = e;
+	}
+	return rc;
+}
+
+/* _exit skips destructors: finish the trace here, or it would end without its END record. */
+static _Noreturn void exit_now(const char *name, int status)
+{
+	if (!ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE) {
+		ct_in_shim = 1;
+		ct_track_finish();
+		ct_in_shim = 0;
+	}
+	void (*real)(int);
+	bind_next(&real, name);
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+EXPORT void _exit(int status) { exit_now("_exit", status); }
+EXPORT void _Exit(int status) { exit_now("_Exit", status); }

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* The loaded ELF objects, written as MODULE/UNMODULE records (path, load bias, build-id, PT_LOAD
+ * segments) before any frame that needs them. Used by the writer thread (and the late path under
+ * its lock); reads the loader's list with dl_iterate_phdr. Never allocates with malloc. */
+#include <elf.h>
+#include <link.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctrack/format.h"
+#include "shim.h"
+
+struct module {
+	uintptr_t base;
+	const void *phdr; /* with base, identifies one load of one object */
+	uintptr_t lo, hi; /* span of its PT_LOAD segments */
+	uint32_t id;
+	uint8_t alive, seen;
+};
+
+static struct module *mods;
+static size_t nmods, cap_mods;
+static uint32_t next_id;
+static _Atomic int dirty;
+
+void ct_modules_mark_dirty(void) { atomic_store(&dirty, 1); }
+int ct_modules_dirty(void) { return atomic_load_explicit(&dirty, memory_order_relaxed); }
+
+void ct_modules_reset(void)
+{
+	nmods = 0;
+	next_id = 0;
+}
+
+int ct_modules_covers(uintptr_t ip)
+{
+	for (size_t i = 0; i < nmods; i++)
+		if (mods[i].alive && ip >= mods[i].lo && ip < mods[i].hi)
+			return 1;
+	return 0;
+}
+
+static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof(*n);
+			const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+				*len = n->n_descsz;
+				return desc;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	*len = 0;
+	return NULL;
+}
+
+static void emit_module(struct ct_out *o, const struct dl_phdr_info *info, uint32_t id)
+{
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	size_t path_len = path ? strlen(path) : 0;
+	if (!path_len) { /* the main program has no name in the loader's list */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
+		path = exe;
+		path_len = n > 0 ? (size_t)n : 0;
+	}
+	size_t id_len;
+	const uint8_t *build_id = find_build_id(info, &id_len);
+	uint64_t nseg = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
+
+	size_t at = ct_out_begin_framed(o, CT_REC_MODULE);
+	ct_out_varint(o, id);
+	ct_out_varint(o, info->dlpi_addr);
+	ct_out_string(o, path, path_len);
+	ct_out_string(o, build_id, id_len);
+	ct_out_varint(o, nseg);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint8_t prot = (uint8_t)(((ph->p_flags & PF_R) ? CT_SEG_READ : 0) |
+		                         ((ph->p_flags & PF_W) ? CT_SEG_WRITE : 0) |
+		                         ((ph->p_flags & PF_X) ? CT_SEG_EXEC : 0));
+		ct_out_varint(o, ph->p_vaddr);
+		ct_out_varint(o, ph->p_memsz);
+		ct_out_varint(o, ph->p_offset);
+		ct_out_bytes(o, &prot, 1);
+	}
+	ct_out_end_framed(o, at);
+}
+
+static struct module *add(const struct dl_phdr_info *info)
+{
+	if (nmods == cap_mods) {
+		size_t cap = cap_mods ? cap_mods * 2 : 256;
+		struct module *m = ct_arena_map(cap * sizeof(*m));
+		if (!m)
+			return NULL;
+		if (mods) {
+			memcpy(m, mods, nmods * sizeof(*m));
+			ct_arena_unmap(mods, cap_mods * sizeof(*m));
+		}
+		mods = m;
+		cap_mods = cap;
+	}
+	struct module *m = &mods[nmods++];
+	m->base = info->dlpi_addr;
+	m->phdr = info->dlpi_phdr;
+	m->lo = UINTPTR_MAX;
+	m->hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (lo < m->lo)
+			m->lo = lo;
+		if (lo + ph->p_memsz > m->hi)
+			m->hi = lo + ph->p_memsz;
+	}
+	m->id = next_id++;
+	m->alive = 1;
+	return m;
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (size_t i = 0; i < nmods; i++) {
+		struct module *m = &mods[i];
+		if (m->alive && m->base == info->dlpi_addr && m->phdr == info->dlpi_phdr) {
+			m->seen = 1;
+			return 0;
+		}
+	}
+	struct module *m = add(info);
+	if (m) {
+		m->seen = 1;
+		emit_module(arg, info, m->id);
+	}
+	return 0;
+}
+
+void ct_modules_sync(struct ct_out *o)
+{
+	atomic_store(&dirty, 0);
+	for (size_t i = 0; i < nmods; i++)
+		mods[i].seen = 0;
+	dl_iterate_phdr(visit, o);
+	for (size_t i = 0; i < nmods; i++) {
+		struct module *m = &mods[i];
+		if (!m->alive || m->seen)
+			continue;
+		m->alive = 0;
+		size_t at = ct_out_begin_framed(o, CT_REC_UNMODULE);
+		ct_out_varint(o, m->id);
+		ct_out_end_framed(o, at);
+	}
+}

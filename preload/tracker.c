@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/* The tracker core: turns a hooked call into a ring event (unwind, intern the stack, push), and
+ * owns the shim's life cycle: configuration, the trace file, threads, fork, exec, exit.
+ * Runs inside hooks with ct_in_shim set: no malloc, no stdio, errno restored by the caller. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dlfcn.h>
+
+#include "shim.h"
+#include "unwind.h"
+
+_Atomic int ct_state;
+_Atomic uint32_t ct_seq[CT_SEQ_BUCKETS];
+int ct_depth = CT_DEFAULT_DEPTH;
+
+static int follow_children;
+static pid_t traced_pid; /* the process the trace file belongs to */
+static char trace_dir[PATH_MAX]; /* where a traced child writes its trace; "" = current dir */
+
+/* ---- per-thread state: mapped on first use, recycled when the thread exits ---- */
+
+#define STACK_CACHE 512 /* direct-mapped: backtrace hash -> stack id */
+
+struct ct_thread {
+	struct ct_ring *ring;
+	struct ct_thread *next_free;
+	uint32_t generation; /* of the stack index, see ct_stacks_reset_index */
+	uint64_t cache_hash[STACK_CACHE];
+	uint32_t cache_id[STACK_CACHE];
+	uintptr_t ips[CT_MAX_DEPTH];
+};
+
+static __thread struct ct_thread *self;
+static pthread_key_t thread_key;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ct_thread *free_threads;
+static _Atomic uint32_t stack_generation;
+
+static pid_t gettid_raw(void) { return (pid_t)syscall(SYS_gettid); }
+
+static void thread_exit(void *arg)
+{
+	struct ct_thread *t = arg;
+	int e = errno;
+	ct_in_shim = 1;
+	if (t->ring)
+		ct_ring_release(t->ring);
+	t->ring = NULL;
+	if (self == t)
+		self = NULL;
+	pthread_mutex_lock(&free_lock);
+	t->next_free = free_threads;
+	free_threads = t;
+	pthread_mutex_unlock(&free_lock);
+	ct_in_shim = 0;
+	errno = e;
+}
+
+static struct ct_thread *thread_new(void)
+{
+	pthread_mutex_lock(&free_lock);
+	struct ct_thread *t = free_threads;
+	if (t)
+		free_threads = t->next_free;
+	pthread_mutex_unlock(&free_lock);
+	if (!t && !(t = ct_arena_map(sizeof(*t))))
+		return NULL;
+	memset(t->cache_hash, 0, sizeof(t->cache_hash));
+	t->generation = atomic_load_explicit(&stack_generation, memory_order_relaxed);
+	t->ring = ct_ring_acquire(gettid_raw());
+	if (!t->ring)
+		return NULL;
+	pthread_setspecific(thread_key, t);
+	return t;
+}
+
+static inline struct ct_thread *thread_get(void)
+{
+	if (CT_LIKELY(self != NULL))
+		return self;
+	return self = thread_new();
+}
+
+/* ---- stacks ---- */
+
+static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
+{
+	uint64_t h = (uint64_t)n * 2 + (uint64_t)truncated + 0x9E3779B97F4A7C15ull;
+	for (int i = 0; i < n; i++) {
+		h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h | 1; /* 0 marks an empty cache slot */
+}
+
+static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
+{
+	uint32_t gen = atomic_load_explicit(&stack_generation, memory_order_relaxed);
+	if (CT_UNLIKELY(gen != t->generation)) {
+		memset(t->cache_hash, 0, sizeof(t->cache_hash));
+		t->generation = gen;
+	}
+	uint64_t h = hash_stack(t->ips, n, truncated);
+	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 1);
+	if (CT_LIKELY(t->cache_hash[slot] == h))
+		return t->cache_id[slot];
+	uint32_t id = ct_stacks_intern(t->ips, n, truncated);
+	t->cache_hash[slot] = h;
+	t->cache_id[slot] = id;
+	return id;
+}
+
+/* ---- events ---- */
+
+static void push(struct ct_thread *t, const uint64_t *w, unsigned n)
+{
+	if (CT_UNLIKELY(atomic_load_explicit(&ct_state, memory_order_relaxed) == CT_LATE)) {
+		ct_writer_late(w, n, t->ring);
+		return;
+	}
+	ct_ring_push(t->ring, w, n);
+}
+
+void ct_track_alloc(void *p, size_t size)
+{
+	struct ct_thread *t = thread_get();
+	if (CT_UNLIKELY(!t))
+		return;
+	int truncated = 0;
+	int n = ct_unwind(t->ips, ct_depth, &truncated);
+	uint64_t stack = stack_id(t, n, truncated);
+	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
+	                 stack | (uint64_t)ct_seq_take((uintptr_t)p) << 32};
+	push(t, w, 3);
+}
+
+void ct_track_event(enum ct_event kind, void *p)
+{
+	struct ct_thread *t = thread_get();
+	if (CT_UNLIKELY(!t))
+		return;
+	uint64_t w[2] = {(uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p, 0};
+	if (kind == CT_EV_RFREE) {
+		push(t, w, 1);
+		return;
+	}
+	w[1] = ct_seq_take((uintptr_t)p);
+	push(t, w, 2);
+}
+
+/* ---- configuration and the trace file ---- */
+
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static size_t append(char *dst, size_t at, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (at >= cap)
+		return at;
+	if (at + n >= cap)
+		n = cap - at - 1;
+	memcpy(dst + at, src, n);
+	dst[at + n] = 0;
+	return at + n;
+}
+
+static size_t append_uint(char *dst, size_t at, size_t cap, unsigned long v)
+{
+	char tmp[24];
+	int i = sizeof(tmp) - 1;
+	tmp[i] = 0;
+	do
+		tmp[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i > 0);
+	return append(dst, at, cap, tmp + i);
+}
+
+/* Creates ctrack.NAME.PID.zst (or .PID.N.zst when taken: an exec'd image keeps its pid) in the
+ * trace directory: never clobbers, never follows a symlink, mode 0600. */
+static int create_trace(void)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		char path[PATH_MAX];
+		size_t at = 0;
+		if (trace_dir[0]) {
+			at = append(path, at, sizeof(path), trace_dir);
+			at = append(path, at, sizeof(path), "/");
+		}
+		at = append(path, at, sizeof(path), "ctrack.");
+		at = append(path, at, sizeof(path), len > 0 ? basename_of(exe) : "process");
+		at = append(path, at, sizeof(path), ".");
+		at = append_uint(path, at, sizeof(path), (unsigned long)getpid());
+		if (attempt) {
+			at = append(path, at, sizeof(path), ".");
+			at = append_uint(path, at, sizeof(path), attempt);
+		}
+		append(path, at, sizeof(path), ".zst");
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/* CTRACK_FD=FD:DEV:INO names the file the launcher created for this process. After an exec the
+ * descriptor is gone (close-on-exec) or is something else: then the new image makes its own. */
+static int inherited_trace(void)
+{
+	const char *v = getenv("CTRACK_FD");
+	if (!v || !*v)
+		return -1;
+	char *end;
+	long fd = strtol(v, &end, 10);
+	if (*end != ':')
+		return -1;
+	unsigned long long dev = strtoull(end + 1, &end, 10);
+	if (*end != ':')
+		return -1;
+	unsigned long long ino = strtoull(end + 1, &end, 10);
+	struct stat st;
+	if (fd < 0 || fstat((int)fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino || !S_ISREG(st.st_mode))
+		return -1;
+	if (lseek((int)fd, 0, SEEK_END) != 0) /* already written: not ours any more */
+		return -1;
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return (int)fd;
+}
+
+/* Without --follow-children, children must not load the shim: take it out of LD_PRELOAD, in
+ * place (no allocation), restoring exactly what the user had. */
+static void unpreload_self(void)
+{
+	const char *shim = getenv("CTRACK_SHIM");
+	char *list = getenv("LD_PRELOAD");
+	if (!shim || !*shim || !list)
+		return;
+	size_t n = strlen(shim);
+	char *p = list;
+	while ((p = strstr(p, shim))) {
+		int starts = p == list || p[-1] == ' ' || p[-1] == ':';
+		char after = p[n];
+		if (!starts || (after && after != ' ' && after != ':')) {
+			p += n;
+			continue;
+		}
+		size_t skip = n + (after ? 1 : 0);
+		memmove(p, p + skip, strlen(p + skip) + 1);
+	}
+	if (!*list)
+		unsetenv("LD_PRELOAD");
+}
+
+static void read_config(void)
+{
+	const char *v = getenv("CTRACK_DEPTH");
+	if (v && *v) {
+		long d = strtol(v, NULL, 10);
+		ct_depth = d < 1 ? 1 : d > CT_MAX_DEPTH ? CT_MAX_DEPTH : (int)d;
+	}
+	v = getenv("CTRACK_FOLLOW");
+	follow_children = v && *v == '1';
+	v = getenv("CTRACK_DIR");
+	if (v && *v && strlen(v) < sizeof(trace_dir))
+		strcpy(trace_dir, v);
+}
+
+/* ---- life cycle ---- */
+
+static void atfork_prepare(void)
+{
+	if (atomic_load(&ct_state) != CT_ACTIVE)
+		return;
+	ct_in_shim++;
+	ct_stacks_lock();
+}
+
+static void atfork_parent(void)
+{
+	if (atomic_load(&ct_state) != CT_ACTIVE)
+		return;
+	ct_stacks_unlock();
+	ct_in_shim--;
+}
+
+/* The child has one thread, this one, and no writer. It gets a trace of its own, or none. */
+static void atfork_child(void)
+{
+	if (atomic_load(&ct_state) != CT_ACTIVE)
+		return;
+	ct_stacks_unlock();
+	pthread_mutex_init(&free_lock, NULL);
+	ct_ring_forget_all();
+	if (self && self->ring) {
+		self->ring = ct_ring_acquire(gettid_raw());
+		if (!self->ring)
+			self = NULL;
+	}
+	traced_pid = getpid();
+	int fd = follow_children ? create_trace() : -1;
+	if (fd < 0)
+		atomic_store(&ct_state, CT_OFF);
+	ct_writer_after_fork_child(fd);
+	ct_in_shim--;
+}
+
+void ct_init(void)
+{
+	static _Atomic int once;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&once, &expected, 1)) {
+		/* Another thread is starting the shim: wait for it (this thread is not inside it). */
+		while (atomic_load(&ct_state) == CT_UNINIT && atomic_load(&once) == 1)
+			sched_yield();
+		return;
+	}
+	int e = errno;
+	ct_in_shim++;
+	read_config();
+	traced_pid = getpid();
+	int fd = inherited_trace();
+	if (!follow_children)
+		unpreload_self();
+	if (fd < 0)
+		fd = create_trace();
+	int state = CT_OFF;
+	if (fd >= 0 && pthread_key_create(&thread_key, thread_exit) == 0) {
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		if (ct_writer_start(fd) == 0)
+			state = CT_ACTIVE;
+	}
+	atomic_store(&ct_state, state);
+	atomic_store(&once, 2);
+	ct_in_shim--;
+	errno = e;
+}
+
+void ct_track_before_exec(const char *path)
+{
+	/* A vfork child shares our memory and our writer but ran no fork handler: it must not
+	 * write into the parent's trace. */
+	if (getpid() == traced_pid)
+		ct_writer_exec(path);
+}
+
+void ct_track_before_dlclose(void)
+{
+	/* Frames inside the library must be written while its module record can still be read. */
+	ct_writer_sync();
+}
+
+void ct_track_after_dlclose(void)
+{
+	/* Its addresses may be reused by the next library: forget rules and interned frames. */
+	ct_unwind_invalidate();
+	ct_stacks_reset_index();
+	atomic_fetch_add(&stack_generation, 1);
+	ct_modules_mark_dirty();
+}
+
+/* libstdc++ keeps an emergency exception pool that only this function frees (valgrind calls it
+ * with --run-cxx-freeres, heaptrack at exit): without it every C++ program "leaks" ~72 KiB. */
+static void cxx_freeres(void)
+{
+	void (*freeres)(void);
+	void *sym = dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv");
+	memcpy(&freeres, &sym, sizeof(sym));
+	if (!freeres)
+		return;
+	int saved = ct_in_shim;
+	ct_in_shim = 0;
+	freeres();
+	ct_in_shim = saved;
+}
+
+void ct_track_finish(void)
+{
+	static _Atomic int finished;
+	if (atomic_load(&ct_state) != CT_ACTIVE || getpid() != traced_pid || atomic_exchange(&finished, 1))
+		return;
+	cxx_freeres();
+	ct_writer_finish();
+	atomic_store(&ct_state, CT_LATE);
+}
+
+__attribute__((constructor)) static void ct_constructor(void)
+{
+	if (atomic_load(&ct_state) == CT_UNINIT && !ct_in_shim)
+		ct_init();
+}
+
+__attribute__((destructor)) static void ct_destructor(void)
+{
+	int e = errno;
+	ct_in_shim++;
+	ct_track_finish();
+	ct_in_shim--;
+	errno = e;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* Backtraces for the shim: a fast walker driven by cached CFI rules, with libunwind as fallback.
+ * Invariants: no allocation, no stdio, errno preserved; frames inside the shim are never reported. */
+#ifndef CT_PRELOAD_UNWIND_H
+#define CT_PRELOAD_UNWIND_H
+
+#include <stdint.h>
+
+/* Fills ips[] with the calling thread's return addresses, innermost first, skipping every leading
+ * frame whose ip lies in the shim (the ELF object that contains this code), so ips[0] is the return
+ * address into the program from the hooked allocation function. At most max frames; *truncated = 1
+ * when the stack had more. Returns the number of frames (0 if the stack cannot be walked).
+ * Must not allocate, lock (after warm-up), use stdio or change errno: it runs inside malloc. */
+int ct_unwind(uintptr_t *ips, int max, int *truncated);
+/* The same walk done by libunwind alone: the fallback, and the reference the tests compare against. */
+int ct_unwind_slow(uintptr_t *ips, int max, int *truncated);
+/* Forget cached rules (an object was unloaded, its addresses may be reused). Cheap, thread-safe. */
+void ct_unwind_invalidate(void);
+
+#endif

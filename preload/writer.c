@@ -1,0 +1,899 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer thread: drains the per-thread rings, maps each freed address to the allocation it
+ * ends (so the trace holds no addresses), interns (size, stack) pairs, and streams the records of
+ * format.h through zstd into the trace file. It alone owns the file, the zstd context and its maps.
+ * Cross-thread order: events on one address are applied in the order of their sequence numbers
+ * (shim.h), so a block freed by one thread and handed out again to another is never confused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "ctrack/format.h"
+#include "shim.h"
+
+#define OUT_COMPRESS_AT (256u << 10)
+#define TIME_STEP_NS 1000000ull     /* TIME records: 1 ms resolution */
+#define SAMPLE_NS 100000000ull      /* RSS samples: every 100 ms ... */
+#define SAMPLE_BYTES (4ull << 20)   /* ... and every 4 MiB allocated */
+#define FLUSH_NS 100000000ull       /* the file is at most 100 ms behind */
+#define IDLE_WAIT_NS 2000000        /* an idle writer looks again after 2 ms */
+#define MAX_STREAMS (1u << 20)
+#define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
+
+enum { DONE, BLOCKED };
+enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
+
+/* Live blocks: address -> (info id | (stream index + 1) << 32). Linear probing, no tombstones. */
+struct live_map {
+	uint64_t *keys, *vals;
+	uint64_t cap, count;
+};
+
+/* Alloc infos: (size, stack) -> dense id. */
+struct info_map {
+	uint32_t *table; /* id + 1, 0 = empty */
+	uint64_t *size;
+	uint32_t *stack;
+	uint32_t cap, count, array_cap;
+};
+
+static struct {
+	int fd;
+	int failed;            /* the file cannot be written: keep draining, write nothing */
+	ZSTD_CCtx *zc;
+	uint8_t *zbuf;
+	size_t zcap;
+	struct ct_out out;
+	struct live_map live;
+	struct info_map infos;
+	struct ct_stream **streams;
+	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
+	uint64_t stalled_since;  /* when rings started waiting with nothing else to do, or 0 */
+	int stuck;              /* the last pass left a ring waiting for a sequence number */
+	struct ct_stream late;  /* events after the thread stopped (late destructors) */
+	uint32_t frames;        /* stack nodes written so far */
+	uintptr_t last_ip;
+	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
+	uint64_t allocations, frees, bytes, unmatched, lost;
+	int statm_fd;
+	pthread_t thread;
+	int running;
+	_Atomic int wake, sleeping;
+	_Atomic uint32_t req, done;
+	int req_op;
+	const char *req_path;
+} w = {.fd = -1, .statm_fd = -1};
+
+static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t ct_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- growable arrays from the arena ---- */
+
+static int grow(void **p, size_t old_bytes, size_t new_bytes)
+{
+	void *n = ct_arena_map(new_bytes);
+	if (!n)
+		return -1;
+	if (*p) {
+		memcpy(n, *p, old_bytes);
+		ct_arena_unmap(*p, old_bytes);
+	}
+	*p = n;
+	return 0;
+}
+
+/* ---- the record buffer ---- */
+
+static int out_reserve(struct ct_out *o, size_t n)
+{
+	if (CT_LIKELY(o->len + n <= o->cap))
+		return 0;
+	size_t cap = o->cap ? o->cap : 1u << 20;
+	while (cap < o->len + n)
+		cap *= 2;
+	if (grow((void **)&o->buf, o->len, cap) < 0)
+		return -1;
+	o->cap = cap;
+	return 0;
+}
+
+void ct_out_bytes(struct ct_out *o, const void *p, size_t n)
+{
+	if (out_reserve(o, n) == 0) {
+		memcpy(o->buf + o->len, p, n);
+		o->len += n;
+	}
+}
+
+void ct_out_varint(struct ct_out *o, uint64_t v)
+{
+	if (out_reserve(o, CT_VARINT_MAX) == 0)
+		o->len += ct_put_varint(o->buf + o->len, v);
+}
+
+void ct_out_string(struct ct_out *o, const void *p, size_t n)
+{
+	ct_out_varint(o, n);
+	ct_out_bytes(o, p, n);
+}
+
+size_t ct_out_begin_framed(struct ct_out *o, unsigned tag)
+{
+	uint8_t t = (uint8_t)tag;
+	ct_out_bytes(o, &t, 1);
+	return o->len;
+}
+
+void ct_out_end_framed(struct ct_out *o, size_t at)
+{
+	uint8_t len[CT_VARINT_MAX];
+	size_t payload = o->len - at, k = ct_put_varint(len, payload);
+	if (out_reserve(o, k) < 0)
+		return;
+	memmove(o->buf + at + k, o->buf + at, payload);
+	memcpy(o->buf + at, len, k);
+	o->len += k;
+}
+
+static void emit(unsigned tag, uint64_t v)
+{
+	struct ct_out *o = &w.out;
+	if (out_reserve(o, 1 + CT_VARINT_MAX) < 0)
+		return;
+	o->buf[o->len++] = (uint8_t)tag;
+	o->len += ct_put_varint(o->buf + o->len, v);
+}
+
+/* ---- the file ---- */
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Compresses the record buffer; flush and end also push zstd's buffered blocks to the file. */
+static void compress(ZSTD_EndDirective mode)
+{
+	ZSTD_inBuffer in = {w.out.buf, w.out.len, 0};
+	while (!w.failed) {
+		ZSTD_outBuffer out = {w.zbuf, w.zcap, 0};
+		size_t left = ZSTD_compressStream2(w.zc, &out, &in, mode);
+		if (ZSTD_isError(left) || write_all(w.fd, w.zbuf, out.pos) < 0) {
+			w.failed = 1;
+			atomic_store(&ct_state, CT_OFF);
+			break;
+		}
+		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
+			break;
+	}
+	w.out.len = 0;
+}
+
+/* ---- maps ---- */
+
+static inline uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static int live_init(struct live_map *m, uint64_t cap)
+{
+	m->keys = ct_arena_map(cap * sizeof(uint64_t));
+	m->vals = ct_arena_map(cap * sizeof(uint64_t));
+	m->cap = cap;
+	m->count = 0;
+	return m->keys && m->vals ? 0 : -1;
+}
+
+static uint64_t *live_find(uint64_t p)
+{
+	struct live_map *m = &w.live;
+	for (uint64_t i = hash64(p) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == p)
+			return &m->vals[i];
+		if (!m->keys[i])
+			return NULL;
+	}
+}
+
+static void live_put(struct live_map *m, uint64_t p, uint64_t v)
+{
+	uint64_t i = hash64(p) & (m->cap - 1);
+	while (m->keys[i])
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = p;
+	m->vals[i] = v;
+	m->count++;
+}
+
+static void live_insert(uint64_t p, uint64_t v)
+{
+	struct live_map *m = &w.live;
+	if ((m->count + 1) * 2 > m->cap) {
+		struct live_map n;
+		if (live_init(&n, m->cap * 2) == 0) {
+			for (uint64_t i = 0; i < m->cap; i++)
+				if (m->keys[i])
+					live_put(&n, m->keys[i], m->vals[i]);
+			ct_arena_unmap(m->keys, m->cap * sizeof(uint64_t));
+			ct_arena_unmap(m->vals, m->cap * sizeof(uint64_t));
+			*m = n;
+		}
+	}
+	live_put(m, p, v);
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void live_erase(uint64_t *val)
+{
+	struct live_map *m = &w.live;
+	uint64_t mask = m->cap - 1, i = (uint64_t)(val - m->vals);
+	for (uint64_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		uint64_t home = hash64(m->keys[j]) & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->keys[i] = 0;
+	m->count--;
+}
+
+static void emit_frames(void);
+
+static uint32_t info_intern(uint64_t size, uint32_t stack)
+{
+	struct info_map *m = &w.infos;
+	uint32_t i = (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack) & (m->cap - 1);
+	for (uint32_t id1; (id1 = m->table[i]); i = (i + 1) & (m->cap - 1))
+		if (m->size[id1 - 1] == size && m->stack[id1 - 1] == stack)
+			return id1 - 1;
+	uint32_t id = m->count;
+	if (id == m->array_cap) {
+		uint32_t cap = m->array_cap * 2;
+		if (grow((void **)&m->size, id * sizeof(uint64_t), cap * sizeof(uint64_t)) < 0 ||
+		    grow((void **)&m->stack, id * sizeof(uint32_t), cap * sizeof(uint32_t)) < 0)
+			return 0;
+		m->array_cap = cap;
+	}
+	m->size[id] = size;
+	m->stack[id] = stack;
+	m->count++;
+	m->table[i] = id + 1;
+	if (m->count * 2 > m->cap) {
+		uint32_t cap = m->cap * 2;
+		uint32_t *t = ct_arena_map(cap * sizeof(uint32_t));
+		if (t) {
+			for (uint32_t k = 0; k < m->count; k++) {
+				uint32_t s = (uint32_t)hash64(m->size[k] * 0x9E3779B97F4A7C15ull ^ m->stack[k]) & (cap - 1);
+				while (t[s])
+					s = (s + 1) & (cap - 1);
+				t[s] = k + 1;
+			}
+			ct_arena_unmap(m->table, m->cap * sizeof(uint32_t));
+			m->table = t;
+			m->cap = cap;
+		}
+	}
+	if (stack >= w.frames)
+		emit_frames();
+	struct ct_out *o = &w.out;
+	if (out_reserve(o, 1 + 2 * CT_VARINT_MAX) == 0) {
+		o->buf[o->len++] = CT_REC_INFO;
+		o->len += ct_put_varint(o->buf + o->len, size);
+		o->len += ct_put_varint(o->buf + o->len, stack);
+	}
+	return id;
+}
+
+static int maps_init(void)
+{
+	struct info_map *m = &w.infos;
+	m->cap = 1u << 14;
+	m->array_cap = 1u << 13;
+	m->count = 0;
+	m->table = ct_arena_map(m->cap * sizeof(uint32_t));
+	m->size = ct_arena_map(m->array_cap * sizeof(uint64_t));
+	m->stack = ct_arena_map(m->array_cap * sizeof(uint32_t));
+	if (!w.streams)
+		w.streams = ct_arena_map(MAX_STREAMS * sizeof(*w.streams));
+	if (!w.expect)
+		w.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*w.expect));
+	if (!m->table || !m->size || !m->stack || !w.streams || !w.expect)
+		return -1;
+	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
+	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
+		w.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
+	w.streams[0] = &w.late;
+	return live_init(&w.live, 1u << 16);
+}
+
+/* ---- stacks and modules ---- */
+
+static void emit_frames(void)
+{
+	uint32_t n = ct_stacks_count();
+	int synced = 0;
+	struct ct_out *o = &w.out;
+	for (; w.frames < n; w.frames++) {
+		uint32_t parent;
+		uintptr_t ip;
+		ct_stacks_node(w.frames, &parent, &ip);
+		if (!synced && !ct_modules_covers(ip)) {
+			ct_modules_sync(o);
+			synced = 1;
+		}
+		if (out_reserve(o, 1 + 2 * CT_VARINT_MAX) < 0)
+			return;
+		o->buf[o->len++] = CT_REC_FRAME;
+		o->len += ct_put_varint(o->buf + o->len, parent);
+		o->len += ct_put_varint(o->buf + o->len, ct_zigzag((int64_t)(ip - w.last_ip)));
+		w.last_ip = ip;
+	}
+}
+
+/* ---- events ---- */
+
+static void flush_held(struct ct_stream *s)
+{
+	if (!s->has_held)
+		return;
+	emit(CT_REC_ALLOC, s->held_info);
+	s->has_held = 0;
+}
+
+/* The block p, allocated by stream k, is about to be freed by someone else: if k still holds
+ * its allocation unwritten, write it first. */
+static void flush_owner(uint64_t owner, uint64_t p)
+{
+	struct ct_stream *k = owner && owner <= MAX_STREAMS ? w.streams[owner - 1] : NULL; /* index + 1 */
+	if (k && k->has_held && k->held_ptr == p)
+		flush_held(k);
+}
+
+/* The realloc that the current event completes has freed its old block. */
+static void settle_pending(struct ct_stream *s)
+{
+	if (!s->has_pending)
+		return;
+	emit(s->pending_temp ? CT_REC_TEMP : CT_REC_FREE, s->pending_info);
+	w.frees++;
+	s->has_pending = 0;
+}
+
+/* Ends the live block at v: as a temporary if it is the stream's held allocation, else as a free.
+ * Returns its info id. */
+static uint32_t end_block(struct ct_stream *s, uint64_t p, uint64_t *v, int as_pending)
+{
+	uint32_t info = (uint32_t)*v;
+	int temp = s->has_held && s->held_ptr == p;
+	if (temp) {
+		s->has_held = 0;
+	} else {
+		flush_held(s);
+		flush_owner(*v >> 32, p);
+	}
+	live_erase(v);
+	if (as_pending) {
+		s->pending_info = info;
+		s->pending_temp = (uint8_t)temp;
+		s->has_pending = 1;
+	} else {
+		emit(temp ? CT_REC_TEMP : CT_REC_FREE, info);
+		w.frees++;
+	}
+	return info;
+}
+
+static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t stack)
+{
+	uint64_t *v = live_find(p);
+	if (v) {
+		/* The allocator handed p out again, so it was freed where ctrack could not see. */
+		flush_owner(*v >> 32, p);
+		emit(CT_REC_FREE, (uint32_t)*v);
+		live_erase(v);
+		w.frees++;
+		w.lost++;
+	}
+	settle_pending(s);
+	flush_held(s);
+	uint32_t info = info_intern(size, stack);
+	live_insert(p, info | (uint64_t)(s->index + 1) << 32);
+	s->held_ptr = p;
+	s->held_info = info;
+	s->has_held = 1;
+	w.allocations++;
+	w.bytes += size;
+	w.bytes_since_sample += size;
+}
+
+/* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does). */
+static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
+{
+	uint64_t *v = live_find(p);
+	if (!v) {
+		w.unmatched++; /* allocated before ctrack started, or by a path it cannot see */
+		return;
+	}
+	end_block(s, p, v, as_pending);
+}
+
+/* The realloc failed: its old block is live again, exactly as before. */
+static void on_realloc_failed(struct ct_stream *s, uint64_t p)
+{
+	if (!s->has_pending)
+		return;
+	live_insert(p, s->pending_info | (uint64_t)(s->index + 1) << 32);
+	if (s->pending_temp) {
+		s->held_ptr = p;
+		s->held_info = s->pending_info;
+		s->has_held = 1;
+	}
+	s->has_pending = 0;
+}
+
+static unsigned event_words(uint64_t w0)
+{
+	unsigned kind = CT_EV_KIND(w0);
+	return kind == CT_EV_ALLOC ? 3 : kind == CT_EV_RFREE ? 1 : 2;
+}
+
+static uint32_t event_seq(const uint64_t *ev)
+{
+	return CT_EV_KIND(ev[0]) == CT_EV_ALLOC ? (uint32_t)(ev[2] >> 32) : (uint32_t)ev[1];
+}
+
+/* Applies one event. With ordered set, an event that carries a sequence number waits (BLOCKED)
+ * until every earlier event on its bucket has been applied. */
+static int process(struct ct_stream *s, const uint64_t *ev, int ordered)
+{
+	uint64_t p = CT_EV_PTR(ev[0]);
+	unsigned kind = CT_EV_KIND(ev[0]);
+	if (kind != CT_EV_RFREE) {
+		uint32_t *next = &w.expect[ct_seq_bucket(p)];
+		int32_t ahead = (int32_t)(event_seq(ev) - *next);
+		if (ordered && ahead > 0)
+			return BLOCKED;
+		if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
+			*next = event_seq(ev) + 1;
+	}
+	switch (kind) {
+	case CT_EV_ALLOC:
+		on_alloc(s, p, ev[1], (uint32_t)ev[2]);
+		break;
+	case CT_EV_FREE:
+		on_free(s, p, 0);
+		break;
+	case CT_EV_RBEGIN:
+		on_free(s, p, 1);
+		break;
+	case CT_EV_RFAIL:
+		on_realloc_failed(s, p);
+		break;
+	case CT_EV_RFREE:
+		settle_pending(s);
+		break;
+	}
+	return DONE;
+}
+
+static void fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
+{
+	ev[0] = r->words[t & CT_RING_MASK];
+	for (unsigned i = 1; i < event_words(ev[0]); i++)
+		ev[i] = r->words[(t + i) & CT_RING_MASK];
+}
+
+static int drain(struct ct_ring *r, int ordered)
+{
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	int n = 0;
+	r->blocked = 0;
+	while (t < h) {
+		uint64_t ev[3];
+		fetch(r, t, ev);
+		if (process(&r->st, ev, ordered) == BLOCKED) {
+			r->blocked = 1;
+			break;
+		}
+		ordered = 1;
+		t += event_words(ev[0]);
+		if ((++n & 4095) == 0)
+			atomic_store_explicit(&r->tail, t, memory_order_release);
+	}
+	atomic_store_explicit(&r->tail, t, memory_order_release);
+	return n;
+}
+
+static void announce(struct ct_ring *r, int state)
+{
+	size_t at = ct_out_begin_framed(&w.out, CT_REC_THREAD);
+	ct_out_varint(&w.out, (uint64_t)r->tid);
+	uint8_t st = (uint8_t)state;
+	ct_out_bytes(&w.out, &st, 1);
+	ct_out_end_framed(&w.out, at);
+}
+
+static void retire(struct ct_ring *r)
+{
+	flush_held(&r->st);
+	settle_pending(&r->st);
+	if (r->announced)
+		announce(r, 1);
+	r->announced = r->blocked = 0;
+	atomic_store_explicit(&r->state, CT_RING_FREE, memory_order_release);
+}
+
+/* One pass over all rings. A ring that waits for a sequence number that never comes (a thread
+ * that died between taking it and publishing) is let through after STALL_NS without progress. */
+static int pump(void)
+{
+	emit_frames();
+	int progress = 0, stuck = 0;
+	int force = w.stalled_since && ct_now_ns() - w.stalled_since > STALL_NS;
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
+		int st = atomic_load_explicit(&r->state, memory_order_acquire);
+		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
+			continue;
+		if (!r->announced) {
+			if (r->st.index < MAX_STREAMS)
+				w.streams[r->st.index] = &r->st;
+			announce(r, 0);
+			r->announced = 1;
+		}
+		if (drain(r, !(force && r->blocked)))
+			progress = 1;
+		if (r->blocked)
+			stuck = 1;
+		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
+			retire(r);
+	}
+	if (progress || !stuck || force)
+		w.stalled_since = 0;
+	else if (!w.stalled_since)
+		w.stalled_since = ct_now_ns();
+	w.stuck = stuck;
+	return progress;
+}
+
+static void flush_all_held(void)
+{
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
+		flush_held(&r->st);
+		settle_pending(&r->st);
+	}
+}
+
+/* ---- time, memory samples, flushing ---- */
+
+static uint64_t rss_bytes(void)
+{
+	char buf[128];
+	if (w.statm_fd < 0)
+		return 0;
+	ssize_t n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = strchr(buf, ' ');
+	uint64_t pages = 0;
+	for (p = p ? p + 1 : buf; *p >= '0' && *p <= '9'; p++)
+		pages = pages * 10 + (uint64_t)(*p - '0');
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void tick(uint64_t now)
+{
+	uint64_t us = (now - w.start_ns) / 1000;
+	if (us > w.time_us) {
+		emit(CT_REC_TIME, us - w.time_us);
+		w.time_us = us;
+	}
+	w.last_time_ns = now;
+}
+
+static void sample(uint64_t now)
+{
+	size_t at = ct_out_begin_framed(&w.out, CT_REC_SAMPLE);
+	ct_out_varint(&w.out, rss_bytes());
+	ct_out_end_framed(&w.out, at);
+	w.last_sample_ns = now;
+	w.bytes_since_sample = 0;
+}
+
+static void housekeeping(void)
+{
+	uint64_t now = ct_now_ns();
+	if (now - w.last_time_ns >= TIME_STEP_NS)
+		tick(now);
+	if (ct_modules_dirty())
+		ct_modules_sync(&w.out);
+	if (now - w.last_sample_ns >= SAMPLE_NS || w.bytes_since_sample >= SAMPLE_BYTES)
+		sample(now);
+	if (now - w.last_flush_ns >= FLUSH_NS) {
+		compress(ZSTD_e_flush);
+		w.last_flush_ns = now;
+	} else if (w.out.len >= OUT_COMPRESS_AT) {
+		compress(ZSTD_e_continue);
+	}
+}
+
+static void emit_end(void)
+{
+	tick(ct_now_ns());
+	size_t at = ct_out_begin_framed(&w.out, CT_REC_END);
+	ct_out_varint(&w.out, w.allocations);
+	ct_out_varint(&w.out, w.frees);
+	ct_out_varint(&w.out, w.bytes);
+	ct_out_varint(&w.out, w.unmatched);
+	ct_out_varint(&w.out, w.lost);
+	ct_out_varint(&w.out, w.time_us);
+	ct_out_end_framed(&w.out, at);
+	compress(ZSTD_e_end);
+}
+
+/* ---- the thread ---- */
+
+static void idle_wait(void)
+{
+	atomic_store(&w.sleeping, 1);
+	if (!atomic_exchange(&w.wake, 0)) {
+		struct timespec ts = {0, IDLE_WAIT_NS};
+		syscall(SYS_futex, &w.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	}
+	atomic_store(&w.sleeping, 0);
+	atomic_store(&w.wake, 0);
+}
+
+void ct_writer_wake(void)
+{
+	if (!atomic_exchange(&w.wake, 1) && atomic_load(&w.sleeping))
+		syscall(SYS_futex, &w.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Everything published so far; a ring waiting for a thread that is between taking a sequence
+ * number and publishing its event gets up to 50 ms. */
+static void drain_everything(void)
+{
+	for (int i = 0; i < 50; i++) {
+		while (pump())
+			;
+		if (!w.stuck)
+			return;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Runs a request from a program thread once every event it published before asking is in. */
+static int serve(uint32_t req)
+{
+	int op = w.req_op;
+	drain_everything();
+	if (op == REQ_EXEC || op == REQ_FINISH)
+		flush_all_held();
+	if (op == REQ_EXEC) {
+		size_t at = ct_out_begin_framed(&w.out, CT_REC_EXEC);
+		ct_out_string(&w.out, w.req_path, strlen(w.req_path));
+		ct_out_end_framed(&w.out, at);
+		compress(ZSTD_e_end);
+	}
+	if (op == REQ_FINISH)
+		emit_end();
+	atomic_store(&w.done, req);
+	return op == REQ_FINISH;
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	ct_in_shim = 1; /* whatever this thread allocates is the shim's, not the program's */
+	for (;;) {
+		uint32_t req = atomic_load(&w.req);
+		int progress = pump();
+		housekeeping();
+		if (req != atomic_load_explicit(&w.done, memory_order_relaxed) && serve(req))
+			break;
+		if (!progress)
+			idle_wait();
+	}
+	return NULL;
+}
+
+static void request(int op, const char *path)
+{
+	if (!w.running)
+		return;
+	pthread_mutex_lock(&req_lock);
+	w.req_op = op;
+	w.req_path = path;
+	uint32_t ticket = atomic_fetch_add(&w.req, 1) + 1;
+	ct_writer_wake();
+	for (int i = 0; atomic_load(&w.done) != ticket && i < 100000; i++) {
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
+	pthread_mutex_unlock(&req_lock);
+}
+
+/* ---- the first records of a file ---- */
+
+static size_t read_file(const char *path, uint8_t **buf, size_t *cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		if (len == *cap) {
+			size_t n = *cap ? *cap * 2 : 4096;
+			if (grow((void **)buf, *cap, n) < 0)
+				break;
+			*cap = n;
+		}
+		ssize_t k = read(fd, *buf + len, *cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	close(fd);
+	return len;
+}
+
+static void emit_process(void)
+{
+	struct ct_out *o = &w.out;
+	char exe[4096];
+	ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe));
+	uint8_t *cmd = NULL;
+	size_t cap = 0, len = read_file("/proc/self/cmdline", &cmd, &cap);
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+
+	size_t at = ct_out_begin_framed(o, CT_REC_PROCESS);
+	ct_out_varint(o, (uint64_t)getpid());
+	ct_out_varint(o, (uint64_t)getppid());
+	ct_out_varint(o, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+	ct_out_string(o, exe, exe_len > 0 ? (size_t)exe_len : 0);
+	uint64_t argc = 0;
+	for (size_t i = 0; i < len; i++)
+		argc += cmd[i] == 0;
+	ct_out_varint(o, argc);
+	for (size_t i = 0; i < len;) {
+		size_t n = strnlen((const char *)cmd + i, len - i);
+		ct_out_string(o, cmd + i, n);
+		i += n + 1;
+	}
+	ct_out_end_framed(o, at);
+	ct_arena_unmap(cmd, cap);
+}
+
+static int open_file(int fd)
+{
+	w.fd = fd;
+	w.failed = 0;
+	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();
+	w.time_us = w.bytes_since_sample = 0;
+	w.allocations = w.frees = w.bytes = w.unmatched = w.lost = 0;
+	w.frames = CT_STACK_FIRST;
+	w.last_ip = 0;
+	w.out.len = 0;
+	memset(&w.late, 0, sizeof(w.late));
+	w.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	w.zc = ZSTD_createCCtx();
+	w.zcap = ZSTD_CStreamOutSize();
+	if (!w.zbuf)
+		w.zbuf = ct_arena_map(w.zcap);
+	if (!w.zc || !w.zbuf || maps_init() < 0 || out_reserve(&w.out, 1u << 20) < 0)
+		return -ENOMEM;
+	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, 3);
+	uint8_t header[CT_HEADER_SIZE];
+	ct_out_bytes(&w.out, header, ct_put_header(header));
+	emit_process();
+	ct_modules_reset();
+	ct_modules_sync(&w.out);
+	compress(ZSTD_e_flush);
+	return w.failed ? -EIO : 0;
+}
+
+static int start_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not ours to take */
+	int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	pthread_setname_np(w.thread, "ctrack-writer");
+	w.running = 1;
+	return 0;
+}
+
+int ct_writer_start(int fd)
+{
+	int rc = open_file(fd);
+	return rc < 0 ? rc : start_thread();
+}
+
+void ct_writer_after_fork_child(int fd)
+{
+	pthread_mutex_init(&req_lock, NULL);
+	pthread_mutex_init(&late_lock, NULL);
+	w.running = 0;
+	atomic_store(&w.req, 0);
+	atomic_store(&w.done, 0);
+	if (w.fd >= 0)
+		close(w.fd); /* the parent's file: never written by a child */
+	if (w.statm_fd >= 0)
+		close(w.statm_fd);
+	w.fd = w.statm_fd = -1;
+	if (fd < 0)
+		return;
+	/* Fresh maps and context: what the parent's writer was doing at the fork is not ours. */
+	memset(&w.live, 0, sizeof(w.live));
+	memset(&w.infos, 0, sizeof(w.infos));
+	w.out.buf = NULL;
+	w.out.cap = w.out.len = 0;
+	if (open_file(fd) < 0 || start_thread() < 0)
+		atomic_store(&ct_state, CT_OFF);
+}
+
+void ct_writer_sync(void) { request(REQ_SYNC, NULL); }
+void ct_writer_exec(const char *path) { request(REQ_EXEC, path); }
+
+void ct_writer_finish(void)
+{
+	if (!w.running)
+		return;
+	request(REQ_FINISH, NULL);
+	pthread_join(w.thread, NULL);
+	w.running = 0;
+}
+
+/* After finish: each event is written at once, followed by a new END, as a frame of its own. */
+void ct_writer_late(const uint64_t *ev, unsigned n, struct ct_ring *r)
+{
+	(void)n;
+	(void)r;
+	pthread_mutex_lock(&late_lock);
+	if (w.fd >= 0 && !w.failed) {
+		emit_frames();
+		process(&w.late, ev, 0);
+		flush_held(&w.late);
+		emit_end();
+	}
+	pthread_mutex_unlock(&late_lock);
+}

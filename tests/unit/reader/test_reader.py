@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: MIT
+# Runs the real ctrack-analyze on synthetic traces (written by gen_trace) and checks exact figures,
+# rankings, error messages and JSON validity. --bench N: the reader's speed on an N-event trace.
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append(f"{what}: got {got!r}, want {want!r}")
+
+
+def analyze(exe, *args):
+    p = subprocess.run([exe, *args], capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def analyze_json(exe, path, *args):
+    rc, out, err = analyze(exe, "--json", *args, path)
+    check(f"{path}: exit status", rc, 0)
+    return json.loads(out.decode("utf-8")), err  # strict: the document must be valid UTF-8 JSON
+
+
+def addresses(site):
+    return [f["address"] for f in site["frames"]]
+
+
+def test_basic(exe, gen, d):
+    doc, err = analyze_json(exe, f"{d}/basic.zst")
+    check("basic: stderr", err, "")
+    check("basic: complete", doc["complete"], True)
+    check("basic: process", doc["process"], {"pid": 42, "ppid": 1, "exe": "/bin/prog", "argv": ["prog", "a b"],
+                                              "start_unix_ns": 1700000000000000000})
+    check("basic: summary", doc["summary"], {
+        "allocations": 10, "frees": 4, "bytes_allocated": 8330, "temporary_allocations": 2,
+        "peak_heap_bytes": 5320, "peak_heap_time_ns": 15000, "peak_rss_bytes": 123456,
+        "leaked_bytes": 2220, "leaked_allocations": 6, "runtime_ns": 25000, "unmatched_frees": 3})
+    check("basic: leaks", [(s["bytes"], s["allocations"], addresses(s)) for s in doc["leaks"]],
+          [(2000, 2, ["0x401200", "0x401000"]), (220, 4, ["0x401100", "0x401000"])])
+    check("basic: peak", [(s["bytes"], s["allocations"], addresses(s), s["truncated"]) for s in doc["peak"]],
+          [(5000, 1, ["0x401300"], True), (320, 5, ["0x401100", "0x401000"], False)])
+    check("basic: allocations", [(s["allocations"], s["bytes"]) for s in doc["allocations"]],
+          [(6, 330), (3, 3000), (1, 5000)])
+    check("basic: temporary", [(s["temporary_allocations"], s["allocations"]) for s in doc["temporary"]],
+          [(1, 6), (1, 1)])
+    # No such file: the module's name and offset stand for the function.
+    check("basic: frame", doc["leaks"][0]["frames"][0],
+          {"address": "0x401200", "function": "libfoo.so+0x1200", "file": None, "line": None,
+           "module": "/nonexistent/libfoo.so", "inlined": False})
+    doc, _ = analyze_json(exe, f"{d}/basic.zst", "--top", "1")
+    check("basic --top 1: sizes", [len(doc[k]) for k in ("leaks", "peak", "allocations", "temporary")],
+          [2, 1, 1, 1])
+    rc, out, err = analyze(exe, f"{d}/basic.zst")
+    text = out.decode()
+    check("basic text: exit", rc, 0)
+    for want in ("command: prog 'a b'\n", "pid: 42\n", "calls to allocation functions: 10", "frees: 4\n",
+                 "bytes allocated: 8330 bytes (8.1 KiB)\n", "temporary allocations: 2 (20.0% of allocations)\n",
+                 "peak heap: 5320 bytes (5.2 KiB) at 0.000 s\n", "leaked: 2220 bytes (2.2 KiB) in 6 allocations\n",
+                 "2000 bytes (2.0 KiB) leaked in 2 allocations\n  #0 0x401200 libfoo.so+0x1200 (libfoo.so)\n"
+                 "  #1 0x401000 libfoo.so+0x1000 (libfoo.so)\n",
+                 "  #0 0x401300 libfoo.so+0x1300 (libfoo.so)\n  ... (deeper frames were not captured)\n"):
+        if want not in text:
+            failures.append(f"basic text: {want!r} missing from:\n{text}")
+    summary = json.loads(subprocess.run([gen, "--summary", f"{d}/basic.zst"], capture_output=True).stdout)
+    check("basic: ct_trace_summarize", summary, {
+        "allocations": 10, "frees": 4, "bytes_allocated": 8330, "temporary_allocations": 2,
+        "peak_heap_bytes": 5320, "leaked_bytes": 2220, "leaked_allocations": 6, "runtime_ns": 25000,
+        "complete": True})
+
+
+def test_peak_and_ties(exe, d):
+    doc, _ = analyze_json(exe, f"{d}/peak.zst")
+    s = doc["summary"]
+    check("peak: heap", (s["peak_heap_bytes"], s["peak_heap_time_ns"]), (30, 7000))
+    check("peak: sites", [(x["bytes"], x["allocations"], addresses(x)) for x in doc["peak"]], [(30, 3, ["0x1000"])])
+    check("peak: leaks", [(x["bytes"], x["allocations"]) for x in doc["leaks"]], [(5, 5)])
+    doc, _ = analyze_json(exe, f"{d}/ties.zst")
+    check("ties: leak order", [(x["bytes"], x["allocations"], addresses(x)) for x in doc["leaks"]],
+          [(100, 1, ["0x1000"]), (8, 2, ["0x1020"]), (8, 1, ["0x1010"]), (8, 1, ["0x1030"])])
+
+
+def test_argv(exe, d):
+    doc, _ = analyze_json(exe, f"{d}/argv.zst")
+    check("argv: json", doc["process"]["argv"],
+          ["prog", "line1\nline2", "\u00ff\u00fe bad", "tab\there", "quote\"back\\", "caf\u00e9", "\u0001ctl",
+           "it's", "\u00ed\u00a0\u0080"])
+    check("argv: exe", doc["process"]["exe"], "/bin/pr\u00f8g")
+    rc, out, _ = analyze(exe, f"{d}/argv.zst")
+    lines = [l for l in out.split(b"\n") if l.startswith(b"command: ")]
+    check("argv: text command line", lines,
+          [b"command: prog $'line1\\nline2' '\xff\xfe bad' $'tab\\there' 'quote\"back\\' 'caf\xc3\xa9' $'\\x01ctl' "
+           b"'it'\\''s' '\xed\xa0\x80'"])
+
+
+def test_errors(exe, d):
+    with open(f"{d}/empty.zst", "wb"):
+        pass
+    with open(f"{d}/text.txt", "w") as f:
+        f.write("hello, this is a text file\n")
+    with open(f"{d}/tiny.txt", "w") as f:
+        f.write("hi\n")
+    cases = [
+        ("missing.zst", f"cannot open '{d}/missing.zst': No such file or directory"),
+        ("empty.zst", f"'{d}/empty.zst' is empty (the traced process wrote nothing)"),
+        ("text.txt", f"'{d}/text.txt' is not a ctrack trace"),
+        ("tiny.txt", f"'{d}/tiny.txt' is not a ctrack trace"),
+        ("other.zst", f"'{d}/other.zst' is not a ctrack trace"),
+        ("newer.zst", f"'{d}/newer.zst' has trace format version 2 (readable from version 2 on); "
+                      "this ctrack-analyze reads version 1: upgrade ctrack"),
+        ("corrupt.zst", "corrupt trace at offset 27: ALLOC refers to undefined alloc info 5"),
+        ("badtag.zst", "corrupt trace at offset 22: invalid record tag 0x00"),
+    ]
+    for name, msg in cases:
+        rc, out, err = analyze(exe, "--json", f"{d}/{name}")
+        check(f"{name}: error", (rc, out, err), (1, b"", f"ctrack-analyze: {msg}\n"))
+    check("usage: no trace", analyze(exe)[0], 2)
+    check("usage: bad --top", analyze(exe, "--top", "x", f"{d}/basic.zst")[0], 2)
+    check("usage: unknown option", analyze(exe, "--frobnicate", f"{d}/basic.zst")[0], 2)
+
+
+def test_truncated(exe, d):
+    warning = ("ctrack-analyze: warning: trace is truncated (the process was killed?); "
+               "figures cover what was recorded\n")
+    doc, err = analyze_json(exe, f"{d}/truncated.zst")
+    check("truncated: warning", err, warning)
+    check("truncated: complete", doc["complete"], False)
+    s = doc["summary"]
+    check("truncated: figures up to the cut",
+          (s["allocations"], s["frees"], s["bytes_allocated"], s["leaked_bytes"], s["runtime_ns"]),
+          (10, 1, 640, 576, 1000000))
+    doc, err = analyze_json(exe, f"{d}/noend.zst")
+    check("noend: warning", err, warning)
+    check("noend: figures", (doc["complete"], doc["summary"]["leaked_bytes"], doc["summary"]["runtime_ns"]),
+          (False, 8, 3000))
+    doc, err = analyze_json(exe, f"{d}/big.zst")
+    check("big record", (err, len(doc["process"]["argv"][1])), ("", 3 << 20))
+
+
+def bench(exe, gen, d, events):
+    path = f"{d}/bench.zst"
+    want = json.loads(subprocess.run([gen, "--bench", str(events), path], capture_output=True, check=True).stdout)
+    t = time.monotonic()
+    summary = json.loads(subprocess.run([gen, "--summary", path], capture_output=True, check=True).stdout)
+    dt = time.monotonic() - t
+    check("bench: ct_trace_summarize", {k: summary[k] for k in want}, want)
+    t = time.monotonic()
+    doc, _ = analyze_json(exe, path)
+    dt_json = time.monotonic() - t
+    check("bench: ctrack-analyze --json", {k: doc["summary"][k] for k in want}, want)
+    print(f"reader: {events} events, {os.path.getsize(path)} bytes compressed: reader+model {dt:.2f} s "
+          f"({events / dt / 1e6:.1f} M events/s); ctrack-analyze --json {dt_json:.2f} s")
+
+
+def main():
+    args = sys.argv[1:]
+    events = 0
+    if args[0] == "--bench":
+        events, args = int(args[1]), args[2:]
+    gen, exe = args
+    with tempfile.TemporaryDirectory(prefix="ctrack-reader-") as d:
+        if events:
+            bench(exe, gen, d, events)
+        else:
+            subprocess.run([gen, d], check=True)
+            test_basic(exe, gen, d)
+            test_peak_and_ties(exe, d)
+            test_argv(exe, d)
+            test_errors(exe, d)
+            test_truncated(exe, d)
+            bench(exe, gen, d, 1000000)  # records straddle the reader's window many times
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* Entry points of the unwinder test library (libctu.so: preload/unwind.c in an object of its own).
+ * Every frame inside libctu.so is skipped, so ips[0] is the return address into the caller. */
+#ifndef CTU_CAPTURE_H
+#define CTU_CAPTURE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CTU_MAX 1024
+#define CTU_API __attribute__((visibility("default")))
+
+struct ctu_walk {
+	int n, truncated;
+	uintptr_t ips[CTU_MAX];
+};
+
+/* Walks the caller's stack twice from the same call site: ct_unwind, then ct_unwind_slow. */
+CTU_API void ctu_capture(int max, struct ctu_walk *fast, struct ctu_walk *slow);
+CTU_API int ctu_fast(uintptr_t *ips, int max, int *truncated);
+CTU_API int ctu_slow(uintptr_t *ips, int max, int *truncated);
+CTU_API void ctu_invalidate(void);
+/* Walks of the calling thread that ct_unwind handed to libunwind. */
+CTU_API unsigned long ctu_fallbacks(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

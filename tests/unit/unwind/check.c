@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The comparison shared by the unwinder tests: ct_unwind against ct_unwind_slow from one call site,
+ * plus errno preservation and "ips[0] is the return address into this function". */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "capture.h"
+#include "check.h"
+
+static atomic_int failures, checks;
+
+static void print_walk(const char *what, const struct ctu_walk *w)
+{
+	fprintf(stderr, "  %s: n=%d truncated=%d\n", what, w->n, w->truncated);
+	for (int i = 0; i < w->n; i++) {
+		Dl_info info;
+		const char *sym = dladdr((void *)w->ips[i], &info) && info.dli_sname ? info.dli_sname : "?";
+		fprintf(stderr, "    #%d %#lx %s\n", i, (unsigned long)w->ips[i], sym);
+	}
+}
+
+static int same_walk(const struct ctu_walk *a, const struct ctu_walk *b)
+{
+	if (a->n != b->n || a->truncated != b->truncated)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	return 1;
+}
+
+static const char *verdict(const struct ctu_walk *fast, const struct ctu_walk *slow, int max,
+                           unsigned long fell_back, enum ctt_expect expect, uintptr_t self)
+{
+	if (!same_walk(fast, slow))
+		return "fast and slow walks differ";
+	if (fast->n < 2 || fast->n > max)
+		return "implausible frame count";
+	/* The return address into ctt_check, from the call just below: a few dozen bytes in. */
+	if (fast->ips[0] <= self || fast->ips[0] - self > 1024)
+		return "ips[0] is not the return address into the caller";
+	if (expect == CTT_FAST && fell_back)
+		return "fell back to libunwind";
+	if (expect == CTT_FALLBACK && !fell_back)
+		return "did not fall back to libunwind";
+	return NULL;
+}
+
+__attribute__((noinline)) void ctt_check(const char *where, int max, enum ctt_expect expect)
+{
+	static __thread struct ctu_walk fast, slow;
+	unsigned long before = ctu_fallbacks();
+
+	errno = 4242;
+	ctu_capture(max, &fast, &slow);
+	int saved_errno = errno;
+	const char *bad = verdict(&fast, &slow, max, ctu_fallbacks() - before, expect,
+	                          (uintptr_t)&ctt_check);
+	if (!bad && saved_errno != 4242)
+		bad = "errno changed";
+	atomic_fetch_add(&checks, 1);
+	if (!bad)
+		return;
+	if (atomic_fetch_add(&failures, 1) < 5) {
+		fprintf(stderr, "FAIL %s (max %d): %s\n", where, max, bad);
+		print_walk("fast", &fast);
+		print_walk("slow", &slow);
+	}
+}
+
+int ctt_report(const char *name)
+{
+	int f = atomic_load(&failures), c = atomic_load(&checks);
+	printf("%s: %d checks, %d failures\n", name, c, f);
+	return f || !c;
+}
