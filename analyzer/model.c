@@ -162,6 +162,16 @@ int ct_model_free(struct ct_model *m, uint64_t id)
 	return 0;
 }
 
+int ct_model_free_temp(struct ct_model *m, uint64_t id)
+{
+	int rc = ct_model_free(m, id);
+	if (rc < 0)
+		return rc;
+	m->infos[id].temporary++;
+	m->t.temporary++;
+	return 0;
+}
+
 int ct_model_temp(struct ct_model *m, uint64_t id)
 {
 	struct ct_info *info = info_at(m, id);

@@ -98,6 +98,8 @@ void ct_model_destroy(struct ct_model *m);
 int ct_model_alloc(struct ct_model *m, uint64_t info);
 int ct_model_free(struct ct_model *m, uint64_t info);
 int ct_model_temp(struct ct_model *m, uint64_t info);
+/* FREE of an allocation already written as ALLOC that turned out temporary (TEMPFREE). */
+int ct_model_free_temp(struct ct_model *m, uint64_t info);
 int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack);
 int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta);
 void ct_model_time(struct ct_model *m, uint64_t delta_us);

@@ -350,10 +350,11 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 			rc = ct_model_alloc(r->m, a);
 			break;
 		case CT_REC_FREE:
-			rc = ct_model_free(r->m, a);
+		case CT_REC_TEMPFREE:
+			rc = tag == CT_REC_FREE ? ct_model_free(r->m, a) : ct_model_free_temp(r->m, a);
 			if (rc < 0 && a < r->m->ninfos)
-				return corrupt(r, p, "FREE of alloc info %llu, which has no live allocation",
-				               (unsigned long long)a);
+				return corrupt(r, p, "%s of alloc info %llu, which has no live allocation",
+				               ct_record_name(tag), (unsigned long long)a);
 			break;
 		case CT_REC_TEMP:
 			rc = ct_model_temp(r->m, a);

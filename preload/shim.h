@@ -87,6 +87,7 @@ struct ct_stream {
 	uint32_t pending_info; /* block a realloc is replacing, while the realloc runs */
 	uint32_t index;        /* dense stream number, recorded with each live block */
 	uint8_t has_held, has_pending, pending_temp;
+	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
 };
 
 struct ct_ring {

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Fast backtraces: one CFI rule per return address, computed once from .eh_frame, cached per thread.
- * Invariants: no malloc, no locks on a cache hit, errno preserved; any frame without a simple rule
- * makes the whole walk go through libunwind (ct_unwind_slow), so both always agree. */
+/* Fast backtraces from CFI rules cached per return address, plus a memo of the thread's last walk.
+ * No malloc, no lock when warm, errno kept; any frame without a simple rule: the walk is libunwind's. */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,7 +40,7 @@ struct rule {
 	uint8_t kind;
 };
 
-#define CACHE_BITS 11
+#define CACHE_BITS 10
 #define CACHE_SIZE (1u << CACHE_BITS)
 /* A step that moves the stack pointer further than this is taken as a corrupt frame. */
 #define MAX_FRAME_SPAN ((uintptr_t)64 << 20)
@@ -59,6 +58,24 @@ static __thread unsigned cache_generation;
 static __thread int walk_depth;
 /* Walks that went through libunwind; read by the unit tests, which include this file. */
 static __thread unsigned long fallbacks;
+
+/* The previous walk of the thread, reused when the next one ends the same way (see walk()). */
+#define MEMO_FRAMES 64
+
+struct memo_frame {
+	uintptr_t ip, sp, bp;
+	uintptr_t rbp_slot; /* where the step to the next frame read RBP, 0 = kept */
+	unsigned flags;
+};
+
+struct memo {
+	int n;
+	struct memo_frame f[MEMO_FRAMES];
+};
+enum { MEMO_CFA_RBP = 1, MEMO_KEEPS_RBP = 2, MEMO_NEEDS_BP = 4 };
+
+static __thread struct memo memos[2];
+static __thread int memo_last; /* memos[memo_last] holds the previous walk */
 
 static _Atomic uintptr_t self_lo, self_hi;
 
@@ -465,6 +482,7 @@ static int cache_usable(void)
 	if (walk_depth > 1)
 		return 0;
 	memset(cache, 0, sizeof(cache));
+	memos[0].n = memos[1].n = 0;
 	cache_generation = gen;
 	return 1;
 }
@@ -510,35 +528,118 @@ static void self_range(uintptr_t *lo, uintptr_t *hi)
 	atomic_store_explicit(&self_hi, *hi, memory_order_release);
 }
 
-/* Applies a rule, refusing anything that does not look like a caller's frame. */
-static int step(struct frame *f, struct rule r)
+/* Applies a rule, refusing anything that does not look like a caller's frame. *rbp_slot: where
+ * the caller's RBP was read, 0 when it was kept. */
+static int step(struct frame *f, struct rule r, uintptr_t *rbp_slot)
 {
 	uintptr_t cfa = (r.cfa_reg == DW_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.cfa_off;
+	uintptr_t slot = r.rbp_off ? cfa + (uintptr_t)(intptr_t)r.rbp_off : 0;
 
 	if (cfa <= f->sp || (cfa & 7) || cfa - f->sp > MAX_FRAME_SPAN)
 		return -EFAULT;
-	if (r.rbp_off && cfa + (uintptr_t)(intptr_t)r.rbp_off < f->sp)
+	if (slot && slot < f->sp)
 		return -EFAULT;
 	uintptr_t ip = *(const uintptr_t *)(cfa - 8);
 	if (!ip)
 		return -ENOENT;
-	if (r.rbp_off)
-		f->bp = *(const uintptr_t *)(cfa + (uintptr_t)(intptr_t)r.rbp_off);
+	if (slot)
+		f->bp = *(const uintptr_t *)slot;
 	f->ip = ip;
 	f->sp = cfa;
+	*rbp_slot = slot;
 	return 0;
 }
 
-/* Returns the frame count, or -1 when some frame needs libunwind. */
+/* ---- the memo of the previous walk --------------------------------------------------------
+ * Consecutive walks of a thread share their outer frames. A walk is a function of its register
+ * state at a frame and of the stack words it reads from there on (return addresses, saved RBPs);
+ * so when a frame's state matches one of the previous walk's and those words are unchanged, the
+ * rest of the previous walk is the rest of this one. The checks are independent loads, not the
+ * chain of dependent loads a walk is. Only walks that reached the outermost frame are kept. */
+
+/* Which frames' outcome depends on their RBP: backwards, from frame `from` down to 0. */
+static void memo_needs_bp(struct memo *m, int from)
+{
+	int needs = from + 1 < m->n && (m->f[from + 1].flags & MEMO_NEEDS_BP);
+	for (int i = from; i >= 0; i--) {
+		struct memo_frame *fr = &m->f[i];
+		needs = (fr->flags & MEMO_CFA_RBP) || ((fr->flags & MEMO_KEEPS_RBP) && needs);
+		fr->flags = needs ? fr->flags | MEMO_NEEDS_BP : fr->flags & ~(unsigned)MEMO_NEEDS_BP;
+	}
+}
+
+static int memo_matches(const struct memo *m, int k, const struct frame *f)
+{
+	const struct memo_frame *fr = &m->f[k];
+
+	if (fr->sp != f->sp || fr->ip != f->ip || ((fr->flags & MEMO_NEEDS_BP) && fr->bp != f->bp))
+		return 0;
+	for (int i = k; i + 1 < m->n; i++) {
+		const struct memo_frame *cur = &m->f[i], *up = &m->f[i + 1];
+		if (*(const uintptr_t *)(up->sp - 8) != up->ip)
+			return 0;
+		if (cur->rbp_slot && (up->flags & MEMO_NEEDS_BP) && *(const uintptr_t *)cur->rbp_slot != up->bp)
+			return 0;
+	}
+	return 1;
+}
+
+/* This walk's frames so far are in `next` (count m); the previous walk's from frame k on follow. */
+static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, uintptr_t *ips,
+                      int n, int max, int *truncated)
+{
+	int tail = prev->n - k, copied = tail < max - n ? tail : max - n;
+
+	for (int i = 0; i < copied; i++)
+		ips[n + i] = prev->f[k + i].ip;
+	*truncated = copied < tail;
+	/* The same stack as last time: the memo already describes it. */
+	if ((m == 0 && k == 0) || m + tail > MEMO_FRAMES)
+		return n + copied;
+	for (int i = 0; i < tail; i++)
+		next->f[m + i] = prev->f[k + i];
+	next->n = m + tail;
+	memo_needs_bp(next, m - 1);
+	memo_last ^= 1;
+	return n + copied;
+}
+
+static void memo_record(struct memo *m, int i, const struct frame *f, struct rule r)
+{
+	struct memo_frame *fr = &m->f[i];
+
+	fr->ip = f->ip;
+	fr->sp = f->sp;
+	fr->bp = f->bp;
+	fr->rbp_slot = 0;
+	fr->flags = (r.cfa_reg == DW_RBP ? MEMO_CFA_RBP : 0u) | (r.rbp_off ? 0u : MEMO_KEEPS_RBP);
+}
+
+static void memo_commit(struct memo *m, int count)
+{
+	m->n = count;
+	memo_needs_bp(m, count - 1);
+	memo_last ^= 1;
+}
+
+/* Returns the frame count, or -1 when some frame needs libunwind. The outermost walk of a thread
+ * (not one nested in a signal handler) uses and renews the memo. */
 static int walk(struct frame *f, uintptr_t *ips, int max, int *truncated)
 {
-	uintptr_t lo, hi, adjust = 0;
+	uintptr_t lo, hi, adjust = 0, scratch;
 	int n = 0, in_self = 1, use_cache = cache_usable();
+	int use_memo = use_cache && walk_depth == 1, k = 0, m = 0;
+	struct memo *prev = &memos[memo_last], *next = &memos[memo_last ^ 1];
+	int prev_n = use_memo ? prev->n : 0;
 
 	self_range(&lo, &hi);
 	for (;;) {
 		in_self = in_self && f->ip - lo < hi - lo;
 		if (!in_self) {
+			while (k < prev_n && prev->f[k].sp < f->sp)
+				k++;
+			if (k < prev_n && memo_matches(prev, k, f))
+				return memo_reuse(prev, k, next, m, ips, n, max, truncated);
 			if (n == max) {
 				*truncated = 1;
 				return n;
@@ -547,11 +648,17 @@ static int walk(struct frame *f, uintptr_t *ips, int max, int *truncated)
 		}
 		/* A return address points after the call; the call itself decides the rule. */
 		struct rule r = rule_for(f->ip - adjust, use_cache);
-		if (r.kind == RULE_END)
-			return n;
-		if (r.kind != RULE_OK)
+		if (r.kind != RULE_OK && r.kind != RULE_END)
 			return -1;
-		if (step(f, r))
+		use_memo = use_memo && m < MEMO_FRAMES;
+		if (use_memo && !in_self)
+			memo_record(next, m++, f, r);
+		if (r.kind == RULE_END) {
+			if (use_memo)
+				memo_commit(next, m);
+			return n;
+		}
+		if (step(f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch))
 			return n;
 		adjust = 1;
 	}
@@ -565,6 +672,8 @@ __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 	if (!truncated)
 		truncated = &dummy;
 	*truncated = 0;
+	if (max < 0)
+		max = 0;
 	/* The registers at one instruction of this very function, whose CFI row describes them. */
 	__asm__ volatile("1: leaq 1b(%%rip), %0\n\t"
 	                 "movq %%rsp, %1\n\t"
@@ -593,6 +702,8 @@ __attribute__((noinline)) int ct_unwind_slow(uintptr_t *ips, int max, int *trunc
 	if (!truncated)
 		truncated = &dummy;
 	*truncated = 0;
+	if (max < 0)
+		max = 0;
 	self_range(&lo, &hi);
 	if (unw_getcontext(&ctx) != 0 || unw_init_local(&cursor, &ctx) != 0)
 		goto out;

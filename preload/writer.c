@@ -9,6 +9,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -25,24 +26,32 @@
 #define SAMPLE_BYTES (4ull << 20)   /* ... and every 4 MiB allocated */
 #define FLUSH_NS 100000000ull       /* the file is at most 100 ms behind */
 #define IDLE_WAIT_NS 2000000        /* an idle writer looks again after 2 ms */
+#define BATCH_WAIT_NS 200000        /* a writer with little to do lets events pile up for 0.2 ms: */
+#define BATCH_EVENTS 4096           /* reading ring heads less often keeps them in their threads' caches */
 #define MAX_STREAMS (1u << 20)
 #define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
 
 enum { DONE, BLOCKED };
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
 
-/* Live blocks: address -> (info id | (stream index + 1) << 32). Linear probing, no tombstones. */
+/* Live blocks: address -> (info id | (stream index + 1) << 32). Linear probing, no tombstones;
+ * key and value side by side, so a lookup touches one cache line. */
+struct live_slot {
+	uint64_t key, val;
+};
 struct live_map {
-	uint64_t *keys, *vals;
+	struct live_slot *slots;
 	uint64_t cap, count;
 };
 
-/* Alloc infos: (size, stack) -> dense id. */
+/* Alloc infos: (size, stack) -> dense id, the key stored in the slot for the same reason. */
+struct info_slot {
+	uint64_t size;
+	uint32_t stack, id1; /* id + 1, 0 = empty */
+};
 struct info_map {
-	uint32_t *table; /* id + 1, 0 = empty */
-	uint64_t *size;
-	uint32_t *stack;
-	uint32_t cap, count, array_cap;
+	struct info_slot *slots;
+	uint32_t cap, count;
 };
 
 static struct {
@@ -205,20 +214,19 @@ static inline uint64_t hash64(uint64_t x)
 
 static int live_init(struct live_map *m, uint64_t cap)
 {
-	m->keys = ct_arena_map(cap * sizeof(uint64_t));
-	m->vals = ct_arena_map(cap * sizeof(uint64_t));
+	m->slots = ct_arena_map(cap * sizeof(*m->slots));
 	m->cap = cap;
 	m->count = 0;
-	return m->keys && m->vals ? 0 : -1;
+	return m->slots ? 0 : -1;
 }
 
 static uint64_t *live_find(uint64_t p)
 {
 	struct live_map *m = &w.live;
 	for (uint64_t i = hash64(p) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == p)
-			return &m->vals[i];
-		if (!m->keys[i])
+		if (m->slots[i].key == p)
+			return &m->slots[i].val;
+		if (!m->slots[i].key)
 			return NULL;
 	}
 }
@@ -226,10 +234,9 @@ static uint64_t *live_find(uint64_t p)
 static void live_put(struct live_map *m, uint64_t p, uint64_t v)
 {
 	uint64_t i = hash64(p) & (m->cap - 1);
-	while (m->keys[i])
+	while (m->slots[i].key)
 		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = p;
-	m->vals[i] = v;
+	m->slots[i] = (struct live_slot){p, v};
 	m->count++;
 }
 
@@ -240,10 +247,9 @@ static void live_insert(uint64_t p, uint64_t v)
 		struct live_map n;
 		if (live_init(&n, m->cap * 2) == 0) {
 			for (uint64_t i = 0; i < m->cap; i++)
-				if (m->keys[i])
-					live_put(&n, m->keys[i], m->vals[i]);
-			ct_arena_unmap(m->keys, m->cap * sizeof(uint64_t));
-			ct_arena_unmap(m->vals, m->cap * sizeof(uint64_t));
+				if (m->slots[i].key)
+					live_put(&n, m->slots[i].key, m->slots[i].val);
+			ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
 			*m = n;
 		}
 	}
@@ -254,55 +260,57 @@ static void live_insert(uint64_t p, uint64_t v)
 static void live_erase(uint64_t *val)
 {
 	struct live_map *m = &w.live;
-	uint64_t mask = m->cap - 1, i = (uint64_t)(val - m->vals);
-	for (uint64_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
-		uint64_t home = hash64(m->keys[j]) & mask;
+	uint64_t mask = m->cap - 1;
+	uint64_t i = (uint64_t)((struct live_slot *)((char *)val - offsetof(struct live_slot, val)) - m->slots);
+	for (uint64_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
+		uint64_t home = hash64(m->slots[j].key) & mask;
 		if (((j - home) & mask) >= ((j - i) & mask)) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
+			m->slots[i] = m->slots[j];
 			i = j;
 		}
 	}
-	m->keys[i] = 0;
+	m->slots[i].key = 0;
 	m->count--;
 }
 
 static void emit_frames(void);
 
+static uint32_t info_slot_of(uint64_t size, uint32_t stack, uint32_t cap)
+{
+	return (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack) & (cap - 1);
+}
+
+static void info_grow(struct info_map *m)
+{
+	uint32_t cap = m->cap * 2;
+	struct info_slot *t = ct_arena_map(cap * sizeof(*t));
+	if (!t)
+		return;
+	for (uint32_t k = 0; k < m->cap; k++) {
+		if (!m->slots[k].id1)
+			continue;
+		uint32_t i = info_slot_of(m->slots[k].size, m->slots[k].stack, cap);
+		while (t[i].id1)
+			i = (i + 1) & (cap - 1);
+		t[i] = m->slots[k];
+	}
+	ct_arena_unmap(m->slots, m->cap * sizeof(*t));
+	m->slots = t;
+	m->cap = cap;
+}
+
+/* The id of (size, stack); a new pair is written as an INFO record first. */
 static uint32_t info_intern(uint64_t size, uint32_t stack)
 {
 	struct info_map *m = &w.infos;
-	uint32_t i = (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack) & (m->cap - 1);
-	for (uint32_t id1; (id1 = m->table[i]); i = (i + 1) & (m->cap - 1))
-		if (m->size[id1 - 1] == size && m->stack[id1 - 1] == stack)
-			return id1 - 1;
-	uint32_t id = m->count;
-	if (id == m->array_cap) {
-		uint32_t cap = m->array_cap * 2;
-		if (grow((void **)&m->size, id * sizeof(uint64_t), cap * sizeof(uint64_t)) < 0 ||
-		    grow((void **)&m->stack, id * sizeof(uint32_t), cap * sizeof(uint32_t)) < 0)
-			return 0;
-		m->array_cap = cap;
-	}
-	m->size[id] = size;
-	m->stack[id] = stack;
-	m->count++;
-	m->table[i] = id + 1;
-	if (m->count * 2 > m->cap) {
-		uint32_t cap = m->cap * 2;
-		uint32_t *t = ct_arena_map(cap * sizeof(uint32_t));
-		if (t) {
-			for (uint32_t k = 0; k < m->count; k++) {
-				uint32_t s = (uint32_t)hash64(m->size[k] * 0x9E3779B97F4A7C15ull ^ m->stack[k]) & (cap - 1);
-				while (t[s])
-					s = (s + 1) & (cap - 1);
-				t[s] = k + 1;
-			}
-			ct_arena_unmap(m->table, m->cap * sizeof(uint32_t));
-			m->table = t;
-			m->cap = cap;
-		}
-	}
+	uint32_t i = info_slot_of(size, stack, m->cap);
+	for (; m->slots[i].id1; i = (i + 1) & (m->cap - 1))
+		if (m->slots[i].size == size && m->slots[i].stack == stack)
+			return m->slots[i].id1 - 1;
+	uint32_t id = m->count++;
+	m->slots[i] = (struct info_slot){size, stack, id + 1};
+	if (m->count * 2 > m->cap)
+		info_grow(m);
 	if (stack >= w.frames)
 		emit_frames();
 	struct ct_out *o = &w.out;
@@ -318,16 +326,13 @@ static int maps_init(void)
 {
 	struct info_map *m = &w.infos;
 	m->cap = 1u << 14;
-	m->array_cap = 1u << 13;
 	m->count = 0;
-	m->table = ct_arena_map(m->cap * sizeof(uint32_t));
-	m->size = ct_arena_map(m->array_cap * sizeof(uint64_t));
-	m->stack = ct_arena_map(m->array_cap * sizeof(uint32_t));
+	m->slots = ct_arena_map(m->cap * sizeof(*m->slots));
 	if (!w.streams)
 		w.streams = ct_arena_map(MAX_STREAMS * sizeof(*w.streams));
 	if (!w.expect)
 		w.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*w.expect));
-	if (!m->table || !m->size || !m->stack || !w.streams || !w.expect)
+	if (!m->slots || !w.streams || !w.expect)
 		return -1;
 	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
@@ -366,8 +371,25 @@ static void flush_held(struct ct_stream *s)
 {
 	if (!s->has_held)
 		return;
-	emit(CT_REC_ALLOC, s->held_info);
-	s->has_held = 0;
+	if (!s->held_written)
+		emit(CT_REC_ALLOC, s->held_info);
+	s->has_held = s->held_written = 0;
+}
+
+/* Before a flush to the file: write held allocations now, so a killed process loses none, but
+ * keep them held, so a free as the thread's next event still counts them temporary (TEMPFREE). */
+static void write_held(struct ct_stream *s)
+{
+	if (s->has_held && !s->held_written) {
+		emit(CT_REC_ALLOC, s->held_info);
+		s->held_written = 1;
+	}
+}
+
+/* A temporary allocation ends: one TEMP record, or TEMPFREE if its ALLOC is already written. */
+static void emit_temp(uint32_t info, int written)
+{
+	emit(written ? CT_REC_TEMPFREE : CT_REC_TEMP, info);
 }
 
 /* The block p, allocated by stream k, is about to be freed by someone else: if k still holds
@@ -384,7 +406,10 @@ static void settle_pending(struct ct_stream *s)
 {
 	if (!s->has_pending)
 		return;
-	emit(s->pending_temp ? CT_REC_TEMP : CT_REC_FREE, s->pending_info);
+	if (s->pending_temp)
+		emit_temp(s->pending_info, s->pending_written);
+	else
+		emit(CT_REC_FREE, s->pending_info);
 	w.frees++;
 	s->has_pending = 0;
 }
@@ -394,9 +419,9 @@ static void settle_pending(struct ct_stream *s)
 static uint32_t end_block(struct ct_stream *s, uint64_t p, uint64_t *v, int as_pending)
 {
 	uint32_t info = (uint32_t)*v;
-	int temp = s->has_held && s->held_ptr == p;
+	int temp = s->has_held && s->held_ptr == p, written = s->held_written;
 	if (temp) {
-		s->has_held = 0;
+		s->has_held = s->held_written = 0;
 	} else {
 		flush_held(s);
 		flush_owner(*v >> 32, p);
@@ -405,9 +430,13 @@ static uint32_t end_block(struct ct_stream *s, uint64_t p, uint64_t *v, int as_p
 	if (as_pending) {
 		s->pending_info = info;
 		s->pending_temp = (uint8_t)temp;
+		s->pending_written = (uint8_t)(temp && written);
 		s->has_pending = 1;
 	} else {
-		emit(temp ? CT_REC_TEMP : CT_REC_FREE, info);
+		if (temp)
+			emit_temp(info, written);
+		else
+			emit(CT_REC_FREE, info);
 		w.frees++;
 	}
 	return info;
@@ -457,6 +486,7 @@ static void on_realloc_failed(struct ct_stream *s, uint64_t p)
 		s->held_ptr = p;
 		s->held_info = s->pending_info;
 		s->has_held = 1;
+		s->held_written = s->pending_written;
 	}
 	s->has_pending = 0;
 }
@@ -571,8 +601,7 @@ static int pump(void)
 			announce(r, 0);
 			r->announced = 1;
 		}
-		if (drain(r, !(force && r->blocked)))
-			progress = 1;
+		progress += drain(r, !(force && r->blocked));
 		if (r->blocked)
 			stuck = 1;
 		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
@@ -641,6 +670,8 @@ static void housekeeping(void)
 	if (now - w.last_sample_ns >= SAMPLE_NS || w.bytes_since_sample >= SAMPLE_BYTES)
 		sample(now);
 	if (now - w.last_flush_ns >= FLUSH_NS) {
+		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+			write_held(&r->st);
 		compress(ZSTD_e_flush);
 		w.last_flush_ns = now;
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
@@ -664,11 +695,11 @@ static void emit_end(void)
 
 /* ---- the thread ---- */
 
-static void idle_wait(void)
+static void idle_wait(long ns)
 {
 	atomic_store(&w.sleeping, 1);
 	if (!atomic_exchange(&w.wake, 0)) {
-		struct timespec ts = {0, IDLE_WAIT_NS};
+		struct timespec ts = {0, ns};
 		syscall(SYS_futex, &w.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 	}
 	atomic_store(&w.sleeping, 0);
@@ -720,12 +751,12 @@ static void *writer_main(void *arg)
 	ct_in_shim = 1; /* whatever this thread allocates is the shim's, not the program's */
 	for (;;) {
 		uint32_t req = atomic_load(&w.req);
-		int progress = pump();
+		int events = pump();
 		housekeeping();
 		if (req != atomic_load_explicit(&w.done, memory_order_relaxed) && serve(req))
 			break;
-		if (!progress)
-			idle_wait();
+		if (events < BATCH_EVENTS)
+			idle_wait(events ? BATCH_WAIT_NS : IDLE_WAIT_NS);
 	}
 	return NULL;
 }
@@ -819,6 +850,7 @@ static int open_file(int fd)
 	if (!w.zc || !w.zbuf || maps_init() < 0 || out_reserve(&w.out, 1u << 20) < 0)
 		return -ENOMEM;
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
 	uint8_t header[CT_HEADER_SIZE];
 	ct_out_bytes(&w.out, header, ct_put_header(header));
 	emit_process();

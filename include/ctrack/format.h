@@ -86,6 +86,9 @@
  *   A stack is identified by its innermost node. Example: 05 00 <zigzag ip> = outermost frame.
  * TIME    0x06  | tag | delta_us v |
  *   The clock advanced by delta_us microseconds.
+ * TEMPFREE 0x07 | tag | info v |
+ *   Like FREE, and the allocation it frees was temporary: its ALLOC was written before the thread's
+ *   next event was known (the writer flushes to the file every 100 ms). Example: 07 05.
  *
  * PROCESS 0x10  | pid v | ppid v | start_unix_ns v | exe s | argc v | argv s... |
  *   The traced process; the first record of a trace. argv is exactly the process's arguments.
@@ -121,6 +124,7 @@
 	X(INFO, 0x04) \
 	X(FRAME, 0x05) \
 	X(TIME, 0x06) \
+	X(TEMPFREE, 0x07) \
 	X(PROCESS, 0x10) \
 	X(MODULE, 0x11) \
 	X(UNMODULE, 0x12) \

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -48,6 +49,36 @@ static NOINLINE int vla(int depth, int size)
 	return buf[0] + keep;
 }
 
+/* Two stacks that meet at the same stack pointer and ip with different frame pointers: a VLA
+ * frame under callers of different sizes. Stale return addresses lie where the other one's were. */
+static NOINLINE uintptr_t vla_leaf(int size, int check)
+{
+	volatile char buf[size];
+	buf[0] = 0;
+	if (check)
+		ctt_check("vla alias", 64, CTT_FAST);
+	return (uintptr_t)__builtin_frame_address(0) + (uintptr_t)buf[0];
+}
+
+static NOINLINE uintptr_t small_caller(int size, int check)
+{
+	return vla_leaf(size, check) * (uintptr_t)keep;
+}
+
+static NOINLINE uintptr_t big_caller(int size, int check)
+{
+	volatile char pad[512];
+	pad[0] = 0;
+	return vla_leaf(size, check) + (uintptr_t)pad[0];
+}
+
+static void vla_alias(void)
+{
+	int size = 4096, shift = (int)(small_caller(size, 0) - big_caller(size, 0));
+	small_caller(size, 1);
+	big_caller(size - shift, 1);
+}
+
 static void on_signal(int sig)
 {
 	/* The stack crosses __restore_rt, whose CFI is expressions: libunwind must take over. */
@@ -55,13 +86,49 @@ static void on_signal(int sig)
 	chain(3, 64, CTT_FALLBACK);
 }
 
-static NOINLINE int raise_here(int depth)
+static NOINLINE int raise_here(int depth, int sig)
 {
 	if (depth == 0)
-		raise(SIGUSR1);
+		raise(sig);
 	else
-		raise_here(depth - 1);
+		raise_here(depth - 1, sig);
 	return keep;
+}
+
+/* Handlers run on an alternate stack for SIGUSR2: the walk jumps from it back to the thread's. */
+static void install_handlers(void)
+{
+	static char altstack[1 << 16] __attribute__((aligned(16)));
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_flags = SA_ONSTACK;
+	sigaltstack(&ss, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+}
+
+/* Calls of the allocator made while allocation_watch is set: ct_unwind must make none. */
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+static __thread int allocation_watch, allocations;
+
+void *malloc(size_t n) { allocations += allocation_watch; return __libc_malloc(n); }
+void *calloc(size_t n, size_t m) { allocations += allocation_watch; return __libc_calloc(n, m); }
+void *realloc(void *p, size_t n) { allocations += allocation_watch; return __libc_realloc(p, n); }
+void free(void *p) { allocations += allocation_watch; __libc_free(p); }
+
+static NOINLINE int fast_walk_allocates(void)
+{
+	uintptr_t ips[64];
+	int truncated;
+
+	allocation_watch = 1;
+	ctu_fast(ips, 64, &truncated);
+	allocation_watch = 0;
+	if (allocations)
+		fprintf(stderr, "FAIL ct_unwind called the allocator %d times\n", allocations);
+	return allocations != 0;
 }
 
 static void scenarios(void)
@@ -75,8 +142,10 @@ static void scenarios(void)
 	chain(300, 400, CTT_FAST);          /* deep recursion, whole */
 	heavy(4, v);
 	vla(5, 17);
-	raise_here(2);
-	chain(6, 64, CTT_FAST);             /* the signal left no trace in the cache */
+	vla_alias();
+	raise_here(2, SIGUSR1);
+	raise_here(1, SIGUSR2);             /* on the alternate stack */
+	chain(6, 64, CTT_FAST);             /* the signals left no trace in the cache */
 }
 
 static void *thread_main(void *arg)
@@ -100,16 +169,26 @@ static int run_threads(int count)
 	return 0;
 }
 
-static double ns_per_walk(int (*walker)(uintptr_t *, int, int *), long walks, int *frames)
+typedef int walker_fn(uintptr_t *, int, int *);
+
+/* Walks from `depth` frames further down, so alternating depths defeats the memo of the last walk. */
+static NOINLINE int walk_at(walker_fn *walker, int depth, uintptr_t *ips, int *truncated)
+{
+	if (depth > 0)
+		return walk_at(walker, depth - 1, ips, truncated) * keep;
+	return walker(ips, 64, truncated);
+}
+
+static double ns_per_walk(walker_fn *walker, long walks, int alternate, int *frames)
 {
 	uintptr_t ips[64];
 	int truncated;
 	struct timespec a, b;
 
-	*frames = walker(ips, 64, &truncated);
+	*frames = walk_at(walker, 0, ips, &truncated);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < walks; i++)
-		walker(ips, 64, &truncated);
+		walk_at(walker, alternate ? (int)(i & 1) * 2 : 0, ips, &truncated);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / walks;
 }
@@ -117,25 +196,29 @@ static double ns_per_walk(int (*walker)(uintptr_t *, int, int *), long walks, in
 static NOINLINE int bench(int depth)
 {
 	if (depth > 0)
-		return bench(depth - 1) + keep;
-	int nf, ns;
-	double fast = ns_per_walk(ctu_fast, 1000000, &nf);
-	double slow = ns_per_walk(ctu_slow, 200000, &ns);
-	printf("bench: %d frames: ct_unwind %.1f ns/walk, ct_unwind_slow (libunwind) %.1f ns/walk, "
-	       "%.1fx, fallbacks %lu\n", nf, fast, slow, slow / fast, ctu_fallbacks());
-	return nf == ns && fast < slow ? 0 : 1;
+		return bench(depth - 1) * keep;
+	int nf, na, ns;
+	double fast = ns_per_walk(ctu_fast, 1000000, 0, &nf);
+	double alt = ns_per_walk(ctu_fast, 1000000, 1, &na);
+	double slow = ns_per_walk(ctu_slow, 200000, 0, &ns);
+	printf("bench: %d frames: ct_unwind %.1f ns/walk (same stack), %.1f ns/walk (alternating "
+	       "stacks, %d/%d frames); ct_unwind_slow (libunwind) %.1f ns/walk; fallbacks %lu\n",
+	       nf, fast, alt, na, na + 2, slow, ctu_fallbacks());
+	return nf == ns && fast < slow && alt < slow ? 0 : 1;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return bench(3);
-	signal(SIGUSR1, on_signal);
+	install_handlers();
 	for (int i = 0; i < 3; i++)
 		scenarios();
 	ctu_invalidate();
 	scenarios();
 	if (run_threads(4))
 		return 1;
-	return ctt_report(argv[0]);
+	ctu_invalidate(); /* the cold path (rule computation) must not allocate either */
+	int bad = fast_walk_allocates();
+	return ctt_report(argv[0]) || bad;
 }

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: MIT
+# The analyzer on bad input: missing, empty, text, random, foreign zstd, truncated and corrupted
+# traces. Missing/corrupt/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated trace:
+# exit 0, "complete": false and a warning (or the clean error when the cut precedes the header);
+# never a signal, in both --json and text modes.
+import json
+import os
+import random
+import subprocess
+import sys
+
+import ctrack_test as ct
+
+env = ct.Env(sys.argv)
+prog, trickle = env.progs[0], env.progs[1]
+d = env.fresh_dir("inputs")
+
+
+def write(name, data):
+    path = os.path.join(d, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def clean_error(label, r):
+    lines = r.stderr.decode(errors="replace").strip().splitlines()
+    env.eq(label + ": exit 1", r.returncode, 1)
+    env.check(label + ": one-line error `ctrack-analyze: ...`",
+              len(lines) == 1 and lines[0].startswith("ctrack-analyze: "), repr(lines))
+
+
+def each_mode(path):
+    for mode in (["--json"], []):
+        yield ("json" if mode else "text"), env.run_analyze(path, *mode)
+
+
+def expect_error(label, path):
+    for mode, r in each_mode(path):
+        clean_error("%s (%s)" % (label, mode), r)
+
+
+def expect_partial_or_error(label, path, truncated):
+    """Truncated or damaged: a clean error, or exit 0 with a warning (and, when truncated, a JSON
+    report that says it is incomplete) -- never a crash, never silence."""
+    for mode, r in each_mode(path):
+        lab = "%s (%s)" % (label, mode)
+        env.check(lab + ": no signal", r.returncode >= 0, "killed by signal %d" % -r.returncode)
+        if r.returncode == 1:
+            clean_error(lab, r)
+            continue
+        if not env.eq(lab + ": exit 0 (or a clean error)", r.returncode, 0):
+            continue
+        env.check(lab + ": warning on stderr", r.stderr.strip() != b"",
+                  "exit 0 and no warning: the damage went unnoticed")
+        if mode == "json" and truncated:
+            try:
+                rep = json.loads(r.stdout.decode("utf-8", "surrogateescape"))
+                env.eq(lab + ": complete", rep["complete"], False)
+            except ValueError as e:
+                env.check(lab + ": valid JSON", False, str(e))
+
+
+def real_trace(name, program):
+    path = os.path.join(d, name)
+    r, _ = env.run_ctrack([program], d, opts=("-o", path))
+    env.eq(name + ": program exit status", r.returncode, 0)
+    if not env.check(name + " written", os.path.exists(path)):
+        env.finish()
+    with open(path, "rb") as f:
+        return path, f.read()
+
+
+# A real trace to damage.
+real, data = real_trace("real.zst", prog)
+rep = env.report(real)
+env.check("real trace is complete", rep and rep["complete"] is True)
+
+expect_error("missing file", os.path.join(d, "no-such-file.zst"))
+expect_error("directory", d)
+expect_error("empty file", write("empty.zst", b""))
+expect_error("text file", write("text.zst", b"this is not a trace\n" * 50))
+rng = random.Random(1234)
+expect_error("random binary", write("random.zst", bytes(rng.randrange(256) for _ in range(4096))))
+foreign = subprocess.run(["zstd", "-q", "-c"], input=b"hello, not a trace\n" * 100,
+                         capture_output=True)
+if env.check("zstd made a foreign compressed file", foreign.returncode == 0):
+    expect_error("zstd file of something else", write("foreign.zst", foreign.stdout))
+env.check("real trace is large enough to damage", len(data) > 64, "%d bytes" % len(data))
+
+for frac in (0.5, 0.25, 0.75, 0.9):
+    cut = int(len(data) * frac)
+    expect_partial_or_error("cut at %d%% (%d of %d bytes)" % (frac * 100, cut, len(data)),
+                            write("cut%d.zst" % (frac * 100), data[:cut]), True)
+for frac in (0.5, 0.3, 0.7):
+    pos = int(len(data) * frac)
+    flipped = bytearray(data)
+    flipped[pos] ^= 0xff
+    expect_partial_or_error("byte %d flipped" % pos, write("flip%d.zst" % (frac * 100), flipped),
+                            False)
+
+# A trace written in several flushes (tests/progs/trickle.c: 600 allocations over ~0.6 s), cut at
+# half its size: the cut falls well after the header, so this one must be a partial report.
+long_trace, long_data = real_trace("trickle.zst", trickle)
+half = write("trickle-half.zst", long_data[:len(long_data) // 2])
+r = env.run_analyze(half, "--json")
+label = "trickle cut at half (%d of %d bytes)" % (len(long_data) // 2, len(long_data))
+if env.eq(label + ": exit 0", r.returncode, 0):
+    env.check(label + ": warning on stderr", r.stderr.strip() != b"")
+    try:
+        rep = json.loads(r.stdout.decode("utf-8", "surrogateescape"))
+        env.eq(label + ": complete", rep["complete"], False)
+        n = rep["summary"]["allocations"]
+        env.check(label + ": some but not all 600 allocations", 0 < n < 600, "got %d" % n)
+    except ValueError as e:
+        env.check(label + ": valid JSON", False, str(e))
+else:
+    print(r.stderr.decode(errors="replace"))
+env.finish()

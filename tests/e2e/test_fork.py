@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: MIT
+# fork (tests/progs/forker.c): without --follow-children one trace with the parent's exact figures;
+# with it, one more trace ctrack.forker.CHILDPID.zst beside the parent's, with the child's figures.
+import os
+import sys
+
+import ctrack_test as ct
+
+PARENT = {"allocations": 3, "frees": 2, "bytes_allocated": 3700, "leaked_bytes": 2000,
+          "leaked_allocations": 1}
+CHILD = {"allocations": 2, "frees": 1, "bytes_allocated": 700, "leaked_bytes": 300,
+         "leaked_allocations": 1}
+
+env = ct.Env(sys.argv)
+prog = env.progs[0]
+name = os.path.basename(prog)
+
+
+def figures(rep):
+    return {k: rep["summary"][k] for k in PARENT}
+
+
+def child_pid(r):
+    out = r.stdout.decode(errors="replace").strip()
+    return int(out.split("=")[1]) if out.startswith("child=") else None
+
+
+pid, figs, rc, out = env.valgrind_run([prog], env.fresh_dir("valgrind"))
+vg = figs.get(pid)
+if env.check("valgrind ran parent and child", rc == 0 and vg and len(figs) == 2, repr(figs)):
+    env.eq("valgrind agrees with the parent's figures", (vg["allocs"], vg["frees"], vg["bytes"]),
+           (3, 2, 3700))
+
+# Without --follow-children: the child is untraced and never writes into the parent's file.
+d = env.fresh_dir("nofollow")
+r, files = env.run_ctrack([prog], d)
+env.eq("nofollow: exit status", r.returncode, 0)
+if env.eq("nofollow: exactly one trace file", len(files), 1):
+    rep = env.report(os.path.join(d, files[0]))
+    if rep:
+        env.eq("nofollow: trace named after the parent", files[0],
+               "ctrack.%s.%d.zst" % (name, rep["process"]["pid"]))
+        env.eq("nofollow: complete", rep["complete"], True)
+        env.eq("nofollow: parent's exact figures", figures(rep), PARENT)
+        env.compare_valgrind(rep["summary"], vg, "nofollow: ")
+        env.eq("nofollow: parent_leak", ct.sites(rep["leaks"], "parent_leak"), (2000, 1))
+
+
+d = env.fresh_dir("follow")
+# Default names in the cwd: the parent's is ctrack.forker.PID.zst, PID unknown until the report.
+r, files = env.run_ctrack([prog], d, opts=("--follow-children",))
+env.eq("follow: exit status", r.returncode, 0)
+cpid = child_pid(r)
+env.eq("follow: two trace files", len(files), 2)
+child_name = "ctrack.%s.%d.zst" % (name, cpid) if cpid else None
+env.check("follow: child trace is ctrack.NAME.CHILDPID.zst", child_name in files, repr(files))
+for f in files:
+    rep = env.report(os.path.join(d, f))
+    if not rep:
+        continue
+    is_child = f == child_name
+    label = "follow: %s trace" % ("child" if is_child else "parent")
+    env.eq(label + " named after its pid", f, "ctrack.%s.%d.zst" % (name, rep["process"]["pid"]))
+    env.eq(label + " complete", rep["complete"], True)
+    env.eq(label + " exact figures", figures(rep), CHILD if is_child else PARENT)
+    leak_fn, size = ("child_leak", 300) if is_child else ("parent_leak", 2000)
+    env.eq(label + " " + leak_fn, ct.sites(rep["leaks"], leak_fn), (size, 1))
+
+# With -o: the child's trace goes to the directory of the parent's trace, not the cwd.
+d = env.fresh_dir("follow-o")
+out = os.path.join(d, "out")
+os.makedirs(out)
+r, files = env.run_ctrack([prog], d, opts=("--follow-children", "-o", os.path.join(out, "p.zst")))
+env.eq("follow -o: exit status", r.returncode, 0)
+env.eq("follow -o: nothing written to the cwd", files, [])
+cpid = child_pid(r)
+have = sorted(os.listdir(out))
+env.eq("follow -o: parent's file and the child's beside it", have,
+       sorted(["p.zst", "ctrack.%s.%s.zst" % (name, cpid)]))
+if os.path.exists(os.path.join(out, "p.zst")):
+    rep = env.report(os.path.join(out, "p.zst"))
+    if rep:
+        env.eq("follow -o: parent's exact figures", figures(rep), PARENT)
+env.finish()
