@@ -128,14 +128,19 @@ static void report_event(enum ct_event kind, void *p)
 
 /* ---- the allocation functions ---- */
 
+/* Reports a block the real allocator returned (NULL: nothing happened) and hands it on. */
+static inline void *tracked(void *p, size_t size)
+{
+	if (p && tracking())
+		report_alloc(p, size);
+	return p;
+}
+
 EXPORT void *malloc(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 16);
-	void *p = ct_real.malloc(size);
-	if (p && tracking())
-		report_alloc(p, size);
-	return p;
+	return tracked(ct_real.malloc(size), size);
 }
 
 EXPORT void free(void *p)
@@ -153,10 +158,7 @@ EXPORT void *calloc(size_t n, size_t m)
 		size_t total;
 		return __builtin_mul_overflow(n, m, &total) ? NULL : boot_alloc(total, 16);
 	}
-	void *p = ct_real.calloc(n, m);
-	if (p && tracking())
-		report_alloc(p, n * m);
-	return p;
+	return tracked(ct_real.calloc(n, m), n * m);
 }
 
 /* A block from the bootstrap pool moves to the real heap; the move counts as a new allocation. */
@@ -172,18 +174,14 @@ static void *realloc_boot(void *old, size_t size)
 
 /* realloc and reallocarray: the old block is reported before the real call, since the real call
  * may free it and another thread may get the address back before this one reports anything. */
-static void *realloc_tracked(void *old, size_t size, void *(*fn)(void *, size_t, size_t), size_t n, size_t m)
+static void *realloc_tracked(void *old, size_t size)
 {
-	if (!old) {
-		void *p = fn(old, n, m);
-		if (p && tracking())
-			report_alloc(p, size);
-		return p;
-	}
+	if (!old)
+		return tracked(ct_real.realloc(NULL, size), size);
 	if (!tracking())
-		return fn(old, n, m);
+		return ct_real.realloc(old, size);
 	report_event(CT_EV_RBEGIN, old);
-	void *p = fn(old, n, m);
+	void *p = ct_real.realloc(old, size);
 	if (p)
 		report_alloc(p, size);
 	else
@@ -191,20 +189,13 @@ static void *realloc_tracked(void *old, size_t size, void *(*fn)(void *, size_t,
 	return p;
 }
 
-static void *call_realloc(void *old, size_t n, size_t m)
-{
-	(void)m;
-	return ct_real.realloc(old, n);
-}
-
-
 EXPORT void *realloc(void *old, size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return old ? NULL : boot_alloc(size, 16);
 	if (CT_UNLIKELY(is_boot(old)))
 		return realloc_boot(old, size);
-	return realloc_tracked(old, size, call_realloc, size, 1);
+	return realloc_tracked(old, size);
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t m)
@@ -220,7 +211,7 @@ EXPORT void *reallocarray(void *old, size_t n, size_t m)
 		return realloc_boot(old, size);
 	/* glibc's reallocarray is realloc behind an overflow check, and calls realloc through the
 	 * PLT (that is, us): calling it would count the call twice. */
-	return realloc_tracked(old, size, call_realloc, size, 1);
+	return realloc_tracked(old, size);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -239,40 +230,28 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, align);
-	void *p = ct_real.aligned_alloc(align, size);
-	if (p && tracking())
-		report_alloc(p, size);
-	return p;
+	return tracked(ct_real.aligned_alloc(align, size), size);
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, align);
-	void *p = ct_real.memalign(align, size);
-	if (p && tracking())
-		report_alloc(p, size);
-	return p;
+	return tracked(ct_real.memalign(align, size), size);
 }
 
 EXPORT void *valloc(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 4096);
-	void *p = ct_real.valloc(size);
-	if (p && tracking())
-		report_alloc(p, size);
-	return p;
+	return tracked(ct_real.valloc(size), size);
 }
 
 EXPORT void *pvalloc(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 4096);
-	void *p = ct_real.pvalloc(size);
-	if (p && tracking())
-		report_alloc(p, size);
-	return p;
+	return tracked(ct_real.pvalloc(size), size);
 }
 
 EXPORT size_t malloc_usable_size(void *p)

@@ -681,7 +681,9 @@ static void housekeeping(void)
 
 static void emit_end(void)
 {
-	tick(ct_now_ns());
+	uint64_t now = ct_now_ns();
+	tick(now);
+	sample(now); /* a short run gets its RSS too */
 	size_t at = ct_out_begin_framed(&w.out, CT_REC_END);
 	ct_out_varint(&w.out, w.allocations);
 	ct_out_varint(&w.out, w.frees);

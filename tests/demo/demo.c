@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The bundled demo for `scripts/demo`: a tiny "word index" with the usual mistakes: one leak per
- * duplicate word, a temporary buffer per line, and a table that grows by realloc. */
+ * duplicate word, a temporary copy per word, and a table that grows by realloc. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +13,14 @@ struct entry {
 static struct entry *table;
 static size_t used, cap;
 
-static char *copy_word(const char *w)
+__attribute__((noinline)) static char *copy_word(const char *w)
 {
 	char *s = malloc(strlen(w) + 1);
 	strcpy(s, w);
 	return s;
 }
 
-static void add_word(const char *w)
+__attribute__((noinline)) static void add_word(const char *w)
 {
 	char *s = copy_word(w); /* leaked when the word is already present */
 	for (size_t i = 0; i < used; i++)
@@ -35,11 +35,20 @@ static void add_word(const char *w)
 	table[used++] = (struct entry){s, 1};
 }
 
-static void index_line(const char *line)
+__attribute__((noinline)) static int is_stop_word(const char *w)
 {
-	char *buf = strdup(line); /* a temporary: freed right away */
+	char *lower = strdup(w); /* a temporary: freed before anything else is allocated */
+	int stop = !strcmp(lower, "the") || !strcmp(lower, "a");
+	free(lower);
+	return stop;
+}
+
+__attribute__((noinline)) static void index_line(const char *line)
+{
+	char *buf = strdup(line);
 	for (char *w = strtok(buf, " "); w; w = strtok(NULL, " "))
-		add_word(w);
+		if (!is_stop_word(w))
+			add_word(w);
 	free(buf);
 }
 

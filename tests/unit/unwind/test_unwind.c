@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include "capture.h"
@@ -148,6 +149,24 @@ static void scenarios(void)
 	chain(6, 64, CTT_FAST);             /* the signals left no trace in the cache */
 }
 
+/* Profiling signals land anywhere, in the middle of walks too: nested walks must not disturb them. */
+static void on_timer(int sig)
+{
+	ctt_check("timer signal", 64, CTT_FALLBACK);
+}
+
+static void interrupted_scenarios(void)
+{
+	struct sigaction sa = {.sa_handler = on_timer, .sa_flags = SA_RESTART};
+	struct itimerval every = {{0, 200}, {0, 200}}, stop = {{0, 0}, {0, 0}};
+
+	sigaction(SIGPROF, &sa, NULL);
+	setitimer(ITIMER_PROF, &every, NULL);
+	for (int i = 0; i < 100; i++)
+		scenarios();
+	setitimer(ITIMER_PROF, &stop, NULL);
+}
+
 static void *thread_main(void *arg)
 {
 	for (int i = 0; i < 200; i++) {
@@ -218,6 +237,7 @@ int main(int argc, char **argv)
 	scenarios();
 	if (run_threads(4))
 		return 1;
+	interrupted_scenarios();
 	ctu_invalidate(); /* the cold path (rule computation) must not allocate either */
 	int bad = fast_walk_allocates();
 	return ctt_report(argv[0]) || bad;
