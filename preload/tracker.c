@@ -55,6 +55,7 @@ static void thread_exit(void *arg)
 	ct_in_shim = 1;
 	if (t->ring)
 		ct_ring_release(t->ring);
+	ct_unwind_thread_exit();
 	t->ring = NULL;
 	if (self == t)
 		self = NULL;

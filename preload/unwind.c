@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "unwind.h"
 
@@ -52,8 +53,6 @@ struct entry {
 };
 
 static _Atomic unsigned generation;
-static __thread struct entry cache[CACHE_SIZE];
-static __thread unsigned cache_generation;
 /* Walks in progress on this thread: a nested one (signal handler) reads the cache, never writes. */
 static __thread int walk_depth;
 /* Walks that went through libunwind; read by the unit tests, which include this file. */
@@ -74,8 +73,16 @@ struct memo {
 };
 enum { MEMO_CFA_RBP = 1, MEMO_KEEPS_RBP = 2, MEMO_NEEDS_BP = 4 };
 
-static __thread struct memo memos[2];
-static __thread int memo_last; /* memos[memo_last] holds the previous walk */
+/* A thread's rule cache and memo: mapped on its first walk rather than kept in static TLS, so the
+ * shim adds a few bytes, not tens of KiB, to every thread's TLS block (threads with small stacks
+ * must still start). */
+struct thread_state {
+	unsigned cache_generation;
+	int memo_last; /* memos[memo_last] holds the previous walk */
+	struct memo memos[2];
+	struct entry cache[CACHE_SIZE];
+};
+static __thread struct thread_state *ts;
 
 static _Atomic uintptr_t self_lo, self_hi;
 
@@ -469,22 +476,41 @@ static struct rule compute_rule(uintptr_t ip)
 
 static struct entry *slot(uintptr_t ip)
 {
-	return &cache[(ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
+	return &ts->cache[(ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
 }
 
-/* The outermost walk of a thread owns the cache: it clears it when the generation moved. A
- * nested walk (signal handler) of a stale cache bypasses it. Returns whether it may be used. */
+/* The outermost walk of a thread owns the cache: it maps it on first use (mmap is
+ * async-signal-safe) and clears it when the generation moved. A nested walk (signal handler)
+ * of a missing or stale cache bypasses it. Returns whether it may be used. */
 static int cache_usable(void)
 {
 	unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
-	if (__builtin_expect(gen == cache_generation, 1))
+	if (__builtin_expect(ts && gen == ts->cache_generation, 1))
 		return 1;
 	if (walk_depth > 1)
 		return 0;
-	memset(cache, 0, sizeof(cache));
-	memos[0].n = memos[1].n = 0;
-	cache_generation = gen;
+	if (!ts) {
+		int saved_errno = errno;
+		void *p = mmap(NULL, sizeof(*ts), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		errno = saved_errno;
+		if (p == MAP_FAILED)
+			return 0;
+		ts = p; /* zero-filled: an empty cache, no memo */
+	}
+	memset(ts->cache, 0, sizeof(ts->cache));
+	ts->memos[0].n = ts->memos[1].n = 0;
+	ts->cache_generation = gen;
 	return 1;
+}
+
+void ct_unwind_thread_exit(void)
+{
+	if (!ts || walk_depth)
+		return;
+	int saved_errno = errno;
+	munmap(ts, sizeof(*ts));
+	errno = saved_errno;
+	ts = NULL;
 }
 
 static struct rule rule_for(uintptr_t ip, int use_cache)
@@ -600,7 +626,7 @@ static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, 
 		next->f[m + i] = prev->f[k + i];
 	next->n = m + tail;
 	memo_needs_bp(next, m - 1);
-	memo_last ^= 1;
+	ts->memo_last ^= 1;
 	return n + copied;
 }
 
@@ -619,7 +645,7 @@ static void memo_commit(struct memo *m, int count)
 {
 	m->n = count;
 	memo_needs_bp(m, count - 1);
-	memo_last ^= 1;
+	ts->memo_last ^= 1;
 }
 
 /* Returns the frame count, or -1 when some frame needs libunwind. The outermost walk of a thread
@@ -629,7 +655,8 @@ static int walk(struct frame *f, uintptr_t *ips, int max, int *truncated)
 	uintptr_t lo, hi, adjust = 0, scratch;
 	int n = 0, in_self = 1, use_cache = cache_usable();
 	int use_memo = use_cache && walk_depth == 1, k = 0, m = 0;
-	struct memo *prev = &memos[memo_last], *next = &memos[memo_last ^ 1];
+	struct memo *prev = use_memo ? &ts->memos[ts->memo_last] : NULL;
+	struct memo *next = use_memo ? &ts->memos[ts->memo_last ^ 1] : NULL;
 	int prev_n = use_memo ? prev->n : 0;
 
 	self_range(&lo, &hi);

@@ -16,5 +16,7 @@ int ct_unwind(uintptr_t *ips, int max, int *truncated);
 int ct_unwind_slow(uintptr_t *ips, int max, int *truncated);
 /* Forget cached rules (an object was unloaded, its addresses may be reused). Cheap, thread-safe. */
 void ct_unwind_invalidate(void);
+/* The calling thread is exiting: unmap its rule cache (mapped again if it walks once more). */
+void ct_unwind_thread_exit(void);
 
 #endif
