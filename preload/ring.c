@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-thread event rings: the only thing the hot path writes to, so threads never share a cache
  * line while allocating. One producer (the thread), one consumer (the writer). Runs inside hooks. */
+#include <cpuid.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -8,7 +9,6 @@
 #include "shim.h"
 
 static _Atomic(struct ct_ring *) all_rings;
-static _Atomic uint32_t ring_count;
 
 struct ct_ring *ct_ring_list(void)
 {
@@ -33,11 +33,12 @@ struct ct_ring *ct_ring_acquire(pid_t tid)
 		r = ct_arena_map(sizeof(*r));
 		if (!r)
 			return NULL;
-		r->st.index = atomic_fetch_add(&ring_count, 1) + 1; /* 0 is the writer's own late stream */
 		r->next = atomic_load_explicit(&all_rings, memory_order_relaxed);
 		while (!atomic_compare_exchange_weak(&all_rings, &r->next, r))
 			;
 	}
+	unsigned a, b, c, d;
+	r->prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)); /* PRFCHW */
 	/* The writer has reset the writer-private fields before marking the ring free. */
 	r->tid = tid;
 	r->cached_tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -81,6 +82,10 @@ void ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n)
 			}
 		}
 	}
+	/* Ask for the line we write 16 lines from now in exclusive state: the writer has read it since
+	 * it was last written, and waiting for that transfer at store time is the ring's main cost. */
+	if (CT_LIKELY(r->prefetchw))
+		__asm__ volatile("prefetchw %0" ::"m"(r->words[(h + 128) & CT_RING_MASK]));
 	for (unsigned i = 0; i < n; i++)
 		r->words[(h + i) & CT_RING_MASK] = w[i];
 	atomic_store_explicit(&r->head, h + n, memory_order_release);

@@ -85,7 +85,6 @@ struct ct_stream {
 	uint64_t held_ptr;     /* last allocation, not yet written: it may turn out temporary */
 	uint32_t held_info;
 	uint32_t pending_info; /* block a realloc is replacing, while the realloc runs */
-	uint32_t index;        /* dense stream number, recorded with each live block */
 	uint8_t has_held, has_pending, pending_temp;
 	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
 };
@@ -94,10 +93,11 @@ struct ct_ring {
 	_Alignas(64) _Atomic uint64_t head; /* producer: words published */
 	_Alignas(64) _Atomic uint64_t tail; /* writer: words consumed */
 	_Alignas(64) uint64_t cached_tail;  /* producer's last look at tail */
+	int prefetchw;                      /* the CPU has PREFETCHW */
 	_Atomic int state;
 	pid_t tid;
 	struct ct_ring *next; /* all rings, newest first; never unlinked */
-	struct ct_stream st;  /* writer-private from here on */
+	_Alignas(64) struct ct_stream st; /* writer-private from here on, on lines of its own */
 	uint8_t announced, blocked;
 	_Alignas(64) uint64_t words[CT_RING_WORDS];
 };

@@ -28,13 +28,12 @@
 #define IDLE_WAIT_NS 2000000        /* an idle writer looks again after 2 ms */
 #define BATCH_WAIT_NS 200000        /* a writer with little to do lets events pile up for 0.2 ms: */
 #define BATCH_EVENTS 4096           /* reading ring heads less often keeps them in their threads' caches */
-#define MAX_STREAMS (1u << 20)
 #define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
 
 enum { DONE, BLOCKED };
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
 
-/* Live blocks: address -> (info id | (stream index + 1) << 32). Linear probing, no tombstones;
+/* Live blocks: address -> info id. Linear probing, no tombstones;
  * key and value side by side, so a lookup touches one cache line. */
 struct live_slot {
 	uint64_t key, val;
@@ -63,7 +62,6 @@ static struct {
 	struct ct_out out;
 	struct live_map live;
 	struct info_map infos;
-	struct ct_stream **streams;
 	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
 	uint64_t stalled_since;  /* when rings started waiting with nothing else to do, or 0 */
 	int stuck;              /* the last pass left a ring waiting for a sequence number */
@@ -328,16 +326,13 @@ static int maps_init(void)
 	m->cap = 1u << 14;
 	m->count = 0;
 	m->slots = ct_arena_map(m->cap * sizeof(*m->slots));
-	if (!w.streams)
-		w.streams = ct_arena_map(MAX_STREAMS * sizeof(*w.streams));
 	if (!w.expect)
 		w.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*w.expect));
-	if (!m->slots || !w.streams || !w.expect)
+	if (!m->slots || !w.expect)
 		return -1;
 	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
 		w.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
-	w.streams[0] = &w.late;
 	return live_init(&w.live, 1u << 16);
 }
 
@@ -367,12 +362,32 @@ static void emit_frames(void)
 
 /* ---- events ---- */
 
+/* Each stream's latest allocation ("held") lives only in the stream until the stream's next
+ * event decides its fate; the live map holds every other live block. So a temporary allocation
+ * never touches the map, and most allocations in a churn are temporaries. */
+
+/* Puts a block into the live map. If its address is there already, the allocator handed it out
+ * again, so the old block was freed where ctrack could not see: end it. */
+static void live_add(uint64_t p, uint32_t info)
+{
+	uint64_t *v = live_find(p);
+	if (!v) {
+		live_insert(p, info);
+		return;
+	}
+	emit(CT_REC_FREE, (uint32_t)*v);
+	*v = info;
+	w.frees++;
+	w.lost++;
+}
+
 static void flush_held(struct ct_stream *s)
 {
 	if (!s->has_held)
 		return;
 	if (!s->held_written)
 		emit(CT_REC_ALLOC, s->held_info);
+	live_add(s->held_ptr, s->held_info);
 	s->has_held = s->held_written = 0;
 }
 
@@ -386,19 +401,31 @@ static void write_held(struct ct_stream *s)
 	}
 }
 
-/* A temporary allocation ends: one TEMP record, or TEMPFREE if its ALLOC is already written. */
-static void emit_temp(uint32_t info, int written)
+/* The stream, other than s, whose held allocation is p: a block freed by another thread before
+ * its own thread did anything else. Rare, so a scan. */
+static struct ct_stream *held_elsewhere(const struct ct_stream *s, uint64_t p)
 {
-	emit(written ? CT_REC_TEMPFREE : CT_REC_TEMP, info);
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+		if (&r->st != s && r->st.has_held && r->st.held_ptr == p)
+			return &r->st;
+	return &w.late != s && w.late.has_held && w.late.held_ptr == p ? &w.late : NULL;
 }
 
-/* The block p, allocated by stream k, is about to be freed by someone else: if k still holds
- * its allocation unwritten, write it first. */
-static void flush_owner(uint64_t owner, uint64_t p)
+/* A block of alloc info `info` ends: now, or when the realloc it belongs to completes. */
+static void end_block(struct ct_stream *s, uint32_t info, int temp, int written, int as_pending)
 {
-	struct ct_stream *k = owner && owner <= MAX_STREAMS ? w.streams[owner - 1] : NULL; /* index + 1 */
-	if (k && k->has_held && k->held_ptr == p)
-		flush_held(k);
+	if (as_pending) {
+		s->pending_info = info;
+		s->pending_temp = (uint8_t)temp;
+		s->pending_written = (uint8_t)written;
+		s->has_pending = 1;
+		return;
+	}
+	if (temp)
+		emit(written ? CT_REC_TEMPFREE : CT_REC_TEMP, info);
+	else
+		emit(CT_REC_FREE, info);
+	w.frees++;
 }
 
 /* The realloc that the current event completes has freed its old block. */
@@ -406,59 +433,16 @@ static void settle_pending(struct ct_stream *s)
 {
 	if (!s->has_pending)
 		return;
-	if (s->pending_temp)
-		emit_temp(s->pending_info, s->pending_written);
-	else
-		emit(CT_REC_FREE, s->pending_info);
-	w.frees++;
 	s->has_pending = 0;
-}
-
-/* Ends the live block at v: as a temporary if it is the stream's held allocation, else as a free.
- * Returns its info id. */
-static uint32_t end_block(struct ct_stream *s, uint64_t p, uint64_t *v, int as_pending)
-{
-	uint32_t info = (uint32_t)*v;
-	int temp = s->has_held && s->held_ptr == p, written = s->held_written;
-	if (temp) {
-		s->has_held = s->held_written = 0;
-	} else {
-		flush_held(s);
-		flush_owner(*v >> 32, p);
-	}
-	live_erase(v);
-	if (as_pending) {
-		s->pending_info = info;
-		s->pending_temp = (uint8_t)temp;
-		s->pending_written = (uint8_t)(temp && written);
-		s->has_pending = 1;
-	} else {
-		if (temp)
-			emit_temp(info, written);
-		else
-			emit(CT_REC_FREE, info);
-		w.frees++;
-	}
-	return info;
+	end_block(s, s->pending_info, s->pending_temp, s->pending_written, 0);
 }
 
 static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t stack)
 {
-	uint64_t *v = live_find(p);
-	if (v) {
-		/* The allocator handed p out again, so it was freed where ctrack could not see. */
-		flush_owner(*v >> 32, p);
-		emit(CT_REC_FREE, (uint32_t)*v);
-		live_erase(v);
-		w.frees++;
-		w.lost++;
-	}
 	settle_pending(s);
 	flush_held(s);
-	uint32_t info = info_intern(size, stack);
-	live_insert(p, info | (uint64_t)(s->index + 1) << 32);
 	s->held_ptr = p;
-	s->held_info = info;
+	s->held_info = info_intern(size, stack);
 	s->has_held = 1;
 	w.allocations++;
 	w.bytes += size;
@@ -468,12 +452,29 @@ static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t st
 /* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does). */
 static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
 {
+	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
+		int written = s->held_written;
+		s->has_held = s->held_written = 0;
+		end_block(s, s->held_info, 1, written, as_pending);
+		return;
+	}
+	flush_held(s);
 	uint64_t *v = live_find(p);
-	if (!v) {
+	if (v) {
+		uint32_t info = (uint32_t)*v;
+		live_erase(v);
+		end_block(s, info, 0, 0, as_pending);
+		return;
+	}
+	struct ct_stream *o = held_elsewhere(s, p);
+	if (!o) {
 		w.unmatched++; /* allocated before ctrack started, or by a path it cannot see */
 		return;
 	}
-	end_block(s, p, v, as_pending);
+	if (!o->held_written)
+		emit(CT_REC_ALLOC, o->held_info);
+	o->has_held = o->held_written = 0;
+	end_block(s, o->held_info, 0, 0, as_pending);
 }
 
 /* The realloc failed: its old block is live again, exactly as before. */
@@ -481,14 +482,16 @@ static void on_realloc_failed(struct ct_stream *s, uint64_t p)
 {
 	if (!s->has_pending)
 		return;
-	live_insert(p, s->pending_info | (uint64_t)(s->index + 1) << 32);
-	if (s->pending_temp) {
-		s->held_ptr = p;
-		s->held_info = s->pending_info;
-		s->has_held = 1;
-		s->held_written = s->pending_written;
-	}
 	s->has_pending = 0;
+	if (!s->pending_temp) {
+		live_add(p, s->pending_info);
+		return;
+	}
+	flush_held(s);
+	s->held_ptr = p;
+	s->held_info = s->pending_info;
+	s->held_written = s->pending_written;
+	s->has_held = 1;
 }
 
 static unsigned event_words(uint64_t w0)
@@ -596,8 +599,6 @@ static int pump(void)
 		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
 			continue;
 		if (!r->announced) {
-			if (r->st.index < MAX_STREAMS)
-				w.streams[r->st.index] = &r->st;
 			announce(r, 0);
 			r->announced = 1;
 		}
