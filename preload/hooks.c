@@ -108,11 +108,11 @@ static inline int tracking(void)
 	return s == CT_ACTIVE || s == CT_LATE;
 }
 
-static void report_alloc(void *p, size_t size)
+static void report_alloc(void *p, size_t size, const struct ct_caller *c)
 {
 	int e = errno;
 	ct_in_shim = 1;
-	ct_track_alloc(p, size);
+	ct_track_alloc(p, size, c);
 	ct_in_shim = 0;
 	errno = e;
 }
@@ -128,19 +128,23 @@ static void report_event(enum ct_event kind, void *p)
 
 /* ---- the allocation functions ---- */
 
-/* Reports a block the real allocator returned (NULL: nothing happened) and hands it on. */
-static inline void *tracked(void *p, size_t size)
-{
-	if (p && tracking())
-		report_alloc(p, size);
-	return p;
-}
+/* Reports a block the real allocator returned (NULL: nothing happened) and hands it on. A macro,
+ * so that CT_CALLER() reads the frame of the exported function the program called. */
+#define TRACKED(call, size) \
+	__extension__({ \
+		void *p_ = (call); \
+		if (p_ && tracking()) { \
+			struct ct_caller c_ = CT_CALLER(); \
+			report_alloc(p_, (size), &c_); \
+		} \
+		p_; \
+	})
 
 EXPORT void *malloc(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 16);
-	return tracked(ct_real.malloc(size), size);
+	return TRACKED(ct_real.malloc(size), size);
 }
 
 EXPORT void free(void *p)
@@ -158,7 +162,7 @@ EXPORT void *calloc(size_t n, size_t m)
 		size_t total;
 		return __builtin_mul_overflow(n, m, &total) ? NULL : boot_alloc(total, 16);
 	}
-	return tracked(ct_real.calloc(n, m), n * m);
+	return TRACKED(ct_real.calloc(n, m), n * m);
 }
 
 /* A block from the bootstrap pool moves to the real heap; the move counts as a new allocation. */
@@ -174,16 +178,20 @@ static void *realloc_boot(void *old, size_t size)
 
 /* realloc and reallocarray: the old block is reported before the real call, since the real call
  * may free it and another thread may get the address back before this one reports anything. */
-static void *realloc_tracked(void *old, size_t size)
+static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 {
-	if (!old)
-		return tracked(ct_real.realloc(NULL, size), size);
+	if (!old) {
+		void *p = ct_real.realloc(NULL, size);
+		if (p && tracking())
+			report_alloc(p, size, c);
+		return p;
+	}
 	if (!tracking())
 		return ct_real.realloc(old, size);
 	report_event(CT_EV_RBEGIN, old);
 	void *p = ct_real.realloc(old, size);
 	if (p)
-		report_alloc(p, size);
+		report_alloc(p, size, c);
 	else
 		report_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
 	return p;
@@ -195,7 +203,8 @@ EXPORT void *realloc(void *old, size_t size)
 		return old ? NULL : boot_alloc(size, 16);
 	if (CT_UNLIKELY(is_boot(old)))
 		return realloc_boot(old, size);
-	return realloc_tracked(old, size);
+	struct ct_caller c = CT_CALLER();
+	return realloc_tracked(old, size, &c);
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t m)
@@ -211,7 +220,8 @@ EXPORT void *reallocarray(void *old, size_t n, size_t m)
 		return realloc_boot(old, size);
 	/* glibc's reallocarray is realloc behind an overflow check, and calls realloc through the
 	 * PLT (that is, us): calling it would count the call twice. */
-	return realloc_tracked(old, size);
+	struct ct_caller c = CT_CALLER();
+	return realloc_tracked(old, size, &c);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -221,8 +231,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return *out ? 0 : ENOMEM;
 	}
 	int rc = ct_real.posix_memalign(out, align, size);
-	if (rc == 0 && tracking())
-		report_alloc(*out, size);
+	if (rc == 0 && tracking()) {
+		struct ct_caller c = CT_CALLER();
+		report_alloc(*out, size, &c);
+	}
 	return rc;
 }
 
@@ -230,28 +242,28 @@ EXPORT void *aligned_alloc(size_t align, size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, align);
-	return tracked(ct_real.aligned_alloc(align, size), size);
+	return TRACKED(ct_real.aligned_alloc(align, size), size);
 }
 
 EXPORT void *memalign(size_t align, size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, align);
-	return tracked(ct_real.memalign(align, size), size);
+	return TRACKED(ct_real.memalign(align, size), size);
 }
 
 EXPORT void *valloc(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 4096);
-	return tracked(ct_real.valloc(size), size);
+	return TRACKED(ct_real.valloc(size), size);
 }
 
 EXPORT void *pvalloc(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 4096);
-	return tracked(ct_real.pvalloc(size), size);
+	return TRACKED(ct_real.pvalloc(size), size);
 }
 
 EXPORT size_t malloc_usable_size(void *p)

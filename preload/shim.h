@@ -148,12 +148,24 @@ void ct_writer_late(const uint64_t *w, unsigned n, struct ct_ring *r) CT_HIDDEN;
 void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */
 
 /* ---- tracker.c: what the hooks call ---- */
+
+/* Where the program called the hook: its return address, stack pointer and frame pointer, read from
+ * the hook's own frame (the shim is built with frame pointers). The unwinder starts there. */
+struct ct_caller {
+	uintptr_t ra, sp, bp;
+};
+#define CT_CALLER() \
+	__extension__({ \
+		uintptr_t *fp_ = __builtin_frame_address(0); \
+		(struct ct_caller){fp_[1], (uintptr_t)(fp_ + 2), fp_[0]}; \
+	})
+
 enum ct_state { CT_UNINIT = 0, CT_ACTIVE, CT_OFF, CT_LATE };
 extern _Atomic int ct_state CT_HIDDEN;
 extern int ct_depth CT_HIDDEN;
 
 void ct_init(void) CT_HIDDEN;
-void ct_track_alloc(void *p, size_t size) CT_HIDDEN;
+void ct_track_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
 void ct_track_event(enum ct_event kind, void *p) CT_HIDDEN;
 void ct_track_before_exec(const char *path) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;

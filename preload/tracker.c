@@ -132,13 +132,13 @@ static void push(struct ct_thread *t, const uint64_t *w, unsigned n)
 	ct_ring_push(t->ring, w, n);
 }
 
-void ct_track_alloc(void *p, size_t size)
+void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 {
 	struct ct_thread *t = thread_get();
 	if (CT_UNLIKELY(!t))
 		return;
 	int truncated = 0;
-	int n = ct_unwind(t->ips, ct_depth, &truncated);
+	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
 	uint64_t stack = stack_id(t, n, truncated);
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
 	                 stack | (uint64_t)ct_seq_take((uintptr_t)p) << 32};

@@ -650,9 +650,9 @@ static void memo_commit(struct memo *m, int count)
 
 /* Returns the frame count, or -1 when some frame needs libunwind. The outermost walk of a thread
  * (not one nested in a signal handler) uses and renews the memo. */
-static int walk(struct frame *f, uintptr_t *ips, int max, int *truncated)
+static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int *truncated)
 {
-	uintptr_t lo, hi, adjust = 0, scratch;
+	uintptr_t lo, hi, scratch;
 	int n = 0, in_self = 1, use_cache = cache_usable();
 	int use_memo = use_cache && walk_depth == 1, k = 0, m = 0;
 	struct memo *prev = use_memo ? &ts->memos[ts->memo_last] : NULL;
@@ -708,7 +708,29 @@ __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 	                 : "=r"(f.ip), "=r"(f.sp), "=r"(f.bp));
 	walk_depth++;
 	atomic_signal_fence(memory_order_seq_cst);
-	n = walk(&f, ips, max, truncated);
+	n = walk(&f, 0, ips, max, truncated);
+	atomic_signal_fence(memory_order_seq_cst);
+	walk_depth--;
+	if (n >= 0)
+		return n;
+	fallbacks++;
+	*truncated = 0;
+	return ct_unwind_slow(ips, max, truncated);
+}
+
+int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated)
+{
+	struct frame f = {ra, sp, bp};
+	int dummy, n;
+
+	if (!truncated)
+		truncated = &dummy;
+	*truncated = 0;
+	if (max < 0)
+		max = 0;
+	walk_depth++;
+	atomic_signal_fence(memory_order_seq_cst);
+	n = walk(&f, 1, ips, max, truncated);
 	atomic_signal_fence(memory_order_seq_cst);
 	walk_depth--;
 	if (n >= 0)

@@ -12,6 +12,10 @@
  * when the stack had more. Returns the number of frames (0 if the stack cannot be walked).
  * Must not allocate, lock (after warm-up), use stdio or change errno: it runs inside malloc. */
 int ct_unwind(uintptr_t *ips, int max, int *truncated);
+/* The same walk from a known frame: ra is a return address into the program, sp the caller's stack
+ * pointer after that return and bp its frame pointer (what the hooked function found on entry).
+ * Saves the steps through the shim's own frames; the fallback is the same as ct_unwind's. */
+int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
 /* The same walk done by libunwind alone: the fallback, and the reference the tests compare against. */
 int ct_unwind_slow(uintptr_t *ips, int max, int *truncated);
 /* Forget cached rules (an object was unloaded, its addresses may be reused). Cheap, thread-safe. */

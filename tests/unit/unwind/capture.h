@@ -15,10 +15,12 @@ extern "C" {
 
 struct ctu_walk {
 	int n, truncated;
+	int from_differs; /* ct_unwind_from, started at the capturing call's frame, disagreed */
 	uintptr_t ips[CTU_MAX];
 };
 
-/* Walks the caller's stack twice from the same call site: ct_unwind, then ct_unwind_slow. */
+/* Walks the caller's stack from the same call site: ct_unwind, then ct_unwind_slow; also
+ * ct_unwind_from the capturing function's own frame, as the shim's hooks do. */
 CTU_API void ctu_capture(int max, struct ctu_walk *fast, struct ctu_walk *slow);
 CTU_API int ctu_fast(uintptr_t *ips, int max, int *truncated);
 CTU_API int ctu_slow(uintptr_t *ips, int max, int *truncated);
