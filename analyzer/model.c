@@ -56,6 +56,7 @@ void ct_model_destroy(struct ct_model *m)
 		free(m->proc.argv[i].data);
 	free(m->proc.argv);
 	free(m->proc.exe.data);
+	free(m->exec_path.data);
 	free(m->modules);
 	free(m->infos);
 	free(m->nodes);

@@ -80,6 +80,8 @@ struct ct_model {
 	struct ct_totals t;
 	struct ct_process proc;
 	int complete;   /* the last record read was END or EXEC */
+	int exec_last;  /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
+	struct ct_bytes exec_path; /* the last EXEC record's path */
 	uint32_t last_module; /* lookup cache: module that held the previous FRAME's ip */
 	/* Downsampled time series: at most CT_SERIES_MAX points, buckets of series_width_us. */
 	struct ct_point *series;

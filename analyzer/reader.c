@@ -306,8 +306,12 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	case CT_REC_END:
 		rc = rec_end(r, &c);
 		break;
-	case CT_REC_EXEC:
-		break; /* the path is not reported yet */
+	case CT_REC_EXEC: {
+		struct ct_bytes path = cur_s(&c);
+		free(r->m->exec_path.data);
+		r->m->exec_path = path;
+		break;
+	}
 	case CT_REC_SAMPLE: {
 		uint64_t rss = cur_v(&c);
 		if (!c.shorted)
@@ -432,6 +436,7 @@ static int read_all(struct reader *r)
 		return -1;
 	int ended = r->last_tag == CT_REC_END || r->last_tag == CT_REC_EXEC;
 	r->m->complete = ended && !r->mid_frame && r->pos == r->len;
+	r->m->exec_last = r->m->complete && r->last_tag == CT_REC_EXEC;
 	return 0;
 }
 

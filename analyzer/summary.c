@@ -32,6 +32,8 @@ int ct_trace_summarize(const char *path, struct ct_trace_summary *s, char *err, 
 		.runtime_ns = ct_model_runtime_us(&m) * 1000,
 		.complete = m.complete,
 	};
+	if (m.exec_last && m.exec_path.data)
+		snprintf(s->exec_path, sizeof(s->exec_path), "%s", m.exec_path.data);
 	ct_model_destroy(&m);
 	return 0;
 }

@@ -17,6 +17,7 @@ struct ct_trace_summary {
 	uint64_t leaked_allocations;
 	uint64_t runtime_ns;
 	int complete;              /* 1: the trace ends with END or EXEC; 0: it was cut (killed process) */
+	char exec_path[4096];      /* when the trace ends with EXEC: the program the process became */
 };
 
 /* Reads the trace at path and fills *s. Returns 0 on success, or -1 with a one-line reason in

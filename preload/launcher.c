@@ -475,7 +475,7 @@ static void analyzer_command(char *buf, size_t len)
 	snprintf(buf, len, "%s", beside);
 }
 
-static void print_summary_line(const char *name)
+static void print_summary_line(const char *name, int follow_children)
 {
 	struct ct_trace_summary s;
 	char err[256] = "", a[32], b[32], c[32], d[32], e[32];
@@ -488,9 +488,12 @@ static void print_summary_line(const char *name)
 		fmt_bytes(s.bytes_allocated, b, sizeof(b)), fmt_bytes(s.peak_heap_bytes, c, sizeof(c)),
 		fmt_bytes(s.leaked_bytes, d, sizeof(d)), fmt_count(s.leaked_allocations, e, sizeof(e)),
 		s.leaked_allocations == 1 ? "" : "s", s.complete ? "" : " (trace is truncated)");
+	if (s.exec_path[0] && !follow_children)
+		fprintf(stderr, "ctrack: the program then ran '%s' (exec), which was not traced: "
+		                "--follow-children traces it too\n", s.exec_path);
 }
 
-static void print_closing(const char *name)
+static void print_closing(const char *name, int follow_children)
 {
 	struct stat st;
 	char size[32], cmd[PATH_MAX + 32];
@@ -503,7 +506,7 @@ static void print_closing(const char *name)
 		fprintf(stderr, "ctrack: the trace is empty: the shim never wrote to it\n");
 		return;
 	}
-	print_summary_line(name);
+	print_summary_line(name, follow_children);
 	analyzer_command(cmd, sizeof(cmd));
 	fprintf(stderr, "ctrack: analyze with: ");
 	print_quoted(cmd);
@@ -635,7 +638,7 @@ static int launch(const struct options *o, const char *shim, const char *exe)
 	if (failed)
 		return report_child_failure(&r, name, o->argv[0]);
 	if (!o->quiet)
-		print_closing(name);
+		print_closing(name, o->follow_children);
 	return status;
 }
 

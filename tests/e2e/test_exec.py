@@ -2,6 +2,7 @@
 # exec (tests/progs/execer.c runs tests/progs/exec_target.c): without --follow-children one
 # trace, the first image's, complete; with it, the exec'd image writes its own trace as well.
 import os
+import subprocess
 import sys
 
 import ctrack_test as ct
@@ -42,6 +43,14 @@ if env.eq("nofollow: one trace, the first image's", len(files), 1):
         env.eq("nofollow: named after the first image",
                files[0], "ctrack.%s.%d.zst" % (ename, rep["process"]["pid"]))
         check_execer("nofollow", rep, argv)
+
+# The closing message says which program the process became, and that it was not traced.
+d = env.fresh_dir("hint")
+r = subprocess.run([env.ctrack, *argv], cwd=d, capture_output=True, timeout=120)
+env.eq("nofollow: closing message names the untraced exec",
+       b"ctrack: the program then ran '%s' (exec), which was not traced" % target.encode() in r.stderr, True)
+r = subprocess.run([env.ctrack, "--follow-children", *argv], cwd=d, capture_output=True, timeout=120)
+env.eq("follow: no such hint", b"(exec), which was not traced" in r.stderr, False)
 
 d = env.fresh_dir("follow")
 r, files = env.run_ctrack(argv, d, opts=("--follow-children",))
