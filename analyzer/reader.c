@@ -344,10 +344,17 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 	unsigned tag = *p;
 	uint64_t a, b;
 	int k, l;
-	if (ct_tag_is_core(tag)) {
+	if (ct_tag_is_short(tag)) {
+		k = ct_get_short_event(p, end, &tag, &a);
+		if (k <= 0)
+			return k ? corrupt(r, p, "invalid short event 0x%02x", *p) : 0;
+		k--; /* as for a core record: the bytes after the tag */
+	} else if (ct_tag_is_core(tag)) {
 		k = ct_get_varint(p + 1, end, &a);
 		if (k <= 0)
 			return k ? corrupt(r, p, "varint longer than 64 bits in %s", ct_record_name(tag)) : 0;
+	}
+	if (ct_tag_is_core(tag)) {
 		int rc = 0;
 		switch (tag) {
 		case CT_REC_ALLOC:

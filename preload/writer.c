@@ -157,6 +157,14 @@ void ct_out_end_framed(struct ct_out *o, size_t at)
 	o->len += k;
 }
 
+/* ALLOC, FREE and TEMP records, in their short form. */
+static void emit_event(unsigned tag, uint64_t info)
+{
+	struct ct_out *o = &w.out;
+	if (out_reserve(o, 1 + CT_VARINT_MAX) == 0)
+		o->len += ct_put_short_event(o->buf + o->len, tag, info);
+}
+
 static void emit(unsigned tag, uint64_t v)
 {
 	struct ct_out *o = &w.out;
@@ -375,7 +383,7 @@ static void live_add(uint64_t p, uint32_t info)
 		live_insert(p, info);
 		return;
 	}
-	emit(CT_REC_FREE, (uint32_t)*v);
+	emit_event(CT_REC_FREE, (uint32_t)*v);
 	*v = info;
 	w.frees++;
 	w.lost++;
@@ -386,7 +394,7 @@ static void flush_held(struct ct_stream *s)
 	if (!s->has_held)
 		return;
 	if (!s->held_written)
-		emit(CT_REC_ALLOC, s->held_info);
+		emit_event(CT_REC_ALLOC, s->held_info);
 	live_add(s->held_ptr, s->held_info);
 	s->has_held = s->held_written = 0;
 }
@@ -396,7 +404,7 @@ static void flush_held(struct ct_stream *s)
 static void write_held(struct ct_stream *s)
 {
 	if (s->has_held && !s->held_written) {
-		emit(CT_REC_ALLOC, s->held_info);
+		emit_event(CT_REC_ALLOC, s->held_info);
 		s->held_written = 1;
 	}
 }
@@ -422,9 +430,12 @@ static void end_block(struct ct_stream *s, uint32_t info, int temp, int written,
 		return;
 	}
 	if (temp)
-		emit(written ? CT_REC_TEMPFREE : CT_REC_TEMP, info);
+		if (written)
+			emit(CT_REC_TEMPFREE, info);
+		else
+			emit_event(CT_REC_TEMP, info);
 	else
-		emit(CT_REC_FREE, info);
+		emit_event(CT_REC_FREE, info);
 	w.frees++;
 }
 
@@ -472,7 +483,7 @@ static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
 		return;
 	}
 	if (!o->held_written)
-		emit(CT_REC_ALLOC, o->held_info);
+		emit_event(CT_REC_ALLOC, o->held_info);
 	o->has_held = o->held_written = 0;
 	end_block(s, o->held_info, 0, 0, as_pending);
 }

@@ -28,7 +28,8 @@
  *               error (the version check should have prevented it).
  *   0x10..0x3f  framed, required:  | tag | length v | payload (length bytes) |
  *   0x40..0x7f  framed, optional:  same framing; a reader that does not know the tag skips it.
- *   0x00, 0x80..0xff  invalid: the file is corrupt.
+ *   0x80..0xff  short events: ALLOC, FREE and TEMP in one byte, plus a varint for larger ids.
+ *   0x00        invalid: the file is corrupt.
  * A framed record's payload may grow in later versions: readers ignore trailing bytes they do not
  * know, writers only append fields.
  *
@@ -110,6 +111,12 @@
  *   The process is replacing its image with execve(path): like END, the trace is complete if this
  *   is its last record (if the exec fails, tracing goes on and more records follow).
  *
+ * Short events 0x80..0xff  | 1 k k c i i i i | [info >> 4 v, when c = 1] |
+ *   What the writer uses for ALLOC (kk = 1), FREE (kk = 2) and TEMP (kk = 3), the bulk of a trace:
+ *   iiii is info & 15, and c says whether the varint (info >> 4) follows. One byte instead of two
+ *   for the 16 lowest ids, two instead of three up to 2047. kk = 0 is invalid.
+ *   Examples: TEMP of info 5 -> e5; ALLOC of info 300 -> bc 12 (300 = 18 * 16 + 12).
+ *
  * THREAD  0x40  | tid v | state u8 (0 started, 1 exited) |   optional
  *   A thread made its first allocation event, or exited.
  * SAMPLE  0x41  | rss_bytes v |   optional
@@ -144,6 +151,7 @@ enum ct_record_tag {
 #define CT_TAG_FRAMED_MIN 0x10
 #define CT_TAG_OPTIONAL_MIN 0x40
 #define CT_TAG_MAX 0x7f
+#define CT_TAG_SHORT_MIN 0x80
 
 #define CT_SEG_READ 1
 #define CT_SEG_WRITE 2
@@ -166,6 +174,7 @@ static inline const char *ct_record_name(unsigned tag)
 static inline int ct_tag_is_core(unsigned tag) { return tag >= 0x01 && tag <= CT_TAG_CORE_MAX; }
 static inline int ct_tag_is_framed(unsigned tag) { return tag >= CT_TAG_FRAMED_MIN && tag <= CT_TAG_MAX; }
 static inline int ct_tag_is_optional(unsigned tag) { return tag >= CT_TAG_OPTIONAL_MIN && tag <= CT_TAG_MAX; }
+static inline int ct_tag_is_short(unsigned tag) { return tag >= CT_TAG_SHORT_MIN; }
 
 /* Writes v as LEB128 at p (room for CT_VARINT_MAX bytes); returns the bytes written. */
 static inline size_t ct_put_varint(uint8_t *p, uint64_t v)
@@ -197,6 +206,34 @@ static inline int ct_get_varint(const uint8_t *p, const uint8_t *end, uint64_t *
 		}
 	}
 	return -1;
+}
+
+/* Writes the short form of an ALLOC, FREE or TEMP record (tag) of alloc info `info` at p (room for
+ * 1 + CT_VARINT_MAX bytes); returns the bytes written. */
+static inline size_t ct_put_short_event(uint8_t *p, unsigned tag, uint64_t info)
+{
+	p[0] = (uint8_t)(CT_TAG_SHORT_MIN | tag << 5 | (info >= 16 ? 0x10 : 0) | (info & 15));
+	return info >= 16 ? 1 + ct_put_varint(p + 1, info >> 4) : 1;
+}
+
+/* Reads a short event at p (p[0] >= CT_TAG_SHORT_MIN) into its record tag (CT_REC_ALLOC, _FREE or
+ * _TEMP) and info. Returns the bytes consumed, 0 if the input ends inside it, -1 if it is corrupt. */
+static inline int ct_get_short_event(const uint8_t *p, const uint8_t *end, unsigned *tag, uint64_t *info)
+{
+	*tag = (p[0] >> 5) & 3;
+	*info = p[0] & 15;
+	if (!*tag)
+		return -1;
+	if (!(p[0] & 0x10))
+		return 1;
+	uint64_t high;
+	int k = ct_get_varint(p + 1, end, &high);
+	if (k <= 0)
+		return k;
+	if (high >> 60)
+		return -1;
+	*info |= high << 4;
+	return 1 + k;
 }
 
 static inline uint64_t ct_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }

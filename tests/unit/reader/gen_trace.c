@@ -253,6 +253,28 @@ static void peak(const char *dir)
 	enc_write(&e, dir, "peak.zst", SIZE_MAX);
 }
 
+/* Events in the short form the writer uses (format.h), and TEMPFREE. Infos 0..39: sizes 1..40. */
+static void short_events(const char *dir, int bad)
+{
+	struct enc e;
+	uint8_t b[1 + CT_VARINT_MAX];
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	frame(&e, CT_STACK_ROOT, 0x1000);
+	for (int i = 0; i < 40; i++)
+		info(&e, (uint64_t)i + 1, 2);
+	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 3));  /* one byte */
+	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 33)); /* two */
+	put_bytes(&e, b, ct_put_short_event(b, CT_REC_TEMP, 20));
+	put_bytes(&e, b, ct_put_short_event(b, CT_REC_FREE, 3));
+	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 5));
+	core(&e, CT_REC_TEMPFREE, 5);
+	if (bad)
+		put_u8(&e, 0x80); /* kk = 0 */
+	end(&e, 0, 9);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, bad ? "short_bad.zst" : "short.zst", SIZE_MAX);
+}
+
 /* Ties in leaked bytes break on allocations, then on the stack id. */
 static void ties(const char *dir)
 {
@@ -454,6 +476,8 @@ int main(int argc, char **argv)
 	basic(dir);
 	peak(dir);
 	ties(dir);
+	short_events(dir, 0);
+	short_events(dir, 1);
 	argv_case(dir);
 	big_record(dir);
 	truncated(dir);

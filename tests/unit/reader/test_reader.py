@@ -85,6 +85,16 @@ def test_peak_and_ties(exe, d):
           [(100, 1, ["0x1000"]), (8, 2, ["0x1020"]), (8, 1, ["0x1010"]), (8, 1, ["0x1030"])])
 
 
+def test_short_events(exe, d):
+    doc, err = analyze_json(exe, f"{d}/short.zst")
+    s = doc["summary"]
+    # ALLOC 4 bytes, ALLOC 34, TEMP 21, FREE of the 4, ALLOC 6 + TEMPFREE of it.
+    check("short: figures", (s["allocations"], s["frees"], s["bytes_allocated"], s["temporary_allocations"],
+                             s["leaked_bytes"], s["leaked_allocations"]), (4, 3, 65, 2, 34, 1))
+    rc, out, err = analyze(exe, f"{d}/short_bad.zst")
+    check("short: kk = 0 is corrupt", (rc, "invalid short event 0x80" in err), (1, True))
+
+
 def test_argv(exe, d):
     doc, _ = analyze_json(exe, f"{d}/argv.zst")
     check("argv: json", doc["process"]["argv"],
@@ -170,6 +180,7 @@ def main():
             subprocess.run([gen, d], check=True)
             test_basic(exe, gen, d)
             test_peak_and_ties(exe, d)
+            test_short_events(exe, d)
             test_argv(exe, d)
             test_errors(exe, d)
             test_truncated(exe, d)
