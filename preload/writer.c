@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,8 @@ static struct {
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	uint64_t allocations, frees, bytes, unmatched, lost;
 	int statm_fd;
+	dev_t dev;              /* the trace file's identity */
+	ino_t ino;
 	pthread_t thread;
 	int running;
 	_Atomic int wake, sleeping;
@@ -176,8 +179,18 @@ static void emit(unsigned tag, uint64_t v)
 
 /* ---- the file ---- */
 
+/* Programs close descriptors they did not open (daemons close them all) and may get the number
+ * back for a file of their own: write only while the descriptor is still the trace file. */
+static int still_ours(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
+}
+
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
+	if (n && !still_ours(fd))
+		return -1;
 	while (n) {
 		ssize_t k = write(fd, p, n);
 		if (k < 0 && errno == EINTR)
@@ -845,8 +858,20 @@ static void emit_process(void)
 	ct_arena_unmap(cmd, cap);
 }
 
+/* Takes the trace file: moved to a high descriptor, out of the way of programs that expect
+ * the lowest free numbers, and remembered by identity (still_ours). */
 static int open_file(int fd)
 {
+	struct stat st;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	w.dev = st.st_dev;
+	w.ino = st.st_ino;
 	w.fd = fd;
 	w.failed = 0;
 	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();
