@@ -691,9 +691,10 @@ static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int 
 	}
 }
 
-__attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
+/* Both entry points: the fast walk from frame f (adjust 1 when f->ip is a return address), or
+ * libunwind's when some frame has no simple rule. */
+static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int *truncated)
 {
-	struct frame f;
 	int dummy, n;
 
 	if (!truncated)
@@ -701,14 +702,9 @@ __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 	*truncated = 0;
 	if (max < 0)
 		max = 0;
-	/* The registers at one instruction of this very function, whose CFI row describes them. */
-	__asm__ volatile("1: leaq 1b(%%rip), %0\n\t"
-	                 "movq %%rsp, %1\n\t"
-	                 "movq %%rbp, %2"
-	                 : "=r"(f.ip), "=r"(f.sp), "=r"(f.bp));
 	walk_depth++;
 	atomic_signal_fence(memory_order_seq_cst);
-	n = walk(&f, 0, ips, max, truncated);
+	n = walk(f, adjust, ips, max, truncated);
 	atomic_signal_fence(memory_order_seq_cst);
 	walk_depth--;
 	if (n >= 0)
@@ -718,26 +714,22 @@ __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 	return ct_unwind_slow(ips, max, truncated);
 }
 
+__attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
+{
+	struct frame f;
+
+	/* The registers at one instruction of this very function, whose CFI row describes them. */
+	__asm__ volatile("1: leaq 1b(%%rip), %0\n\t"
+	                 "movq %%rsp, %1\n\t"
+	                 "movq %%rbp, %2"
+	                 : "=r"(f.ip), "=r"(f.sp), "=r"(f.bp));
+	return unwind_frame(&f, 0, ips, max, truncated);
+}
+
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated)
 {
 	struct frame f = {ra, sp, bp};
-	int dummy, n;
-
-	if (!truncated)
-		truncated = &dummy;
-	*truncated = 0;
-	if (max < 0)
-		max = 0;
-	walk_depth++;
-	atomic_signal_fence(memory_order_seq_cst);
-	n = walk(&f, 1, ips, max, truncated);
-	atomic_signal_fence(memory_order_seq_cst);
-	walk_depth--;
-	if (n >= 0)
-		return n;
-	fallbacks++;
-	*truncated = 0;
-	return ct_unwind_slow(ips, max, truncated);
+	return unwind_frame(&f, 1, ips, max, truncated);
 }
 
 __attribute__((noinline)) int ct_unwind_slow(uintptr_t *ips, int max, int *truncated)
