@@ -34,6 +34,8 @@ extern struct ct_real ct_real CT_HIDDEN;
 /* ---- arena.c: the shim's own memory, straight from mmap (zeroed). NULL on failure. ---- */
 void *ct_arena_map(size_t size) CT_HIDDEN;
 void ct_arena_unmap(void *p, size_t size) CT_HIDDEN;
+/* Moves *p (old_bytes in use) to a new mapping of new_bytes. 0, or -1 with *p untouched. */
+int ct_arena_grow(void **p, size_t old_bytes, size_t new_bytes) CT_HIDDEN;
 
 /* ---- ring.c: one single-producer single-consumer ring per thread ----
  * The owning thread appends events and publishes them (release) one by one; the writer thread
@@ -127,17 +129,47 @@ void ct_modules_sync(struct ct_out *o) CT_HIDDEN;        /* writes records for w
 int ct_modules_covers(uintptr_t ip) CT_HIDDEN;           /* ip inside a module already written */
 void ct_modules_reset(void) CT_HIDDEN;                   /* new trace file: all modules unwritten */
 
-/* ---- writer.c: the background thread that owns the trace file ---- */
+/* ---- maps.c: the writer's maps (writer thread only) ---- */
+/* Live blocks: address -> value (an alloc info id). Key 0 marks an empty slot. */
+struct ct_live_slot {
+	uint64_t key, val;
+};
+struct ct_live_map {
+	struct ct_live_slot *slots;
+	uint64_t cap, count; /* cap: a power of two */
+};
+int ct_live_init(struct ct_live_map *m, uint64_t cap) CT_HIDDEN; /* 0 or -1 (no memory) */
+uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p) CT_HIDDEN; /* the value, or NULL */
+void ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v) CT_HIDDEN; /* p not present */
+void ct_live_erase(struct ct_live_map *m, uint64_t *val) CT_HIDDEN; /* val from ct_live_find */
+
+/* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
+struct ct_info_slot {
+	uint64_t size;
+	uint32_t stack, id1; /* id + 1, 0 = empty */
+};
+struct ct_info_map {
+	struct ct_info_slot *slots;
+	uint32_t cap, count;
+};
+int ct_info_init(struct ct_info_map *m, uint32_t cap) CT_HIDDEN;
+/* The id of (size, stack); *is_new = 1 when this call assigned it. */
+uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new) CT_HIDDEN;
+
+/* ---- output.c: the record buffer ---- */
 struct ct_out {
 	uint8_t *buf;
 	size_t len, cap;
 };
+int ct_out_reserve(struct ct_out *o, size_t n) CT_HIDDEN; /* room for n more bytes: 0, or -1 */
 void ct_out_varint(struct ct_out *o, uint64_t v) CT_HIDDEN;
 void ct_out_bytes(struct ct_out *o, const void *p, size_t n) CT_HIDDEN;
 void ct_out_string(struct ct_out *o, const void *p, size_t n) CT_HIDDEN;
 /* Starts a framed record; ct_out_end_framed fills in its length. Returns the position to pass on. */
 size_t ct_out_begin_framed(struct ct_out *o, unsigned tag) CT_HIDDEN;
 void ct_out_end_framed(struct ct_out *o, size_t at) CT_HIDDEN;
+
+/* ---- writer.c: the background thread that owns the trace file ---- */
 
 int ct_writer_start(int fd) CT_HIDDEN;     /* 0 or -errno */
 void ct_writer_wake(void) CT_HIDDEN;       /* a ring is filling up */

@@ -9,7 +9,6 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,26 +33,6 @@
 enum { DONE, BLOCKED };
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
 
-/* Live blocks: address -> info id. Linear probing, no tombstones;
- * key and value side by side, so a lookup touches one cache line. */
-struct live_slot {
-	uint64_t key, val;
-};
-struct live_map {
-	struct live_slot *slots;
-	uint64_t cap, count;
-};
-
-/* Alloc infos: (size, stack) -> dense id, the key stored in the slot for the same reason. */
-struct info_slot {
-	uint64_t size;
-	uint32_t stack, id1; /* id + 1, 0 = empty */
-};
-struct info_map {
-	struct info_slot *slots;
-	uint32_t cap, count;
-};
-
 static struct {
 	int fd;
 	int failed;            /* the file cannot be written: keep draining, write nothing */
@@ -61,8 +40,8 @@ static struct {
 	uint8_t *zbuf;
 	size_t zcap;
 	struct ct_out out;
-	struct live_map live;
-	struct info_map infos;
+	struct ct_live_map live;
+	struct ct_info_map infos;
 	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
 	uint64_t stalled_since;  /* when rings started waiting with nothing else to do, or 0 */
 	int stuck;              /* the last pass left a ring waiting for a sequence number */
@@ -92,86 +71,18 @@ uint64_t ct_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- growable arrays from the arena ---- */
-
-static int grow(void **p, size_t old_bytes, size_t new_bytes)
-{
-	void *n = ct_arena_map(new_bytes);
-	if (!n)
-		return -1;
-	if (*p) {
-		memcpy(n, *p, old_bytes);
-		ct_arena_unmap(*p, old_bytes);
-	}
-	*p = n;
-	return 0;
-}
-
-/* ---- the record buffer ---- */
-
-static int out_reserve(struct ct_out *o, size_t n)
-{
-	if (CT_LIKELY(o->len + n <= o->cap))
-		return 0;
-	size_t cap = o->cap ? o->cap : 1u << 20;
-	while (cap < o->len + n)
-		cap *= 2;
-	if (grow((void **)&o->buf, o->len, cap) < 0)
-		return -1;
-	o->cap = cap;
-	return 0;
-}
-
-void ct_out_bytes(struct ct_out *o, const void *p, size_t n)
-{
-	if (out_reserve(o, n) == 0) {
-		memcpy(o->buf + o->len, p, n);
-		o->len += n;
-	}
-}
-
-void ct_out_varint(struct ct_out *o, uint64_t v)
-{
-	if (out_reserve(o, CT_VARINT_MAX) == 0)
-		o->len += ct_put_varint(o->buf + o->len, v);
-}
-
-void ct_out_string(struct ct_out *o, const void *p, size_t n)
-{
-	ct_out_varint(o, n);
-	ct_out_bytes(o, p, n);
-}
-
-size_t ct_out_begin_framed(struct ct_out *o, unsigned tag)
-{
-	uint8_t t = (uint8_t)tag;
-	ct_out_bytes(o, &t, 1);
-	return o->len;
-}
-
-void ct_out_end_framed(struct ct_out *o, size_t at)
-{
-	uint8_t len[CT_VARINT_MAX];
-	size_t payload = o->len - at, k = ct_put_varint(len, payload);
-	if (out_reserve(o, k) < 0)
-		return;
-	memmove(o->buf + at + k, o->buf + at, payload);
-	memcpy(o->buf + at, len, k);
-	o->len += k;
-}
-
 /* ALLOC, FREE and TEMP records, in their short form. */
 static void emit_event(unsigned tag, uint64_t info)
 {
 	struct ct_out *o = &w.out;
-	if (out_reserve(o, 1 + CT_VARINT_MAX) == 0)
+	if (ct_out_reserve(o, 1 + CT_VARINT_MAX) == 0)
 		o->len += ct_put_short_event(o->buf + o->len, tag, info);
 }
 
 static void emit(unsigned tag, uint64_t v)
 {
 	struct ct_out *o = &w.out;
-	if (out_reserve(o, 1 + CT_VARINT_MAX) < 0)
+	if (ct_out_reserve(o, 1 + CT_VARINT_MAX) < 0)
 		return;
 	o->buf[o->len++] = (uint8_t)tag;
 	o->len += ct_put_varint(o->buf + o->len, v);
@@ -223,138 +134,16 @@ static void compress(ZSTD_EndDirective mode)
 
 /* ---- maps ---- */
 
-static inline uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
-
-static int live_init(struct live_map *m, uint64_t cap)
-{
-	m->slots = ct_arena_map(cap * sizeof(*m->slots));
-	m->cap = cap;
-	m->count = 0;
-	return m->slots ? 0 : -1;
-}
-
-static uint64_t *live_find(uint64_t p)
-{
-	struct live_map *m = &w.live;
-	for (uint64_t i = hash64(p) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->slots[i].key == p)
-			return &m->slots[i].val;
-		if (!m->slots[i].key)
-			return NULL;
-	}
-}
-
-static void live_put(struct live_map *m, uint64_t p, uint64_t v)
-{
-	uint64_t i = hash64(p) & (m->cap - 1);
-	while (m->slots[i].key)
-		i = (i + 1) & (m->cap - 1);
-	m->slots[i] = (struct live_slot){p, v};
-	m->count++;
-}
-
-static void live_insert(uint64_t p, uint64_t v)
-{
-	struct live_map *m = &w.live;
-	if ((m->count + 1) * 2 > m->cap) {
-		struct live_map n;
-		if (live_init(&n, m->cap * 2) == 0) {
-			for (uint64_t i = 0; i < m->cap; i++)
-				if (m->slots[i].key)
-					live_put(&n, m->slots[i].key, m->slots[i].val);
-			ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
-			*m = n;
-		}
-	}
-	live_put(m, p, v);
-}
-
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void live_erase(uint64_t *val)
-{
-	struct live_map *m = &w.live;
-	uint64_t mask = m->cap - 1;
-	uint64_t i = (uint64_t)((struct live_slot *)((char *)val - offsetof(struct live_slot, val)) - m->slots);
-	for (uint64_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
-		uint64_t home = hash64(m->slots[j].key) & mask;
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			m->slots[i] = m->slots[j];
-			i = j;
-		}
-	}
-	m->slots[i].key = 0;
-	m->count--;
-}
-
-static void emit_frames(void);
-
-static uint32_t info_slot_of(uint64_t size, uint32_t stack, uint32_t cap)
-{
-	return (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack) & (cap - 1);
-}
-
-static void info_grow(struct info_map *m)
-{
-	uint32_t cap = m->cap * 2;
-	struct info_slot *t = ct_arena_map(cap * sizeof(*t));
-	if (!t)
-		return;
-	for (uint32_t k = 0; k < m->cap; k++) {
-		if (!m->slots[k].id1)
-			continue;
-		uint32_t i = info_slot_of(m->slots[k].size, m->slots[k].stack, cap);
-		while (t[i].id1)
-			i = (i + 1) & (cap - 1);
-		t[i] = m->slots[k];
-	}
-	ct_arena_unmap(m->slots, m->cap * sizeof(*t));
-	m->slots = t;
-	m->cap = cap;
-}
-
-/* The id of (size, stack); a new pair is written as an INFO record first. */
-static uint32_t info_intern(uint64_t size, uint32_t stack)
-{
-	struct info_map *m = &w.infos;
-	uint32_t i = info_slot_of(size, stack, m->cap);
-	for (; m->slots[i].id1; i = (i + 1) & (m->cap - 1))
-		if (m->slots[i].size == size && m->slots[i].stack == stack)
-			return m->slots[i].id1 - 1;
-	uint32_t id = m->count++;
-	m->slots[i] = (struct info_slot){size, stack, id + 1};
-	if (m->count * 2 > m->cap)
-		info_grow(m);
-	if (stack >= w.frames)
-		emit_frames();
-	struct ct_out *o = &w.out;
-	if (out_reserve(o, 1 + 2 * CT_VARINT_MAX) == 0) {
-		o->buf[o->len++] = CT_REC_INFO;
-		o->len += ct_put_varint(o->buf + o->len, size);
-		o->len += ct_put_varint(o->buf + o->len, stack);
-	}
-	return id;
-}
-
 static int maps_init(void)
 {
-	struct info_map *m = &w.infos;
-	m->cap = 1u << 14;
-	m->count = 0;
-	m->slots = ct_arena_map(m->cap * sizeof(*m->slots));
 	if (!w.expect)
 		w.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*w.expect));
-	if (!m->slots || !w.expect)
+	if (!w.expect || ct_info_init(&w.infos, 1u << 14) < 0 || ct_live_init(&w.live, 1u << 16) < 0)
 		return -1;
 	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
 		w.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
-	return live_init(&w.live, 1u << 16);
+	return 0;
 }
 
 /* ---- stacks and modules ---- */
@@ -372,13 +161,31 @@ static void emit_frames(void)
 			ct_modules_sync(o);
 			synced = 1;
 		}
-		if (out_reserve(o, 1 + 2 * CT_VARINT_MAX) < 0)
+		if (ct_out_reserve(o, 1 + 2 * CT_VARINT_MAX) < 0)
 			return;
 		o->buf[o->len++] = CT_REC_FRAME;
 		o->len += ct_put_varint(o->buf + o->len, parent);
 		o->len += ct_put_varint(o->buf + o->len, ct_zigzag((int64_t)(ip - w.last_ip)));
 		w.last_ip = ip;
 	}
+}
+
+/* The id of (size, stack); a new pair is written as an INFO record first (after its frames). */
+static uint32_t intern_info(uint64_t size, uint32_t stack)
+{
+	int is_new;
+	uint32_t id = ct_info_intern(&w.infos, size, stack, &is_new);
+	if (!is_new)
+		return id;
+	if (stack >= w.frames)
+		emit_frames();
+	struct ct_out *o = &w.out;
+	if (ct_out_reserve(o, 1 + 2 * CT_VARINT_MAX) == 0) {
+		o->buf[o->len++] = CT_REC_INFO;
+		o->len += ct_put_varint(o->buf + o->len, size);
+		o->len += ct_put_varint(o->buf + o->len, stack);
+	}
+	return id;
 }
 
 /* ---- events ---- */
@@ -391,9 +198,9 @@ static void emit_frames(void)
  * again, so the old block was freed where ctrack could not see: end it. */
 static void live_add(uint64_t p, uint32_t info)
 {
-	uint64_t *v = live_find(p);
+	uint64_t *v = ct_live_find(&w.live, p);
 	if (!v) {
-		live_insert(p, info);
+		ct_live_insert(&w.live, p, info);
 		return;
 	}
 	emit_event(CT_REC_FREE, (uint32_t)*v);
@@ -466,7 +273,7 @@ static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t st
 	settle_pending(s);
 	flush_held(s);
 	s->held_ptr = p;
-	s->held_info = info_intern(size, stack);
+	s->held_info = intern_info(size, stack);
 	s->has_held = 1;
 	w.allocations++;
 	w.bytes += size;
@@ -483,10 +290,10 @@ static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
 		return;
 	}
 	flush_held(s);
-	uint64_t *v = live_find(p);
+	uint64_t *v = ct_live_find(&w.live, p);
 	if (v) {
 		uint32_t info = (uint32_t)*v;
-		live_erase(v);
+		ct_live_erase(&w.live, v);
 		end_block(s, info, 0, 0, as_pending);
 		return;
 	}
@@ -815,7 +622,7 @@ static size_t read_file(const char *path, uint8_t **buf, size_t *cap)
 	for (;;) {
 		if (len == *cap) {
 			size_t n = *cap ? *cap * 2 : 4096;
-			if (grow((void **)buf, *cap, n) < 0)
+			if (ct_arena_grow((void **)buf, *cap, n) < 0)
 				break;
 			*cap = n;
 		}
@@ -886,7 +693,7 @@ static int open_file(int fd)
 	w.zcap = ZSTD_CStreamOutSize();
 	if (!w.zbuf)
 		w.zbuf = ct_arena_map(w.zcap);
-	if (!w.zc || !w.zbuf || maps_init() < 0 || out_reserve(&w.out, 1u << 20) < 0)
+	if (!w.zc || !w.zbuf || maps_init() < 0 || ct_out_reserve(&w.out, 1u << 20) < 0)
 		return -ENOMEM;
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, 3);
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
