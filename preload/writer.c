@@ -695,7 +695,12 @@ static int open_file(int fd)
 		w.zbuf = ct_arena_map(w.zcap);
 	if (!w.zc || !w.zbuf || maps_init() < 0 || ct_out_reserve(&w.out, 1u << 20) < 0)
 		return -ENOMEM;
+	/* Programs repeat the same sequences of allocations (a loop body, a request) far apart in the
+	 * stream: long-distance matching over a 4 MiB window finds them, for little time and memory
+	 * (the sqlite3 benchmark's trace: 190 KiB -> 73 KiB). */
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_windowLog, 22);
+	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_enableLongDistanceMatching, 1);
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
 	uint8_t header[CT_HEADER_SIZE];
 	ct_out_bytes(&w.out, header, ct_put_header(header));
