@@ -14,15 +14,19 @@
 #define PROG "ctrack-analyze"
 
 static const char usage[] =
-	"usage: " PROG " [--json] [--top N] [--help] [--version] TRACE\n"
+	"usage: " PROG " [--json] [--top N] [--debug-dir DIR]... [--help] [--version] TRACE\n"
 	"Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n"
-	"  --json     one JSON document on stdout (schema: docs/json-schema.md)\n"
-	"  --top N    sites per ranking (default 10; the JSON 'leaks' list is always complete)\n";
+	"  --json           one JSON document on stdout (schema: docs/json-schema.md)\n"
+	"  --top N          sites per ranking (default 10; the JSON 'leaks' list is always complete)\n"
+	"  --debug-dir DIR  also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug\n"
+	"                   or by .gnu_debuglink), after /usr/lib/debug; repeatable. Debuginfod is\n"
+	"                   asked only when DEBUGINFOD_URLS is set\n";
 
 struct options {
 	int json;
 	size_t top;
 	const char *trace;
+	char *debug_dirs; /* colon-separated absolute paths, or NULL */
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -44,7 +48,40 @@ static int parse_count(const char *s, size_t *out)
 	return 0;
 }
 
-/* Returns -1 to go on, or the exit status. */
+/* Appends DIR, made absolute (libdwfl's build-id lookup skips relative entries), to o->debug_dirs.
+ * Returns 0, or the exit status. */
+static int add_debug_dir(struct options *o, const char *dir)
+{
+	char *abs = realpath(dir, NULL), *joined = NULL;
+	if (!abs) {
+		fprintf(stderr, PROG ": --debug-dir %s: %s\n", dir, strerror(errno));
+		return 2;
+	}
+	if (strchr(abs, ':')) {
+		free(abs);
+		return usage_error("--debug-dir cannot hold a ':' ('%s')", dir);
+	}
+	int n = o->debug_dirs ? asprintf(&joined, "%s:%s", o->debug_dirs, abs) : asprintf(&joined, "%s", abs);
+	free(abs);
+	if (n < 0) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	free(o->debug_dirs);
+	o->debug_dirs = joined;
+	return 0;
+}
+
+/* The value of option a (argv[*i]): "--opt=value" or the next argument; NULL when missing. */
+static const char *option_value(int argc, char **argv, int *i, size_t name_len)
+{
+	const char *a = argv[*i];
+	if (a[name_len] == '=')
+		return a + name_len + 1;
+	return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+/* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	*o = (struct options){.top = 10};
@@ -59,11 +96,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "--json")) {
 			o->json = 1;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
-			const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+			const char *v = option_value(argc, argv, &i, 5);
 			if (!v)
 				return usage_error("%s needs a number", a);
 			if (parse_count(v, &o->top) < 0)
 				return usage_error("--top needs a number, not '%s'", v);
+		} else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
+			const char *v = option_value(argc, argv, &i, 11);
+			if (!v || !*v)
+				return usage_error("%s needs a directory", a);
+			int rc = add_debug_dir(o, v);
+			if (rc)
+				return rc;
 		} else if (a[0] == '-' && a[1] && strcmp(a, "--")) {
 			return usage_error("unknown option '%s'", a);
 		} else {
@@ -83,7 +127,7 @@ static int report(const struct options *o, const struct ct_model *m)
 {
 	struct ct_report r = {.path = o->trace, .m = m, .top = o->top, .out = stdout};
 	long n = ct_model_sites(m, &r.sites);
-	r.sym = ct_symbolizer_new();
+	r.sym = ct_symbolizer_new(o->debug_dirs);
 	int rc = n < 0 || !r.sym ? -ENOMEM : 0;
 	r.nsites = n < 0 ? 0 : (size_t)n;
 	if (!rc)
@@ -101,22 +145,26 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	int status = parse_args(argc, argv, &o);
-	if (status >= 0)
+	if (status >= 0) {
+		free(o.debug_dirs);
 		return status;
+	}
 	struct ct_model m;
 	char err[512];
 	if (ct_model_init(&m) < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
+		free(o.debug_dirs);
 		return 1;
 	}
 	if (ct_read_trace(o.trace, &m, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
-		ct_model_destroy(&m);
-		return 1;
+		status = 1;
+	} else {
+		if (!m.complete)
+			fprintf(stderr, PROG ": warning: trace is truncated (the process was killed?); figures cover what was recorded\n");
+		status = report(&o, &m) < 0;
 	}
-	if (!m.complete)
-		fprintf(stderr, PROG ": warning: trace is truncated (the process was killed?); figures cover what was recorded\n");
-	status = report(&o, &m) < 0;
 	ct_model_destroy(&m);
+	free(o.debug_dirs);
 	return status;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Rankings of allocation sites and the walk of a stack's frames, shared by both reporters.
- * Ties break on the next key and finally on the stack id, so the order never depends on qsort. */
+/* Rankings of allocation sites and the walk of a stack's frames (inline chains expanded), for both
+ * reporters. Ties break on the next key, then on the stack id: the order never depends on qsort. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -63,8 +63,9 @@ int ct_report_frames(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, 
 	uint32_t node = stack;
 	/* Parents are defined before their children, so the walk ends at a root. */
 	for (; node >= CT_STACK_FIRST && node < r->m->nnodes; node = r->m->nodes[node].parent) {
-		struct ct_frame frames[8];
-		int n = ct_symbolize(r->sym, ct_model_node_module(r->m, node), r->m->nodes[node].ip, frames, 8);
+		struct ct_frame frames[CT_SYMBOLIZE_MAX];
+		int n = ct_symbolize(r->sym, ct_model_node_module(r->m, node), r->m->nodes[node].ip, frames,
+		                     CT_SYMBOLIZE_MAX);
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Symbolization with libdwfl: one offline Dwfl per module (modules may overlap over time), opened
- * lazily, and a cache of resolved (module, address) pairs. The only file that includes libdwfl. */
+/* Symbolization with libdwfl/libdw: one offline Dwfl per module (modules may overlap over time),
+ * opened lazily, and a cache of resolved (module, address) pairs, each holding its inline chain.
+ * The only file that includes libdwfl; every string it hands out is owned by the cache. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -11,18 +14,31 @@
 
 #include "symbolize.h"
 
+/* An address range of a compilation unit, in dwfl addresses. */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die cu;
+};
+
 /* Per module id: its Dwfl, opened on first use. */
 struct dso {
 	int tried;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias; /* dwfl address = ELF vaddr + bias */
+	/* CU ranges sorted by lo, read on first use: libdw 0.188 finds CUs only through .debug_aranges,
+	 * which clang does not emit. */
+	int indexed;
+	struct cu_range *cus;
+	size_t ncus;
+	Dwarf_Addr dwarf_bias; /* dwfl address = DWARF address + dwarf_bias */
 };
 
 struct entry {
 	uint64_t key_mod; /* module id + 1; 0 marks an empty slot */
 	uint64_t ip;
-	struct ct_frame frame;
+	struct ct_frame *frames; /* innermost first, the real function last */
+	int nframes;
 };
 
 struct ct_symbolizer {
@@ -30,48 +46,62 @@ struct ct_symbolizer {
 	size_t ndsos;
 	struct entry *table; /* open addressing, power-of-two size, at most half full */
 	size_t size, used;
+	char *debuginfo_path; /* what callbacks.debuginfo_path points to; NULL: libdwfl's default */
+	Dwfl_Callbacks callbacks;
 };
 
-static char *debuginfo_path;
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
+/* libdwfl's default path, then the extra roots: build-id lookups use only the absolute entries. */
+#define DEFAULT_DEBUGINFO_PATH ":.debug:/usr/lib/debug"
 
-struct ct_symbolizer *ct_symbolizer_new(void)
+struct ct_symbolizer *ct_symbolizer_new(const char *debug_dirs)
 {
 	struct ct_symbolizer *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->size = 1024;
 	s->table = calloc(s->size, sizeof(*s->table));
-	if (!s->table) {
+	if (!s->table || (debug_dirs && *debug_dirs &&
+	                  asprintf(&s->debuginfo_path, "%s:%s", DEFAULT_DEBUGINFO_PATH, debug_dirs) < 0)) {
+		free(s->table);
 		free(s);
 		return NULL;
 	}
+	/* find_debuginfo asks debuginfod only when DEBUGINFOD_URLS is set. */
+	s->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &s->debuginfo_path,
+	};
 	return s;
 }
 
-static void free_frame(struct ct_frame *f)
+/* Frees the strings of n frames (not the array). */
+static void free_strings(struct ct_frame *f, int n)
 {
-	free((char *)f->function);
-	free((char *)f->file);
+	for (int i = 0; i < n; i++) {
+		free((char *)f[i].function);
+		free((char *)f[i].file);
+	}
 }
 
 void ct_symbolizer_free(struct ct_symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->ndsos; i++)
+	for (size_t i = 0; i < s->ndsos; i++) {
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
+		free(s->dsos[i].cus);
+	}
 	for (size_t i = 0; i < s->size; i++)
-		if (s->table[i].key_mod)
-			free_frame(&s->table[i].frame);
+		if (s->table[i].key_mod) {
+			free_strings(s->table[i].frames, s->table[i].nframes);
+			free(s->table[i].frames);
+		}
 	free(s->dsos);
 	free(s->table);
+	free(s->debuginfo_path);
 	free(s);
 }
 
@@ -88,12 +118,12 @@ static int build_id_matches(Dwfl_Module *mod, const struct ct_module *m)
 	return (size_t)n == m->build_id_len && !memcmp(bits, m->build_id, (size_t)n);
 }
 
-static void open_dso(struct dso *d, const struct ct_module *m)
+static void open_dso(struct dso *d, const struct ct_module *m, const Dwfl_Callbacks *callbacks)
 {
 	d->tried = 1;
 	if (!m->path || m->path[0] != '/')
 		return; /* the vdso and other pseudo files have no file to read */
-	d->dwfl = dwfl_begin(&callbacks);
+	d->dwfl = dwfl_begin(callbacks);
 	if (!d->dwfl)
 		return;
 	dwfl_report_begin(d->dwfl);
@@ -120,8 +150,75 @@ static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
 	}
 	struct dso *d = &s->dsos[m->id];
 	if (!d->tried)
-		open_dso(d, m);
+		open_dso(d, m, &s->callbacks);
 	return d;
+}
+
+/* ---- compilation units ---- */
+
+static int cmp_ranges(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int add_range(struct dso *d, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi, const Dwarf_Die *cu)
+{
+	if (d->ncus == *cap) {
+		size_t n = *cap ? 2 * *cap : 64;
+		struct cu_range *v = realloc(d->cus, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		d->cus = v;
+		*cap = n;
+	}
+	d->cus[d->ncus++] = (struct cu_range){.lo = lo + d->dwarf_bias, .hi = hi + d->dwarf_bias, .cu = *cu};
+	return 0;
+}
+
+/* Reads every CU's ranges once (a module without DWARF has none). */
+static int index_cus(struct dso *d)
+{
+	size_t cap = 0;
+	Dwarf_Die *cu = NULL;
+	while ((cu = dwfl_module_nextcu(d->mod, cu, &d->dwarf_bias))) {
+		Dwarf_Addr base, lo, hi;
+		for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0;) {
+			if (lo < hi && add_range(d, &cap, lo, hi, cu) < 0) {
+				free(d->cus);
+				d->cus = NULL;
+				d->ncus = 0;
+				return -ENOMEM;
+			}
+		}
+	}
+	qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_ranges);
+	d->indexed = 1;
+	return 0;
+}
+
+/* Sets *cu to the CU holding addr (a dwfl address) or NULL, and *bias to convert to its DWARF
+ * addresses. Returns 0 or -ENOMEM. */
+static int find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Die **cu, Dwarf_Addr *bias)
+{
+	*cu = dwfl_module_addrdie(d->mod, addr, bias);
+	if (*cu)
+		return 0;
+	if (!d->indexed && index_cus(d) < 0)
+		return -ENOMEM;
+	size_t lo = 0, hi = d->ncus;
+	while (lo < hi) { /* the first range starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->cus[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < d->cus[lo - 1].hi) {
+		*cu = &d->cus[lo - 1].cu;
+		*bias = d->dwarf_bias;
+	}
+	return 0;
 }
 
 /* ---- one address ---- */
@@ -145,10 +242,119 @@ static char *demangle(const char *name)
 	return d;
 }
 
-static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, struct ct_frame *f)
+/* The frames of one address, innermost first. */
+struct chain {
+	struct ct_frame v[CT_SYMBOLIZE_MAX];
+	int n;
+};
+
+/* Appends a frame owning copies of function and file; past CT_SYMBOLIZE_MAX the innermost goes. */
+static int push(struct chain *c, const struct ct_frame *f, char *function, const char *file)
+{
+	char *file_copy = file ? strdup(file) : NULL;
+	if (!function || (file && !file_copy)) {
+		free(function);
+		free(file_copy);
+		return -ENOMEM;
+	}
+	if (c->n == CT_SYMBOLIZE_MAX) {
+		free_strings(c->v, 1);
+		memmove(c->v, c->v + 1, (size_t)(c->n - 1) * sizeof(c->v[0]));
+		c->n--;
+	}
+	struct ct_frame *out = &c->v[c->n++];
+	*out = *f;
+	out->function = function;
+	out->file = file_copy;
+	return 0;
+}
+
+/* An inlined function's name comes from its abstract origin: the linkage name (demangled) names
+ * C++ functions as the symbol table does; C has only DW_AT_name. */
+static char *die_function(Dwarf_Die *die)
+{
+	static const int attrs[] = {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name};
+	Dwarf_Attribute a;
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		const char *name = dwarf_formstring(dwarf_attr_integrate(die, attrs[i], &a));
+		if (name)
+			return demangle(name);
+	}
+	return strdup("??");
+}
+
+/* Where an inlined subroutine was inlined: DW_AT_call_file (an index into its CU's file table)
+ * and DW_AT_call_line. *file is NULL when either is missing. */
+static void call_site(Dwarf_Die *inl, Dwarf_Die *cu, const char **file, int *line)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word index, lineno;
+	Dwarf_Files *files;
+	size_t nfiles;
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &index) != 0 ||
+	    dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &lineno) != 0 || lineno == 0)
+		return;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || index >= nfiles)
+		return;
+	*file = dwarf_filesrc(files, index, NULL, NULL);
+	*line = (int)lineno;
+}
+
+/* The scopes holding pc (a DWARF address) in cu, innermost first, as they nest in the code: the
+ * callers of an inlined function rather than its abstract definition's parents. */
+static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+	int n = dwarf_getscopes(cu, pc, scopes), inlined = 0;
+	for (int i = 0; i < n; i++)
+		inlined |= dwarf_tag(&(*scopes)[i]) == DW_TAG_inlined_subroutine;
+	if (!inlined)
+		return n; /* walking the CU again is costly: only inline chains need it */
+	Dwarf_Die innermost = (*scopes)[0];
+	free(*scopes);
+	*scopes = NULL;
+	return dwarf_getscopes_die(&innermost, scopes);
+}
+
+/* Pushes the inlined functions holding pc, innermost first; *file and *line start as the line
+ * table's and end as the call site inside the real function. */
+static int push_inlined(struct chain *c, const struct ct_frame *base, Dwarf_Die *cu, Dwarf_Addr pc,
+                        const char **file, int *line)
+{
+	Dwarf_Die *scopes = NULL;
+	int n = concrete_scopes(cu, pc, &scopes), rc = 0;
+	for (int i = 0; i < n && !rc; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break; /* the real function: the symbol table names it */
+		if (tag != DW_TAG_inlined_subroutine)
+			continue; /* lexical blocks */
+		struct ct_frame f = *base;
+		f.line = *file && *line > 0 ? (unsigned)*line : 0;
+		f.inlined = 1;
+		rc = push(c, &f, die_function(&scopes[i]), f.line ? *file : NULL);
+		call_site(&scopes[i], cu, file, line);
+	}
+	free(scopes);
+	return rc;
+}
+
+/* The line table's file and line for pc in cu; *file stays NULL when it has none. */
+static void source_line(Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cu, pc);
+	if (l && dwarf_lineno(l, line) == 0)
+		*file = dwarf_linesrc(l, NULL, NULL);
+}
+
+static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, struct chain *c)
 {
 	char buf[64];
-	*f = (struct ct_frame){.address = ip, .module = m ? m->path : NULL};
+	struct ct_frame f = {.address = ip, .module = m ? m->path : NULL};
+	char *function = NULL;
+	const char *file = NULL;
+	int lineno = 0;
 	struct dso *d = m ? dso_for(s, m) : NULL;
 	if (m && !d)
 		return -ENOMEM;
@@ -158,25 +364,29 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 		GElf_Off off;
 		GElf_Sym sym;
 		const char *name = dwfl_module_addrinfo(d->mod, addr, &off, &sym, NULL, NULL, NULL);
-		if (name)
-			f->function = demangle(name);
-		Dwfl_Line *line = dwfl_module_getsrc(d->mod, addr);
-		int lineno = 0;
-		const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-		if (file && lineno > 0) {
-			f->file = strdup(file);
-			f->line = (unsigned)lineno;
-			if (!f->file)
-				return -ENOMEM;
+		if (name && !(function = demangle(name)))
+			return -ENOMEM;
+		Dwarf_Addr bias;
+		Dwarf_Die *cu;
+		int rc = find_cu(d, addr, &cu, &bias);
+		if (!rc && cu) {
+			source_line(cu, addr - bias, &file, &lineno);
+			rc = push_inlined(c, &f, cu, addr - bias, &file, &lineno);
+		}
+		if (rc < 0) {
+			free(function);
+			return rc;
 		}
 	}
-	if (!f->function && m)
+	if (file && lineno > 0)
+		f.line = (unsigned)lineno;
+	else
+		file = NULL;
+	if (!function && m)
 		snprintf(buf, sizeof(buf), "%.40s+0x%" PRIx64, basename_of(m->path), ip - m->base);
-	else if (!f->function)
+	else if (!function)
 		snprintf(buf, sizeof(buf), "??");
-	if (!f->function)
-		f->function = strdup(buf);
-	return f->function ? 0 : -ENOMEM;
+	return push(c, &f, function ? function : strdup(buf), file);
 }
 
 /* ---- the cache ---- */
@@ -207,28 +417,35 @@ static int grow_table(struct ct_symbolizer *s)
 	return 0;
 }
 
+/* The cached frames of (mod, ip), resolved on first use; NULL on -ENOMEM. */
+static const struct entry *lookup(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)
+{
+	uint64_t key_mod = mod ? (uint64_t)mod->id + 2 : 1;
+	size_t i = slot_of(s, key_mod, ip);
+	if (s->table[i].key_mod)
+		return &s->table[i];
+	struct chain c = {.n = 0};
+	struct ct_frame *frames = NULL;
+	if (resolve(s, mod, ip, &c) < 0 || (2 * (s->used + 1) > s->size && grow_table(s) < 0) ||
+	    !(frames = malloc((size_t)c.n * sizeof(*frames)))) {
+		free_strings(c.v, c.n);
+		return NULL;
+	}
+	memcpy(frames, c.v, (size_t)c.n * sizeof(*frames));
+	i = slot_of(s, key_mod, ip);
+	s->table[i] = (struct entry){.key_mod = key_mod, .ip = ip, .frames = frames, .nframes = c.n};
+	s->used++;
+	return &s->table[i];
+}
+
 int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out, int max)
 {
 	if (max < 1)
 		return 0;
-	uint64_t key_mod = mod ? (uint64_t)mod->id + 2 : 1;
-	size_t i = slot_of(s, key_mod, ip);
-	if (!s->table[i].key_mod) {
-		struct ct_frame f;
-		if (resolve(s, mod, ip, &f) < 0) {
-			free_frame(&f);
-			return -ENOMEM;
-		}
-		if (2 * (s->used + 1) > s->size) {
-			if (grow_table(s) < 0) {
-				free_frame(&f);
-				return -ENOMEM;
-			}
-			i = slot_of(s, key_mod, ip);
-		}
-		s->table[i] = (struct entry){.key_mod = key_mod, .ip = ip, .frame = f};
-		s->used++;
-	}
-	out[0] = s->table[i].frame;
-	return 1;
+	const struct entry *e = lookup(s, mod, ip);
+	if (!e)
+		return -ENOMEM;
+	int n = e->nframes < max ? e->nframes : max;
+	memcpy(out, e->frames + (e->nframes - n), (size_t)n * sizeof(*out));
+	return n;
 }

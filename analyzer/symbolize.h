@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The symbolizer: return address -> frames (function, file, line, module), with libdwfl.
- * Each module is opened once and each (module, address) resolved once; strings live as long as it. */
+/* The symbolizer: return address -> frames (function, file, line, module), with libdwfl: the
+ * inline chain of the address, innermost first, then its real function. Each module is opened once
+ * and each (module, address) resolved once; strings live as long as the symbolizer. */
 #ifndef CTRACK_SYMBOLIZE_H
 #define CTRACK_SYMBOLIZE_H
 
@@ -17,14 +18,21 @@ struct ct_frame {
 	int inlined;          /* 1 for a frame inlined into the next one (outer) */
 };
 
+/* Frames one address resolves to at most: deeper inline chains lose their innermost frames. */
+#define CT_SYMBOLIZE_MAX 32
+
 struct ct_symbolizer;
 
-struct ct_symbolizer *ct_symbolizer_new(void);
+/* debug_dirs: NULL, or a colon-separated list of absolute directories searched for separate debug
+ * info (DIR/.build-id/xx/yyyy.debug, and by .gnu_debuglink) after the standard ones. */
+struct ct_symbolizer *ct_symbolizer_new(const char *debug_dirs);
 void ct_symbolizer_free(struct ct_symbolizer *s);
 
 /* Resolves ip (a return address inside mod, which may be NULL) into at most max frames, innermost
- * first (an address inside inlined code gives several). Returns the number of frames (>= 1 when
- * max >= 1), or -ENOMEM. */
+ * first: an address inside inlined code gives one frame per inlined function (inlined = 1, the
+ * line inside it), then the real function (at the line of the call inlined there); all share ip.
+ * Returns the number of frames (>= 1 when max >= 1; the outermost ones when there are more than
+ * max), or -ENOMEM. */
 int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out, int max);
 
 #endif
