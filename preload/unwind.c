@@ -55,6 +55,8 @@ struct entry {
 static _Atomic unsigned generation;
 /* Walks in progress on this thread: a nested one (signal handler) reads the cache, never writes. */
 static __thread int walk_depth;
+/* The thread's last walk gave exactly the frames of the one before (see ct_unwind_repeated). */
+static __thread int repeated;
 /* Walks that went through libunwind; read by the unit tests, which include this file. */
 static __thread unsigned long fallbacks;
 
@@ -620,7 +622,8 @@ static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, 
 		ips[n + i] = prev->f[k + i].ip;
 	*truncated = copied < tail;
 	/* The same stack as last time: the memo already describes it. */
-	if ((m == 0 && k == 0) || m + tail > MEMO_FRAMES)
+	repeated = m == 0 && k == 0;
+	if (repeated || m + tail > MEMO_FRAMES)
 		return n + copied;
 	for (int i = 0; i < tail; i++)
 		next->f[m + i] = prev->f[k + i];
@@ -702,6 +705,7 @@ static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int m
 	*truncated = 0;
 	if (max < 0)
 		max = 0;
+	repeated = 0;
 	walk_depth++;
 	atomic_signal_fence(memory_order_seq_cst);
 	n = walk(f, adjust, ips, max, truncated);
@@ -763,6 +767,11 @@ __attribute__((noinline)) int ct_unwind_slow(uintptr_t *ips, int max, int *trunc
 out:
 	errno = saved_errno;
 	return n;
+}
+
+int ct_unwind_repeated(void)
+{
+	return repeated;
 }
 
 void ct_unwind_invalidate(void)

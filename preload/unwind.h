@@ -18,6 +18,9 @@ int ct_unwind(uintptr_t *ips, int max, int *truncated);
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
 /* The same walk done by libunwind alone: the fallback, and the reference the tests compare against. */
 int ct_unwind_slow(uintptr_t *ips, int max, int *truncated);
+/* 1 when the calling thread's last walk (with the same max) produced exactly the frames of the
+ * walk before it, known from the memo at no cost: the caller may reuse what it derived from them. */
+int ct_unwind_repeated(void);
 /* Forget cached rules (an object was unloaded, its addresses may be reused). Cheap, thread-safe. */
 void ct_unwind_invalidate(void);
 /* The calling thread is exiting: unmap its rule cache (mapped again if it walks once more). */
