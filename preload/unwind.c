@@ -55,8 +55,10 @@ struct entry {
 static _Atomic unsigned generation;
 /* Walks in progress on this thread: a nested one (signal handler) reads the cache, never writes. */
 static __thread int walk_depth;
-/* The thread's last walk gave exactly the frames of the one before (see ct_unwind_repeated). */
-static __thread int repeated;
+/* The thread's last walk gave exactly the frames of the one before (see ct_unwind_repeated).
+ * Only when the memo described the walk before: a walk cut at max or handed to libunwind leaves
+ * the memo of an older one (memo_current 0). */
+static __thread int repeated, memo_current, memo_was_current;
 /* Walks that went through libunwind; read by the unit tests, which include this file. */
 static __thread unsigned long fallbacks;
 
@@ -622,9 +624,14 @@ static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, 
 		ips[n + i] = prev->f[k + i].ip;
 	*truncated = copied < tail;
 	/* The same stack as last time: the memo already describes it. */
-	repeated = m == 0 && k == 0;
-	if (repeated || m + tail > MEMO_FRAMES)
+	if (m == 0 && k == 0) {
+		repeated = memo_was_current && !*truncated;
+		memo_current = !*truncated;
 		return n + copied;
+	}
+	if (m + tail > MEMO_FRAMES)
+		return n + copied;
+	memo_current = !*truncated;
 	for (int i = 0; i < tail; i++)
 		next->f[m + i] = prev->f[k + i];
 	next->n = m + tail;
@@ -649,6 +656,7 @@ static void memo_commit(struct memo *m, int count)
 	m->n = count;
 	memo_needs_bp(m, count - 1);
 	ts->memo_last ^= 1;
+	memo_current = 1;
 }
 
 /* Returns the frame count, or -1 when some frame needs libunwind. The outermost walk of a thread
@@ -706,6 +714,8 @@ static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int m
 	if (max < 0)
 		max = 0;
 	repeated = 0;
+	memo_was_current = memo_current;
+	memo_current = 0;
 	walk_depth++;
 	atomic_signal_fence(memory_order_seq_cst);
 	n = walk(f, adjust, ips, max, truncated);
