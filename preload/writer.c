@@ -50,7 +50,6 @@ static struct {
 	uintptr_t last_ip;
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	uint64_t allocations, frees, bytes, unmatched, lost;
-	int statm_fd;
 	dev_t dev;              /* the trace file's identity */
 	ino_t ino;
 	pthread_t thread;
@@ -59,7 +58,7 @@ static struct {
 	_Atomic uint32_t req, done;
 	int req_op;
 	const char *req_path;
-} w = {.fd = -1, .statm_fd = -1};
+} w = {.fd = -1};
 
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -457,12 +456,16 @@ static void flush_all_held(void)
 
 /* ---- time, memory samples, flushing ---- */
 
+/* Opened for each sample (ten times a second): a descriptor kept open could be closed by the
+ * program and its number reused for one of the program's files. */
 static uint64_t rss_bytes(void)
 {
 	char buf[128];
-	if (w.statm_fd < 0)
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0;
-	ssize_t n = pread(w.statm_fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -688,7 +691,6 @@ static int open_file(int fd)
 	w.last_ip = 0;
 	w.out.len = 0;
 	memset(&w.late, 0, sizeof(w.late));
-	w.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	w.zc = ZSTD_createCCtx();
 	w.zcap = ZSTD_CStreamOutSize();
 	if (!w.zbuf)
@@ -740,9 +742,7 @@ void ct_writer_after_fork_child(int fd)
 	atomic_store(&w.done, 0);
 	if (w.fd >= 0)
 		close(w.fd); /* the parent's file: never written by a child */
-	if (w.statm_fd >= 0)
-		close(w.statm_fd);
-	w.fd = w.statm_fd = -1;
+	w.fd = -1;
 	if (fd < 0)
 		return;
 	/* Fresh maps and context: what the parent's writer was doing at the fork is not ours. */
