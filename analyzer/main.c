@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctrack-config.h"
+#include "diagnose.h"
 #include "reader.h"
 #include "report.h"
 
@@ -18,6 +19,13 @@ static const char usage[] =
 	"Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n"
 	"  --json           one JSON document on stdout (schema: docs/json-schema.md)\n"
 	"  --top N          sites per ranking (default 10; the JSON 'leaks' list is always complete)\n"
+	"  --group site|backtrace  one entry per allocation site (first shown frame's function, file\n"
+	"                   and line; default) or per backtrace after folding\n"
+	"  --fold FILE      also fold frames matching FILE's patterns (one per line, '*' wildcard,\n"
+	"                   # comments; docs/fold.md); repeatable up to 8 times\n"
+	"  --all-frames     show allocator frames (operator new, std::allocator, ...) instead of folding\n"
+	"  --symbols BINARY...  instead of a trace: the symbol quality of each binary and the shared\n"
+	"                   libraries it needs; exit 3 when a given binary loses inline attribution\n"
 	"  --debug-dir DIR  also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug\n"
 	"                   or by .gnu_debuglink), after /usr/lib/debug; repeatable. Debuginfod is\n"
 	"                   asked only when DEBUGINFOD_URLS is set\n";
@@ -27,6 +35,13 @@ struct options {
 	size_t top;
 	const char *trace;
 	char *debug_dirs; /* colon-separated absolute paths, or NULL */
+	int symbols;       /* --symbols: the positional arguments are binaries */
+	const char **args; /* the positional arguments (args[0] is trace) */
+	size_t nargs;
+	int all_frames;
+	enum ct_grouping group;
+	const char *fold_files[8];
+	size_t nfold;
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -84,7 +99,9 @@ static const char *option_value(int argc, char **argv, int *i, size_t name_len)
 /* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	*o = (struct options){.top = 10};
+	*o = (struct options){.top = 10, .args = calloc((size_t)argc, sizeof(char *))};
+	if (!o->args)
+		return fprintf(stderr, PROG ": out of memory\n"), 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -93,8 +110,24 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else if (!strcmp(a, "--version")) {
 			printf(PROG " %s\n", CTRACK_VERSION);
 			return 0;
+		} else if (!strcmp(a, "--symbols")) {
+			o->symbols = 1;
 		} else if (!strcmp(a, "--json")) {
 			o->json = 1;
+		} else if (!strcmp(a, "--all-frames")) {
+			o->all_frames = 1;
+		} else if (!strcmp(a, "--group") || !strncmp(a, "--group=", 8)) {
+			const char *v = option_value(argc, argv, &i, 7);
+			if (!v || (strcmp(v, "site") && strcmp(v, "backtrace")))
+				return usage_error("--group needs 'site' or 'backtrace', not '%s'", v ? v : "");
+			o->group = strcmp(v, "site") ? CT_GROUP_BACKTRACE : CT_GROUP_SITE;
+		} else if (!strcmp(a, "--fold") || !strncmp(a, "--fold=", 7)) {
+			const char *v = option_value(argc, argv, &i, 6);
+			if (!v || !*v)
+				return usage_error("%s needs a file", a);
+			if (o->nfold == sizeof(o->fold_files) / sizeof(o->fold_files[0]))
+				return usage_error("at most 8 --fold files ('%s' is one too many)", v);
+			o->fold_files[o->nfold++] = v;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			const char *v = option_value(argc, argv, &i, 5);
 			if (!v)
@@ -113,26 +146,51 @@ static int parse_args(int argc, char **argv, struct options *o)
 		} else {
 			if (!strcmp(a, "--") && i + 1 < argc)
 				a = argv[++i];
-			if (o->trace)
-				return usage_error("one trace at a time ('%s' is one too many)", a);
-			o->trace = a;
+			o->args[o->nargs++] = a;
+			o->trace = o->args[0];
 		}
 	}
 	if (!o->trace)
-		return usage_error("%s", "no trace file given");
+		return usage_error("%s", o->symbols ? "no binary given" : "no trace file given");
+	if (!o->symbols && o->nargs > 1)
+		return usage_error("one trace at a time ('%s' is one too many)", o->args[1]);
 	return -1;
+}
+
+/* The built-in fold list and the --fold files' patterns into *out; -1 (said on stderr) on error. */
+static int load_fold(const struct options *o, struct ct_fold **out)
+{
+	char err[512];
+	*out = ct_fold_new();
+	if (!*out)
+		return fprintf(stderr, PROG ": out of memory\n"), -1;
+	for (size_t i = 0; i < o->nfold; i++)
+		if (ct_fold_load(*out, o->fold_files[i], err, sizeof(err)) < 0) {
+			fprintf(stderr, PROG ": --fold %s\n", err);
+			ct_fold_free(*out);
+			return -1;
+		}
+	return 0;
 }
 
 static int report(const struct options *o, const struct ct_model *m)
 {
-	struct ct_report r = {.path = o->trace, .m = m, .top = o->top, .out = stdout};
+	struct ct_fold *fold;
+	if (load_fold(o, &fold) < 0)
+		return -1;
+	struct ct_report r = {.path = o->trace, .m = m, .top = o->top, .out = stdout, .fold = fold,
+	                      .all_frames = o->all_frames, .group = o->group};
 	long n = ct_model_sites(m, &r.sites);
 	r.sym = ct_symbolizer_new(o->debug_dirs);
 	int rc = n < 0 || !r.sym ? -ENOMEM : 0;
 	r.nsites = n < 0 ? 0 : (size_t)n;
 	if (!rc)
+		rc = ct_report_group(&r);
+	if (!rc)
 		rc = o->json ? ct_report_json(&r) : ct_report_text(&r);
 	ct_symbolizer_free(r.sym);
+	ct_fold_free(fold);
+	free(r.groups);
 	free(r.sites);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
@@ -141,14 +199,46 @@ static int report(const struct options *o, const struct ct_model *m)
 	return rc;
 }
 
+/* --symbols: 0 when every given binary keeps inline attribution, 3 when one does not, 1 on error. */
+static int check_symbols(const struct options *o)
+{
+	struct ct_quality_list l = {0};
+	int rc = 0, poor = 0;
+	for (size_t i = 0; i < o->nargs && !rc; i++) {
+		rc = ct_diagnose_file(&l, o->args[i], o->debug_dirs);
+		if (rc < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", o->args[i], rc == -ENOEXEC ? "not an ELF file" : strerror(-rc));
+			break;
+		}
+		poor |= l.v[l.n - 1].advice != NULL;
+	}
+	for (size_t i = 0; i < o->nargs && !rc; i++)
+		rc = ct_diagnose_needed(&l, o->args[i], o->debug_dirs);
+	if (!rc && o->json) {
+		fputs("{\"modules\": ", stdout);
+		ct_quality_json(stdout, &l);
+		fputs("}\n", stdout);
+	} else if (!rc) {
+		ct_quality_text(stdout, &l, 0);
+	}
+	if (rc == -ENOMEM)
+		fprintf(stderr, PROG ": out of memory\n");
+	ct_quality_list_free(&l);
+	return rc ? 1 : poor ? 3 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
 	int status = parse_args(argc, argv, &o);
+	if (status < 0 && o.symbols)
+		status = check_symbols(&o);
 	if (status >= 0) {
 		free(o.debug_dirs);
+		free(o.args);
 		return status;
 	}
+	ct_diagnose_set_debug_dirs(o.debug_dirs);
 	struct ct_model m;
 	char err[512];
 	if (ct_model_init(&m) < 0) {
@@ -166,5 +256,6 @@ int main(int argc, char **argv)
 	}
 	ct_model_destroy(&m);
 	free(o.debug_dirs);
+	free(o.args);
 	return status;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diagnose.h"
 #include "report.h"
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if it is not one. */
@@ -147,15 +148,48 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *n
 		put_figures(r->out, by, v[i]);
 		fputs(", \"frames\": [", r->out);
 		int rc = ct_report_frames(r, v[i]->stack, put_frame, r->out, &truncated);
-		if (rc < 0) {
+		long folded = rc < 0 ? rc : ct_report_folded(r, v[i]->stack);
+		if (folded < 0) {
 			free(v);
-			return rc;
+			return (int)folded;
 		}
-		fprintf(r->out, "], \"truncated\": %s}", truncated ? "true" : "false");
+		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s}", folded, truncated ? "true" : "false");
 	}
 	fputs(n ? "\n]" : "]", r->out);
 	free(v);
 	return 0;
+}
+
+void ct_quality_json(FILE *out, const struct ct_quality_list *l)
+{
+	fputs("[", out);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ct_quality *q = &l->v[i];
+		fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", out);
+		put_cstring(out, q->path);
+		fputs(", \"build_id\": ", out);
+		put_cstring(out, q->build_id);
+		fprintf(out, ", \"symbols\": \"%s\", \"line_tables\": %s, \"inline_info\": %s, \"debug_file\": ", q->symbols,
+		        q->line_tables ? "true" : "false", q->inline_info ? "true" : "false");
+		put_cstring(out, q->debug_file);
+		fputs(", \"advice\": ", out);
+		put_cstring(out, q->advice);
+		fputs("}", out);
+	}
+	fputs(l->n ? "\n]" : "]", out);
+}
+
+/* The modules holding frames of the trace's stacks, with their symbol quality. */
+static int put_modules(const struct ct_report *r)
+{
+	struct ct_quality_list l = {0};
+	int rc = ct_diagnose_model(&l, r->m, ct_diagnose_debug_dirs());
+	if (!rc) {
+		fputs(",\n\"modules\": ", r->out);
+		ct_quality_json(r->out, &l);
+	}
+	ct_quality_list_free(&l);
+	return rc;
 }
 
 int ct_report_json(const struct ct_report *r)
@@ -174,6 +208,8 @@ int ct_report_json(const struct ct_report *r)
 		rc = put_ranking(r, CT_BY_ALLOCATIONS, "allocations", r->top);
 	if (!rc)
 		rc = put_ranking(r, CT_BY_TEMPORARY, "temporary", r->top);
+	if (!rc)
+		rc = put_modules(r);
 	fputs("}\n", out);
 	return rc;
 }

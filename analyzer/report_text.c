@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diagnose.h"
 #include "report.h"
 
 /* "1234 bytes (1.2 KiB)": the exact count, then a readable one when it differs. */
@@ -177,6 +178,36 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *t
 	return 0;
 }
 
+void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_only)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ct_quality *q = &l->v[i];
+		if (problems_only && !q->advice)
+			continue;
+		fprintf(out, "%s: symbols %s, line tables %s, inline info %s", problems_only ? base_name(q->path) : q->path,
+		        q->symbols, q->line_tables ? "yes" : "no", q->inline_info ? "yes" : "no");
+		if (!problems_only && q->debug_file && strcmp(q->debug_file, q->path))
+			fprintf(out, ", debug file %s", q->debug_file);
+		fprintf(out, "%s%s\n", q->advice ? ": " : "", q->advice ? q->advice : "");
+	}
+}
+
+/* "SYMBOLS": only the modules holding frames whose symbols lose information, and only if any. */
+static int put_symbols(const struct ct_report *r)
+{
+	struct ct_quality_list l = {0};
+	int rc = ct_diagnose_model(&l, r->m, ct_diagnose_debug_dirs());
+	size_t bad = 0;
+	for (size_t i = 0; !rc && i < l.n; i++)
+		bad += l.v[i].advice != NULL;
+	if (bad) {
+		fputs("\nSYMBOLS:\n", r->out);
+		ct_quality_text(r->out, &l, 1);
+	}
+	ct_quality_list_free(&l);
+	return rc;
+}
+
 int ct_report_text(const struct ct_report *r)
 {
 	static const struct {
@@ -194,5 +225,5 @@ int ct_report_text(const struct ct_report *r)
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	return put_symbols(r);
 }

@@ -233,7 +233,8 @@ static const char *basename_of(const char *path)
 static char *demangle(const char *name)
 {
 	char *plain = strndup(name, strcspn(name, "@"));
-	if (!plain || plain[0] != '_' || plain[1] != 'Z')
+	/* _Z: C++ and legacy Rust (libiberty drops its hash); _R: Rust v0. */
+	if (!plain || plain[0] != '_' || (plain[1] != 'Z' && plain[1] != 'R'))
 		return plain;
 	char *d = cplus_demangle(plain, DMGL_PARAMS | DMGL_ANSI);
 	if (!d)
@@ -302,11 +303,41 @@ static void call_site(Dwarf_Die *inl, Dwarf_Die *cu, const char **file, int *lin
 	*line = (int)lineno;
 }
 
+/* Sets *out to the innermost DIE under parent holding pc, looking through the DIEs without
+ * addresses that hold functions (Rust nests every function in its modules' namespaces, which
+ * libdw 0.188's dwarf_getscopes prunes). Returns 1 when found, else 0. */
+static int innermost_die(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+	if (dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		int holder = tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
+		             tag == DW_TAG_class_type || tag == DW_TAG_union_type;
+		if (!holder && dwarf_haspc(&child, pc) != 1)
+			continue;
+		if (innermost_die(&child, pc, out))
+			return 1;
+		if (!holder) {
+			*out = child;
+			return 1;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
 /* The scopes holding pc (a DWARF address) in cu, innermost first, as they nest in the code: the
  * callers of an inlined function rather than its abstract definition's parents. */
 static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 {
+	Dwarf_Die found;
 	int n = dwarf_getscopes(cu, pc, scopes), inlined = 0;
+	if (n <= 1 && innermost_die(cu, pc, &found)) { /* none or the CU: maybe a namespaced function */
+		free(*scopes);
+		*scopes = NULL;
+		return dwarf_getscopes_die(&found, scopes);
+	}
 	for (int i = 0; i < n; i++)
 		inlined |= dwarf_tag(&(*scopes)[i]) == DW_TAG_inlined_subroutine;
 	if (!inlined)

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbol-quality diagnostics: per module, whether it has a symbol table, line tables and inline
+ * records, the file its DWARF came from, and one line of advice (NULL when the module is fine). */
+#ifndef CTRACK_DIAGNOSE_H
+#define CTRACK_DIAGNOSE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+
+struct ct_quality {
+	char *path;
+	char *build_id;     /* lowercase hex, or NULL */
+	const char *symbols; /* "symtab", "dynsym" or "none" (static strings) */
+	int line_tables;     /* a CU's line table is readable */
+	int inline_info;     /* some DW_TAG_inlined_subroutine was found */
+	char *debug_file;    /* the file the DWARF was read from (the module itself or a separate file), or NULL */
+	const char *advice;  /* static string, NULL when inline attribution works */
+};
+
+struct ct_quality_list {
+	struct ct_quality *v;
+	size_t n, cap;
+};
+
+void ct_quality_list_free(struct ct_quality_list *l);
+
+/* Appends the verdict of the ELF file at path (debug_dirs as for ct_symbolizer_new). Returns 0,
+ * -ENOENT (or another negative errno) when the file cannot be read as ELF, or -ENOMEM. */
+int ct_diagnose_file(struct ct_quality_list *l, const char *path, const char *debug_dirs);
+
+/* Appends the verdict of every module that holds a frame of some stack of m (each once). */
+int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, const char *debug_dirs);
+
+/* Appends the verdicts of the shared libraries path needs (DT_NEEDED, recursively, found through
+ * RUNPATH/RPATH and the usual library directories; ones not found are skipped). */
+int ct_diagnose_needed(struct ct_quality_list *l, const char *path, const char *debug_dirs);
+
+/* The --debug-dir roots the report's diagnostics use (the reporters get no options): set once by
+ * main before reporting; NULL or colon-separated absolute directories. */
+void ct_diagnose_set_debug_dirs(const char *debug_dirs);
+const char *ct_diagnose_debug_dirs(void);
+
+/* Printers (report_text.c, report_json.c). Text: one line per module, only those with advice when
+ * problems_only; JSON: the "modules" array (schema: docs/json-schema.md). */
+void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_only);
+void ct_quality_json(FILE *out, const struct ct_quality_list *l);
+
+#endif

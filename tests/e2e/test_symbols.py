@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# ctrack-analyze --symbols and the report's "modules": symq.c built four ways; every expectation
+# comes from how the binary was built (a chosen build-id, strip -s, the DIE tags the compiler wrote).
+import json
+import os
+import subprocess
+import sys
+
+CTRACK, ANALYZE, _VALGRIND, SCRATCH, SRC = sys.argv[1:6]
+STRIPPED = ('stripped — frames shown as addresses; keep .symtab (strip = "debuginfo" in Cargo, '
+            'no -s in the link)')
+LINES_ONLY = ('line tables only (-gline-tables-only, Rust debug = 1 / line-tables-only): inlined frames '
+              'are folded into their caller; build with -g / debug = 2 for inline attribution')
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append(f'{what}: got {got!r}, want {want!r}')
+
+
+def build(name, cc, flags, build_id):
+    out = os.path.join(SCRATCH, name)
+    subprocess.run([cc, *flags, f'-Wl,--build-id=0x{build_id}', SRC, '-o', out], check=True)
+    return out
+
+
+def has_inline_records(path):
+    # What the compiler emitted, read with binutils (not with the code under test).
+    info = subprocess.run(['readelf', '--debug-dump=info', path], capture_output=True, text=True).stdout
+    return 'DW_TAG_inlined_subroutine' in info
+
+
+def symbols(path, json_out):
+    args = [ANALYZE, '--symbols', *(['--json'] if json_out else []), path]
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def entry(modules, path):
+    found = [m for m in modules if m['path'] == path]
+    check(f'{path} listed once', len(found), 1)
+    return found[0] if found else {}
+
+
+def expect(name, path, build_id, want_fields, want_rc):
+    r = symbols(path, True)
+    check(f'{name} exit', r.returncode, want_rc)
+    mods = json.loads(r.stdout)['modules'] if r.stdout else []
+    check(f'{name} fields', entry(mods, path), {'path': path, 'build_id': build_id, **want_fields})
+    check(f'{name} lists libc', any(m['path'].endswith('/libc.so.6') for m in mods), True)
+    t = symbols(path, False)
+    check(f'{name} text exit', t.returncode, want_rc)
+    advice = want_fields['advice']
+    if advice:
+        check(f'{name} text advice', advice in t.stdout, True)
+
+
+def main():
+    os.makedirs(SCRATCH, exist_ok=True)
+    full = build('symq-gcc', 'gcc', ['-O2', '-g'], 'a1' * 20)
+    expect('gcc -O2 -g', full, 'a1' * 20, {'symbols': 'symtab', 'line_tables': True, 'inline_info': True,
+                                          'debug_file': full, 'advice': None}, 0)
+
+    stripped = os.path.join(SCRATCH, 'symq-stripped')
+    subprocess.run(['strip', '-s', full, '-o', stripped], check=True)
+    # strip -s keeps the dynamic symbol table and the build-id note, drops .symtab and all DWARF.
+    expect('strip -s', stripped, 'a1' * 20, {'symbols': 'dynsym', 'line_tables': False, 'inline_info': False,
+                                             'debug_file': None, 'advice': STRIPPED}, 3)
+
+    # clang's line-tables-only DWARF may or may not keep inline scopes (clang 14 does): the verdict
+    # must follow what this clang wrote.
+    lt = build('symq-clang-lt', 'clang', ['-O2', '-gline-tables-only'], 'b2' * 20)
+    inl = has_inline_records(lt)
+    lt_fields = {'symbols': 'symtab', 'line_tables': True, 'inline_info': inl, 'debug_file': lt,
+                 'advice': None if inl else LINES_ONLY}
+    expect('clang -gline-tables-only', lt, 'b2' * 20, lt_fields, 0 if inl else 3)
+
+    trace = os.path.join(SCRATCH, 'lt.zst')
+    subprocess.run([CTRACK, '-q', '--force', '-o', trace, lt], check=True)
+    r = subprocess.run([ANALYZE, '--json', trace], capture_output=True, text=True, check=True)
+    check('trace module', entry(json.loads(r.stdout)['modules'], lt), {'path': lt, 'build_id': 'b2' * 20, **lt_fields})
+
+    r = symbols(os.path.join(SCRATCH, 'no-such-binary'), False)
+    check('missing file exit', r.returncode, 1)
+    check('missing file message lines', len(r.stderr.strip().splitlines()), 1)
+
+    for f in failures:
+        print('FAIL', f)
+    return 1 if failures else 0
+
+
+sys.exit(main())
