@@ -16,6 +16,7 @@
 
 #include "ctrack/format.h"
 #include "diagnose.h"
+#include "symbolize.h"
 
 /* DIEs looked at for inline records per module: past this the module is assumed to have them
  * (not finding one in two million DIEs of real code does not happen; nagging wrongly would). */
@@ -232,7 +233,21 @@ out:
 	return rc;
 }
 
-int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, const char *debug_dirs)
+/* The verdict of a module the symbolizer has open; falls back to opening the file. */
+static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m,
+                           const char *debug_dirs)
+{
+	Dwfl_Module *mod = ct_symbolizer_module(s, m);
+	if (!mod)
+		return ct_diagnose_file(l, m->path, debug_dirs);
+	struct ct_quality *q = push(l);
+	if (!q || !(q->path = strdup(m->path)))
+		return -ENOMEM;
+	return judge(q, mod);
+}
+
+int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s,
+                      const char *debug_dirs)
 {
 	char *seen = calloc(m->nmodules + 1, 1);
 	if (!seen)
@@ -247,7 +262,7 @@ int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, const
 		const char *p = m->modules[i].path;
 		/* Pseudo modules (the vdso) have no file; a file gone since the trace is skipped. */
 		if (seen[i] && p && p[0] == '/')
-			rc = ct_diagnose_file(l, p, debug_dirs);
+			rc = diagnose_traced(l, s, &m->modules[i], debug_dirs);
 	}
 	free(seen);
 	return rc == -ENOMEM ? rc : 0;

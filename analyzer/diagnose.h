@@ -31,7 +31,9 @@ void ct_quality_list_free(struct ct_quality_list *l);
 int ct_diagnose_file(struct ct_quality_list *l, const char *path, const char *debug_dirs);
 
 /* Appends the verdict of every module that holds a frame of some stack of m (each once). */
-int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, const char *debug_dirs);
+struct ct_symbolizer;
+int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s,
+                      const char *debug_dirs);
 
 /* Appends the verdicts of the shared libraries path needs (DT_NEEDED, recursively, found through
  * RUNPATH/RPATH and the usual library directories; ones not found are skipped). */

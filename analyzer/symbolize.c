@@ -154,6 +154,12 @@ static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
 	return d;
 }
 
+struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod)
+{
+	struct dso *d = dso_for(s, mod);
+	return d ? d->mod : NULL;
+}
+
 /* ---- compilation units ---- */
 
 static int cmp_ranges(const void *a, const void *b)
