@@ -15,7 +15,9 @@
 #define PROG "ctrack-analyze"
 
 static const char usage[] =
-	"usage: " PROG " [--json] [--top N] [--debug-dir DIR]... [--help] [--version] TRACE\n"
+	"usage: " PROG " [--json] [--top N] [--group site|backtrace] [--fold FILE] [--all-frames]\n"
+	"       [--debug-dir DIR]... TRACE\n"
+	"       " PROG " [--json] --symbols BINARY...\n"
 	"Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n"
 	"  --json           one JSON document on stdout (schema: docs/json-schema.md)\n"
 	"  --top N          sites per ranking (default 10; the JSON 'leaks' list is always complete)\n"
