@@ -27,6 +27,9 @@ static const char adv_stripped[] =
 static const char adv_no_debug_file[] =
 	"separate debug info not found: install the debug package (-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
 static const char adv_no_debug[] = "no debug info: no file:line; build with -g";
+static const char adv_changed[] =
+	"changed since the trace (its build-id differs): frames shown as addresses; analyze with the "
+	"binary that ran, or trace again";
 static const char adv_lines_only[] =
 	"line tables only (-gline-tables-only, Rust debug = 1 / line-tables-only): inlined frames are folded "
 	"into their caller; build with -g / debug = 2 for inline attribution";
@@ -237,13 +240,22 @@ out:
 static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m,
                            const char *debug_dirs)
 {
-	Dwfl_Module *mod = ct_symbolizer_module(s, m);
-	if (!mod)
+	int changed;
+	Dwfl_Module *mod = ct_symbolizer_module(s, m, &changed);
+	if (!mod && !changed)
 		return ct_diagnose_file(l, m->path, debug_dirs);
 	struct ct_quality *q = push(l);
 	if (!q || !(q->path = strdup(m->path)))
 		return -ENOMEM;
-	return judge(q, mod);
+	if (mod)
+		return judge(q, mod);
+	q->symbols = "none"; /* nothing of the traced binary can be read */
+	q->advice = adv_changed;
+	if (m->build_id_len && !(q->build_id = malloc(2 * m->build_id_len + 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->build_id_len; i++)
+		snprintf(q->build_id + 2 * i, 3, "%02x", (unsigned char)m->build_id[i]);
+	return 0;
 }
 
 int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s,

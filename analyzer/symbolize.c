@@ -23,6 +23,7 @@ struct cu_range {
 /* Per module id: its Dwfl, opened on first use. */
 struct dso {
 	int tried;
+	int changed; /* the file at the path is not the one traced: its build-id differs */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias; /* dwfl address = ELF vaddr + bias */
@@ -129,10 +130,11 @@ static void open_dso(struct dso *d, const struct ct_module *m, const Dwfl_Callba
 	dwfl_report_begin(d->dwfl);
 	d->mod = dwfl_report_elf(d->dwfl, m->path, m->path, -1, 0, false);
 	dwfl_report_end(d->dwfl, NULL, NULL);
-	if (d->mod && build_id_matches(d->mod, m) && dwfl_module_getelf(d->mod, &d->bias))
+	int changed = d->mod && !build_id_matches(d->mod, m);
+	if (d->mod && !changed && dwfl_module_getelf(d->mod, &d->bias))
 		return;
 	dwfl_end(d->dwfl);
-	*d = (struct dso){.tried = 1};
+	*d = (struct dso){.tried = 1, .changed = changed};
 }
 
 static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
@@ -154,9 +156,10 @@ static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
 	return d;
 }
 
-struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod)
+struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod, int *changed)
 {
 	struct dso *d = dso_for(s, mod);
+	*changed = d && d->changed;
 	return d ? d->mod : NULL;
 }
 

@@ -36,9 +36,10 @@ void ct_symbolizer_free(struct ct_symbolizer *s);
 int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out, int max);
 
 /* The libdwfl module the symbolizer opened for mod (opened now if it was not yet), or NULL when the
- * file is missing, not ELF or not the traced one (build-id). Owned by the symbolizer; the symbol
- * checks reuse it rather than load the same debug info a second time. */
+ * file is missing, not ELF or not the traced one; *changed = 1 in the last case (the file's
+ * build-id differs from the trace's: it was rebuilt, and its frames are shown as addresses rather
+ * than misresolved). Owned by the symbolizer; the symbol checks reuse it. */
 struct Dwfl_Module;
-struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod);
+struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod, int *changed);
 
 #endif

@@ -81,6 +81,21 @@ def main():
     r = subprocess.run([ANALYZE, '--json', trace], capture_output=True, text=True, check=True)
     check('trace module', entry(json.loads(r.stdout)['modules'], lt), {'path': lt, 'build_id': 'b2' * 20, **lt_fields})
 
+    # The binary rebuilt after the trace (another build-id at the same path): reported, never
+    # misresolved with the new file's symbols.
+    rebuilt = build('symq-rebuilt', 'gcc', ['-O2', '-g'], 'c3' * 20)
+    trace = os.path.join(SCRATCH, 'rebuilt.zst')
+    subprocess.run([CTRACK, '-q', '--force', '-o', trace, rebuilt], check=True)
+    build('symq-rebuilt', 'gcc', ['-O2', '-g', '-DREBUILT'], 'd4' * 20)
+    r = subprocess.run([ANALYZE, '--json', trace], capture_output=True, text=True, check=True)
+    doc = json.loads(r.stdout)
+    m = entry(doc['modules'], rebuilt) or {}
+    check('rebuilt: build_id is the traced one', m.get('build_id'), 'c3' * 20)
+    check('rebuilt: advice', (m.get('advice') or '').startswith('changed since the trace (its build-id differs)'), True)
+    frames = [f for site in doc['leaks'] for f in site['frames'] if f['module'] == rebuilt]
+    check('rebuilt: its frames are addresses, not names from the new file',
+          all(f['file'] is None and '+0x' in f['function'] for f in frames) and bool(frames), True)
+
     r = symbols(os.path.join(SCRATCH, 'no-such-binary'), False)
     check('missing file exit', r.returncode, 1)
     check('missing file message lines', len(r.stderr.strip().splitlines()), 1)
