@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,38 @@ struct options {
 	const char *fold_files[8];
 	size_t nfold;
 };
+
+/* A progress line for a terminal: percent of the file read and events per second, ten times a
+ * second at most, overwritten in place and erased at the end. */
+struct progress {
+	const struct ct_model *m;
+	struct timespec start, last;
+	int shown;
+};
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static void show_progress(uint64_t done, uint64_t total, void *arg)
+{
+	struct progress *p = arg;
+	if (!p->start.tv_sec && !p->start.tv_nsec) {
+		clock_gettime(CLOCK_MONOTONIC, &p->start);
+		p->last = p->start;
+	} else if (seconds_since(&p->last) < 0.1) {
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	double elapsed = seconds_since(&p->start);
+	uint64_t events = p->m->t.allocations + p->m->t.frees;
+	fprintf(stderr, "\r\033[K" PROG ": reading: %3.0f%%, %.1f M events/s", total ? 100.0 * (double)done / (double)total : 0.0,
+	        elapsed > 0 ? (double)events / elapsed / 1e6 : 0.0);
+	p->shown = 1;
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -248,7 +282,12 @@ int main(int argc, char **argv)
 		free(o.debug_dirs);
 		return 1;
 	}
-	if (ct_read_trace(o.trace, &m, err, sizeof(err)) < 0) {
+	struct progress p = {.m = &m};
+	int tty = isatty(STDERR_FILENO);
+	int rc = ct_read_trace_progress(o.trace, &m, err, sizeof(err), tty ? show_progress : NULL, &p);
+	if (p.shown)
+		fputs("\r\033[K", stderr); /* the progress line goes away */
+	if (rc < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		status = 1;
 	} else {

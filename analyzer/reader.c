@@ -36,6 +36,9 @@ struct reader {
 	struct ct_model *m;
 	char *err;
 	size_t errlen;
+	ct_progress_fn progress; /* called after each read of the file, or NULL */
+	void *progress_arg;
+	uint64_t file_size;
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -102,6 +105,8 @@ static int fill(struct reader *r)
 			r->file_off += r->zin.size;
 			r->zin = (ZSTD_inBuffer){r->in, (size_t)n, 0};
 			r->eof = n == 0;
+			if (r->progress)
+				r->progress(r->file_off + (uint64_t)n, r->file_size, r->progress_arg);
 			continue;
 		}
 		ZSTD_outBuffer out = {r->buf, r->cap, r->len};
@@ -459,6 +464,7 @@ static int open_trace(struct reader *r)
 		return fail(r, "cannot read '%s': %s", r->path, strerror(EISDIR));
 	if (S_ISREG(st.st_mode) && st.st_size == 0)
 		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
+	r->file_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
 	r->z = ZSTD_createDStream();
 	r->in_cap = ZSTD_DStreamInSize();
 	r->in = malloc(r->in_cap);
@@ -472,7 +478,14 @@ static int open_trace(struct reader *r)
 
 int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen)
 {
-	struct reader r = {.path = path, .fd = -1, .m = m, .err = err, .errlen = errlen};
+	return ct_read_trace_progress(path, m, err, errlen, NULL, NULL);
+}
+
+int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen, ct_progress_fn progress,
+                           void *arg)
+{
+	struct reader r = {.path = path, .fd = -1, .m = m, .err = err, .errlen = errlen, .progress = progress,
+	                   .progress_arg = arg};
 	int rc = open_trace(&r);
 	if (!rc)
 		rc = read_all(&r);

@@ -5,6 +5,7 @@
 #define CTRACK_READER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 
@@ -12,5 +13,10 @@
  * the trace is cut short (everything up to the cut is in m), or -1 with a one-line reason in err
  * (no program name, no newline), e.g. "'x' is not a ctrack trace". */
 int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen);
+
+/* The same, calling progress(bytes of the file read so far, its size or 0, arg) after each read. */
+typedef void (*ct_progress_fn)(uint64_t done, uint64_t total, void *arg);
+int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen, ct_progress_fn progress,
+                           void *arg);
 
 #endif
