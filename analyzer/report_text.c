@@ -3,6 +3,7 @@
  * Every value is printed on one line: argv is shell-quoted with C escapes for control bytes. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,15 +117,36 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* Colour only on a terminal, and not when NO_COLOR is set (no-color.org). */
+static int use_colour(FILE *out)
+{
+	const char *no = getenv("NO_COLOR");
+	return isatty(fileno(out)) && !(no && *no);
+}
+
+#define BOLD(c) ((c) ? "\033[1m" : "")
+#define DIM(c) ((c) ? "\033[2m" : "")
+#define CYAN(c) ((c) ? "\033[36m" : "")
+#define RESET(c) ((c) ? "\033[0m" : "")
+
+struct frame_printer {
+	FILE *out;
+	int colour;
+	const char *module; /* of the previous frame: a run of frames in one module names it once */
+};
+
 static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
-	FILE *out = ctx;
-	fprintf(out, "  #%u 0x%" PRIx64 " %s", index, f->address, f->function);
+	struct frame_printer *p = ctx;
+	int c = p->colour;
+	fprintf(p->out, "  #%u %s0x%" PRIx64 "%s %s%s%s", index, DIM(c), f->address, RESET(c), BOLD(c), f->function,
+	        RESET(c));
 	if (f->file)
-		fprintf(out, " at %s:%u", f->file, f->line);
-	if (f->module)
-		fprintf(out, " (%s)", base_name(f->module));
-	fputs(f->inlined ? " [inlined]\n" : "\n", out);
+		fprintf(p->out, " at %s%s:%u%s", CYAN(c), f->file, f->line, RESET(c));
+	if (f->module && (!p->module || strcmp(p->module, f->module)))
+		fprintf(p->out, " %s(%s)%s", DIM(c), base_name(f->module), RESET(c));
+	p->module = f->module;
+	fprintf(p->out, "%s\n", f->inlined ? (c ? " \033[2m[inlined]\033[0m" : " [inlined]") : "");
 	return 0;
 }
 
@@ -162,9 +184,11 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *t
 	fputs(n ? ":\n" : ": none\n", r->out);
 	for (long i = 0; i < n && (size_t)i < r->top; i++) {
 		int truncated;
-		fputc('\n', r->out);
+		struct frame_printer p = {r->out, use_colour(r->out), NULL};
+		fprintf(r->out, "\n%s", BOLD(p.colour));
 		put_site_head(r, by, v[i]);
-		int rc = ct_report_frames(r, v[i]->stack, put_frame, r->out, &truncated);
+		fputs(RESET(p.colour), r->out);
+		int rc = ct_report_frames(r, v[i]->stack, put_frame, &p, &truncated);
 		if (rc < 0) {
 			free(v);
 			return rc;
