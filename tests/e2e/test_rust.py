@@ -139,6 +139,33 @@ def case(name, mangling, debug):
         got = (f["file"] and os.path.basename(f["file"]), f["line"])
         env.eq("%s: %s frame at the %s call" % (name, FUNCTION, marker), got, want)
         env.eq("%s: %s frame not inlined" % (name, marker), f["inlined"], False)
+    check_diagnostics(name, prog, rep, stripped)
+
+
+def has_dwarf_tag(prog, tag):
+    # What rustc wrote, read with binutils (not with the code under test).
+    r = subprocess.run(["readelf", "--debug-dump=info", prog], capture_output=True, text=True)
+    return tag in r.stdout
+
+
+def check_diagnostics(name, prog, rep, stripped):
+    """The report's verdict on the program's module follows how it was built: strip=debuginfo keeps
+    the symbol table but no line tables ("no debug info" advice); otherwise line tables, and inline
+    info exactly when rustc wrote DW_TAG_inlined_subroutine (std's own code counts too)."""
+    mods = [m for m in (rep or {}).get("modules", []) if m["path"] == prog]
+    if not env.eq(name + ": one modules entry for the program", len(mods), 1):
+        return
+    m = mods[0]
+    env.eq(name + ": symbols", m["symbols"], "symtab")
+    if stripped:
+        env.eq(name + ": stripped of debug info: no line tables, advice",
+               (m["line_tables"], m["inline_info"], (m["advice"] or "").startswith("no debug info")),
+               (False, False, True))
+        return
+    inline = has_dwarf_tag(prog, "DW_TAG_inlined_subroutine")
+    env.eq(name + ": line tables, inline info as written",
+           (m["line_tables"], m["inline_info"]), (True, inline))
+    env.eq(name + ": advice only without inline records", m["advice"] is None, inline)
 
 
 MANGLINGS = {"v0": ["-C", "symbol-mangling-version=v0"],
