@@ -182,7 +182,7 @@ static int stop(void *ctx, const struct ct_frame *f, unsigned index)
 	return 1;
 }
 
-static uint64_t mix(uint64_t h, const void *data, size_t n)
+uint64_t ct_mix(uint64_t h, const void *data, size_t n)
 {
 	const unsigned char *p = data;
 	for (size_t i = 0; i < n; i++)
@@ -190,9 +190,9 @@ static uint64_t mix(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
-static uint64_t mix_str(uint64_t h, const char *s) { return s ? mix(h, s, strlen(s) + 1) : mix(h, "", 1); }
+uint64_t ct_mix_str(uint64_t h, const char *s) { return s ? ct_mix(h, s, strlen(s) + 1) : ct_mix(h, "", 1); }
 
-static int same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+int ct_same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
 /* The key of a group: --group backtrace, where the first shown frame came from (node, position in
  * its inline chain: the folded backtrace from there is the same); --group site, the first shown
@@ -209,16 +209,16 @@ static void set_key(const struct ct_report *r, struct ct_group *g, const struct 
 
 static uint64_t hash_key(const struct ct_group *g)
 {
-	uint64_t h = mix_str(mix_str(0xcbf29ce484222325ull, g->function), g->file);
-	h = mix(h, &g->line, sizeof(g->line));
-	h = mix(h, &g->address, sizeof(g->address));
-	h = mix(h, &g->node, sizeof(g->node));
-	return mix(h, &g->pos, sizeof(g->pos));
+	uint64_t h = ct_mix_str(ct_mix_str(CT_MIX_SEED, g->function), g->file);
+	h = ct_mix(h, &g->line, sizeof(g->line));
+	h = ct_mix(h, &g->address, sizeof(g->address));
+	h = ct_mix(h, &g->node, sizeof(g->node));
+	return ct_mix(h, &g->pos, sizeof(g->pos));
 }
 
 static int same_key(const struct ct_group *a, const struct ct_group *b)
 {
-	return same_str(a->function, b->function) && same_str(a->file, b->file) && a->line == b->line &&
+	return ct_same_str(a->function, b->function) && ct_same_str(a->file, b->file) && a->line == b->line &&
 	       a->address == b->address && a->node == b->node && a->pos == b->pos;
 }
 

@@ -50,6 +50,16 @@ int ct_report_frames(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, 
 /* The number of frames of stack folding hides, or -ENOMEM. */
 long ct_report_folded(const struct ct_report *r, uint32_t stack);
 
+/* FNV-1a over data, and over a string with its NUL (NULL hashes as ""); string equality, NULL only
+ * equal to NULL. For the reporters' hash tables. */
+uint64_t ct_mix(uint64_t h, const void *data, size_t n);
+uint64_t ct_mix_str(uint64_t h, const char *s);
+int ct_same_str(const char *a, const char *b);
+#define CT_MIX_SEED 0xcbf29ce484222325ull
+
+/* One frame as a JSON object: address (when with_address), function, file, line, module, inlined. */
+void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address);
+
 int ct_report_text(const struct ct_report *r);
 int ct_report_json(const struct ct_report *r);
 

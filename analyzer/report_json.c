@@ -7,66 +7,8 @@
 #include <string.h>
 
 #include "diagnose.h"
+#include "markup.h"
 #include "report.h"
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0; /* ASCII is handled by the caller; 0x80..0xc1 never start a character */
-	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (len > n)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-	if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0; /* overlong, out of range or a surrogate */
-	return len;
-}
-
-static void put_string(FILE *out, const char *data, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)data;
-	fputc('"', out);
-	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		size_t len;
-		if (c == '"' || c == '\\') {
-			fprintf(out, "\\%c", c);
-		} else if (c == '\n') {
-			fputs("\\n", out);
-		} else if (c == '\t') {
-			fputs("\\t", out);
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(out, "\\u%04x", c);
-		} else if (c < 0x80) {
-			fputc(c, out);
-		} else if ((len = utf8_len(s + i, n - i))) {
-			fwrite(s + i, 1, len, out);
-			i += len;
-			continue;
-		} else {
-			fprintf(out, "\\u%04x", c);
-		}
-		i++;
-	}
-	fputc('"', out);
-}
-
-static void put_cstring(FILE *out, const char *s)
-{
-	if (s)
-		put_string(out, s, strlen(s));
-	else
-		fputs("null", out);
-}
 
 static void put_process(const struct ct_report *r)
 {
@@ -77,11 +19,11 @@ static void put_process(const struct ct_report *r)
 		return;
 	}
 	fprintf(out, "{\"pid\": %" PRIu64 ", \"ppid\": %" PRIu64 ", \"exe\": ", p->pid, p->ppid);
-	put_string(out, p->exe.data, p->exe.len);
+	ct_json_string(out, p->exe.data, p->exe.len);
 	fputs(", \"argv\": [", out);
 	for (size_t i = 0; i < p->argc; i++) {
 		fputs(i ? ", " : "", out);
-		put_string(out, p->argv[i].data, p->argv[i].len);
+		ct_json_string(out, p->argv[i].data, p->argv[i].len);
 	}
 	fprintf(out, "], \"start_unix_ns\": %" PRIu64 "}", p->start_unix_ns);
 }
@@ -98,20 +40,30 @@ static void put_summary(const struct ct_report *r)
 	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000, t->unmatched_frees);
 }
 
-static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
+void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
 {
-	FILE *out = ctx;
-	fprintf(out, "%s{\"address\": \"0x%" PRIx64 "\", \"function\": ", index ? ", " : "", f->address);
-	put_cstring(out, f->function);
+	fputc('{', out);
+	if (with_address)
+		fprintf(out, "\"address\": \"0x%" PRIx64 "\", ", f->address);
+	fputs("\"function\": ", out);
+	ct_json_cstring(out, f->function);
 	fputs(", \"file\": ", out);
-	put_cstring(out, f->file);
+	ct_json_cstring(out, f->file);
 	if (f->file)
 		fprintf(out, ", \"line\": %u", f->line);
 	else
 		fputs(", \"line\": null", out);
 	fputs(", \"module\": ", out);
-	put_cstring(out, f->module);
+	ct_json_cstring(out, f->module);
 	fprintf(out, ", \"inlined\": %s}", f->inlined ? "true" : "false");
+}
+
+static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	FILE *out = ctx;
+	if (index)
+		fputs(", ", out);
+	ct_json_frame(out, f, 1);
 	return 0;
 }
 
@@ -166,14 +118,14 @@ void ct_quality_json(FILE *out, const struct ct_quality_list *l)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ct_quality *q = &l->v[i];
 		fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", out);
-		put_cstring(out, q->path);
+		ct_json_cstring(out, q->path);
 		fputs(", \"build_id\": ", out);
-		put_cstring(out, q->build_id);
+		ct_json_cstring(out, q->build_id);
 		fprintf(out, ", \"symbols\": \"%s\", \"line_tables\": %s, \"inline_info\": %s, \"debug_file\": ", q->symbols,
 		        q->line_tables ? "true" : "false", q->inline_info ? "true" : "false");
-		put_cstring(out, q->debug_file);
+		ct_json_cstring(out, q->debug_file);
 		fputs(", \"advice\": ", out);
-		put_cstring(out, q->advice);
+		ct_json_cstring(out, q->advice);
 		fputs("}", out);
 	}
 	fputs(l->n ? "\n]" : "]", out);
@@ -196,7 +148,7 @@ int ct_report_json(const struct ct_report *r)
 {
 	FILE *out = r->out;
 	fputs("{\"trace\": ", out);
-	put_cstring(out, r->path);
+	ct_json_cstring(out, r->path);
 	fprintf(out, ", \"complete\": %s,\n\"process\": ", r->m->complete ? "true" : "false");
 	put_process(r);
 	fputs(",\n\"summary\": ", out);

@@ -8,23 +8,8 @@
 #include <string.h>
 
 #include "diagnose.h"
+#include "markup.h"
 #include "report.h"
-
-/* "1234 bytes (1.2 KiB)": the exact count, then a readable one when it differs. */
-static const char *fmt_bytes(char *buf, size_t len, uint64_t n)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	if (n < 1024) {
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-		return buf;
-	}
-	double v = (double)n / 1024;
-	int u = 0;
-	while (v >= 1024 && u < 5)
-		v /= 1024, u++;
-	snprintf(buf, len, "%" PRIu64 " bytes (%.1f %s)", n, v, units[u]);
-	return buf;
-}
 
 static int safe_shell_byte(unsigned char c)
 {
@@ -100,12 +85,12 @@ static void put_summary(const struct ct_report *r)
 	if (run)
 		fprintf(out, " (%.0f/s)", (double)t->allocations / seconds(run));
 	fprintf(out, "\nfrees: %" PRIu64 "\n", t->frees);
-	fprintf(out, "bytes allocated: %s\n", fmt_bytes(b, sizeof(b), t->bytes_allocated));
+	fprintf(out, "bytes allocated: %s\n", ct_fmt_bytes(b, sizeof(b), t->bytes_allocated));
 	fprintf(out, "temporary allocations: %" PRIu64 " (%.1f%% of allocations)\n", t->temporary,
 	        percent(t->temporary, t->allocations));
-	fprintf(out, "peak heap: %s at %.3f s\n", fmt_bytes(b, sizeof(b), t->peak), seconds(t->peak_time_us));
-	fprintf(out, "peak RSS: %s\n", t->peak_rss ? fmt_bytes(b, sizeof(b), t->peak_rss) : "not sampled");
-	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", fmt_bytes(b, sizeof(b), t->current), t->live_allocations,
+	fprintf(out, "peak heap: %s at %.3f s\n", ct_fmt_bytes(b, sizeof(b), t->peak), seconds(t->peak_time_us));
+	fprintf(out, "peak RSS: %s\n", t->peak_rss ? ct_fmt_bytes(b, sizeof(b), t->peak_rss) : "not sampled");
+	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), t->current), t->live_allocations,
 	        allocations(t->live_allocations));
 	if (t->unmatched_frees)
 		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
@@ -156,16 +141,16 @@ static void put_site_head(const struct ct_report *r, enum ct_rank by, const stru
 	FILE *out = r->out;
 	switch (by) {
 	case CT_BY_LEAKED:
-		fprintf(out, "%s leaked in %" PRIu64 " %s\n", fmt_bytes(b, sizeof(b), s->leaked_bytes),
+		fprintf(out, "%s leaked in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), s->leaked_bytes),
 		        s->leaked_allocations, allocations(s->leaked_allocations));
 		break;
 	case CT_BY_PEAK:
-		fprintf(out, "%s at the peak in %" PRIu64 " %s\n", fmt_bytes(b, sizeof(b), s->peak_bytes),
+		fprintf(out, "%s at the peak in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), s->peak_bytes),
 		        s->peak_allocations, allocations(s->peak_allocations));
 		break;
 	case CT_BY_ALLOCATIONS:
 		fprintf(out, "%" PRIu64 " %s, %s in all\n", s->allocations, allocations(s->allocations),
-		        fmt_bytes(b, sizeof(b), s->bytes_allocated));
+		        ct_fmt_bytes(b, sizeof(b), s->bytes_allocated));
 		break;
 	case CT_BY_TEMPORARY:
 		fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " %s (%.1f%%)\n", s->temporary, s->allocations,

@@ -493,10 +493,33 @@ static void print_summary_line(const char *name, int follow_children)
 		                "--follow-children traces it too\n", s.exec_path);
 }
 
+/* "ctrack: WHAT with: CMD [OPTION] TRACE", each word quoted for the shell. */
+static void print_command(const char *what, const char *cmd, const char *option, const char *name)
+{
+	fprintf(stderr, "ctrack: %s with: ", what);
+	print_quoted(cmd);
+	fputc(' ', stderr);
+	if (option) {
+		print_quoted(option);
+		fputc(' ', stderr);
+	}
+	print_quoted(name);
+	fputc('\n', stderr);
+}
+
+/* --html=NAME.html for the trace NAME.zst (any other name keeps its suffix: NAME.x.html). */
+static void html_option(char *buf, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n > 4 && !strcmp(name + n - 4, ".zst"))
+		n -= 4;
+	snprintf(buf, len, "--html=%.*s.html", (int)n, name);
+}
+
 static void print_closing(const char *name, int follow_children)
 {
 	struct stat st;
-	char size[32], cmd[PATH_MAX + 32];
+	char size[32], cmd[PATH_MAX + 32], html[PATH_MAX + 32];
 	if (stat(name, &st) < 0) {
 		fprintf(stderr, "ctrack: trace file '%s' is gone: %s\n", name, strerror(errno));
 		return;
@@ -508,11 +531,9 @@ static void print_closing(const char *name, int follow_children)
 	}
 	print_summary_line(name, follow_children);
 	analyzer_command(cmd, sizeof(cmd));
-	fprintf(stderr, "ctrack: analyze with: ");
-	print_quoted(cmd);
-	fputc(' ', stderr);
-	print_quoted(name);
-	fputc('\n', stderr);
+	print_command("analyze", cmd, NULL, name);
+	html_option(html, sizeof(html), name);
+	print_command("HTML report", cmd, html, name);
 }
 
 /* ---- command line ---- */

@@ -134,6 +134,14 @@ class Env:
             return None
         return out
 
+    def trace(self, name, prog_args, opts=()):
+        """ctrack -o DIR/trace.zst PROGRAM ARGS in a fresh dir DIR, which must succeed; the trace's path."""
+        d = self.fresh_dir(name)
+        trace = os.path.join(d, "trace.zst")
+        r, _ = self.run_ctrack(prog_args, d, opts=("-o", trace, *opts))
+        self.check(name + ": traced", r.returncode == 0 and os.path.exists(trace), r.stderr[-300:])
+        return trace
+
     def run_traced(self, name, prog_args, opts=(), **kw):
         """ctrack -o DIR/trace.zst PROGRAM ARGS in a fresh dir; (completed, report or None)."""
         d = self.fresh_dir(name)
@@ -172,6 +180,13 @@ def parse_valgrind(text):
     if m:
         fig["definitely_bytes"], fig["definitely_blocks"] = (_num(x) for x in m.groups())
     return fig
+
+
+def line_markers(path):
+    """{NAME: line number} of the `LINE NAME` (or `LINE:NAME`) markers in a source file."""
+    with open(path) as f:
+        return {m.group(1): n for n, text in enumerate(f, 1)
+                for m in [re.search(r"LINE[ :](\w+)", text)] if m}
 
 
 def frame0(entry):

@@ -12,9 +12,7 @@ import ctrack_test as ct
 env = ct.Env(sys.argv)
 prog, src = env.progs[0], env.progs[1]
 
-with open(src) as f:
-    LINES = {m.group(1): n for n, text in enumerate(f, 1)
-             for m in [re.search(r"LINE (\w+)", text)] if m}
+LINES = ct.line_markers(src)
 
 GROW = "ns::Pool<int>::grow"
 SITES = {  # (function, marked line): (bytes, allocations), as the program's comment says

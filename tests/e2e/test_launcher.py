@@ -277,14 +277,18 @@ def check_with_shim(p):
     lines = r.stderr.decode().splitlines()
     size = os.path.getsize(out) if os.path.exists(out) else 0
     check("[real shim] trace written, non-empty", r.returncode == 0 and size > 0, f"size {size}")
-    check("[real shim] closing message: where", len(lines) == 3 and
+    check("[real shim] closing message: where", len(lines) == 4 and
           lines[0].startswith(f"ctrack: trace written to {out} ("), repr(lines))
     check("[real shim] closing message: exact summary",
-          len(lines) == 3 and lines[1] == "ctrack: 10 allocations, 10,000 bytes allocated, peak 10,000 bytes,"
+          len(lines) == 4 and lines[1] == "ctrack: 10 allocations, 10,000 bytes allocated, peak 10,000 bytes,"
           " leaked 3,000 bytes in 3 allocations", repr(lines))
     check("[real shim] closing message: analyzer command",
-          len(lines) == 3 and lines[2].startswith("ctrack: analyze with: ") and lines[2].endswith(" " + out)
+          len(lines) == 4 and lines[2].startswith("ctrack: analyze with: ") and lines[2].endswith(" " + out)
           and "ctrack-analyze" in lines[2], repr(lines))
+    analyzer = lines[2][len("ctrack: analyze with: "):-len(" " + out)] if len(lines) == 4 else None
+    html = out[:-len(".zst")] + ".html"
+    check("[real shim] closing message: HTML report command",
+          len(lines) == 4 and lines[3] == f"ctrack: HTML report with: {analyzer} --html={html} {out}", repr(lines))
 
 
 def main():

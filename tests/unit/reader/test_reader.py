@@ -135,17 +135,18 @@ def test_errors(exe, d):
 
 
 def test_truncated(exe, d):
-    warning = ("ctrack-analyze: warning: trace is truncated (the process was killed?); "
-               "figures cover what was recorded\n")
+    def warning(path):
+        return (f"ctrack-analyze: warning: {path} is truncated (the process was killed?); "
+                "figures cover what was recorded\n")
     doc, err = analyze_json(exe, f"{d}/truncated.zst")
-    check("truncated: warning", err, warning)
+    check("truncated: warning", err, warning(f"{d}/truncated.zst"))
     check("truncated: complete", doc["complete"], False)
     s = doc["summary"]
     check("truncated: figures up to the cut",
           (s["allocations"], s["frees"], s["bytes_allocated"], s["leaked_bytes"], s["runtime_ns"]),
           (10, 1, 640, 576, 1000000))
     doc, err = analyze_json(exe, f"{d}/noend.zst")
-    check("noend: warning", err, warning)
+    check("noend: warning", err, warning(f"{d}/noend.zst"))
     check("noend: figures", (doc["complete"], doc["summary"]["leaked_bytes"], doc["summary"]["runtime_ns"]),
           (False, 8, 3000))
     doc, err = analyze_json(exe, f"{d}/big.zst")

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* The files ctrack-analyze writes for people and other tools: flame graphs (SVG, folded stacks), the
+ * HTML report, pprof, speedscope and massif, and the diff of two traces. Each shows report.c's frames. */
+#ifndef CTRACK_EXPORT_H
+#define CTRACK_EXPORT_H
+
+#include <stdio.h>
+
+#include "report.h"
+#include "tree.h"
+
+/* ---- export_folded.c ---- */
+
+/* The folded-stack format of flamegraph.pl and inferno: "main;parse;xmalloc 1234", root first, one
+ * line per tree node with a non-zero self cost (one per distinct shown stack), in tree order.
+ * Inlined frames are frames of their own. Returns 0 or a negative errno. */
+int ct_write_folded(FILE *out, const struct ct_tree *t, enum ct_cost cost);
+
+/* ---- flame_svg.c ---- */
+
+struct ct_flame_opts {
+	enum ct_cost cost;
+	int diff;          /* widths from set 1 and set 0 together, colour from set 1 - set 0 (--diff) */
+	int embedded;      /* an <svg> element for the HTML report: no XML prolog, no script of its own */
+	const char *title; /* NULL: a title naming the cost */
+	const char *id;    /* prefix of element ids, unique within an HTML page ("fg-leaked") */
+	double width;      /* in pixels; 0: 1200 */
+	double min_width;  /* frames narrower than this (pixels) are not drawn; 0: 0.1 */
+};
+
+/* A self-contained interactive SVG flame graph of t (icicle when t is reversed). A frame's width is
+ * its total cost; its tooltip gives every figure (bytes and counts). Returns 0 or a negative errno. */
+int ct_write_flamegraph(FILE *out, const struct ct_tree *t, const struct ct_flame_opts *o);
+
+/* The flame graphs' script, the same for a standalone SVG and the HTML report: makes every
+ * <svg class="ct-flame"> of its document interactive (zoom, search, tooltips). */
+extern const char ct_flame_script[];
+
+/* ---- report_html.c ---- */
+
+/* One self-contained HTML page: summary, heap and RSS over time with the peak marked, a flame graph
+ * per cost, the leaks with backtraces, the symbol diagnostics. Returns 0 or a negative errno. */
+int ct_write_html(FILE *out, const struct ct_report *r);
+
+/* ---- export_pprof.c ---- */
+
+/* pprof's profile.proto, gzip-compressed: samples alloc_objects/count, alloc_space/bytes,
+ * inuse_objects/count, inuse_space/bytes (in use: at exit, or at the peak when at_peak). Returns 0
+ * or a negative errno. */
+int ct_write_pprof(FILE *out, const struct ct_report *r, int at_peak);
+
+/* ---- export_speedscope.c ---- */
+
+/* speedscope's file format: one sampled profile per cost, weights in bytes or allocations. */
+int ct_write_speedscope(FILE *out, const struct ct_report *r);
+
+/* ---- export_massif.c ---- */
+
+/* valgrind massif's out file: snapshots of the heap over time, the peak one detailed. */
+int ct_write_massif(FILE *out, const struct ct_report *r);
+
+/* ---- diff.c ---- */
+
+/* Per backtrace of t (a tree holding base in set 0 and new in set 1): the change in leaked bytes,
+ * peak contribution and allocations, largest first, as text or JSON. */
+int ct_write_diff(FILE *out, const struct ct_tree *t, const struct ct_report *base, const struct ct_report *new,
+                  int json);
+
+#endif

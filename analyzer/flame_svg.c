@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/* The SVG flame graph: flamegraph.pl's layout (root at the bottom; at the top for a reversed tree, an
+ * icicle), each frame as wide as its subtree's cost, coloured for memory or, with --diff, by growth. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export.h"
+#include "markup.h"
+
+/* Pixels: frame height, font size, side margin, the title band above the frames, the details line below. */
+enum { FRAME_H = 16, FONT = 12, PAD = 10, TOP = 40, BOTTOM = 30 };
+/* flamegraph.pl's average glyph width as a share of the font size: how many characters fit a frame. */
+#define GLYPH_W (FONT * 0.59)
+
+static const char *const cost_words[CT_NCOSTS] = {"leaked bytes", "bytes at the peak", "allocations",
+                                                  "temporary allocations", "bytes allocated"};
+/* data-* attribute of each figure, for the script and the tests. */
+static const char *const fig_attrs[CT_NFIGS] = {"leaked",      "leaked-allocs", "peak",     "peak-allocs",
+                                                "allocations", "allocated",     "temporary"};
+
+struct layout {
+	const struct ct_tree *t;
+	const struct ct_flame_opts *o;
+	enum ct_fig fig;
+	uint64_t *value; /* width in cost units: the subtree's sum of self values */
+	uint64_t *self;  /* the node's own cost; with --diff the larger of base and new, so gone sites show */
+	uint64_t *x;     /* left edge in cost units from the root's */
+	double width, scale, min_width; /* scale: pixels per cost unit */
+	unsigned depth;                 /* of the deepest drawn frame */
+	uint64_t max_delta;             /* --diff: the largest |new - base| of a drawn frame */
+	const char *id;
+};
+
+static int64_t delta(const struct layout *L, uint32_t i)
+{
+	const struct ct_tree_node *n = &L->t->nodes[i];
+	return (int64_t)(n->total[1][L->fig] - n->total[0][L->fig]);
+}
+
+static int drawn(const struct layout *L, uint32_t i)
+{
+	return L->value[i] && (double)L->value[i] * L->scale >= L->min_width;
+}
+
+static uint64_t self_value(const struct layout *L, const struct ct_tree_node *n)
+{
+	uint64_t base = n->self[0][L->fig], new = n->self[1][L->fig];
+	return L->o->diff && new > base ? new : base;
+}
+
+/* Widths sum up the subtree (children come after their parents in t->nodes); children are placed
+ * left to right from their parent's left edge, in tree order, like flamegraph.pl. */
+static void place(struct layout *L)
+{
+	const struct ct_tree *t = L->t;
+	for (size_t i = 0; i < t->n; i++)
+		L->value[i] = L->self[i] = self_value(L, &t->nodes[i]);
+	for (size_t i = t->n; i-- > 1;)
+		L->value[t->nodes[i].parent] += L->value[i];
+	L->scale = L->value[0] ? (L->width - 2 * PAD) / (double)L->value[0] : 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint64_t x = L->x[i];
+		for (uint32_t c = ct_tree_first(t, i); c; c = ct_tree_next(t, c))
+			L->x[c] = x, x += L->value[c];
+		if (!drawn(L, i))
+			continue;
+		uint64_t d = (uint64_t)llabs(delta(L, i));
+		if (t->nodes[i].depth > L->depth)
+			L->depth = t->nodes[i].depth;
+		if (d > L->max_delta)
+			L->max_delta = d;
+	}
+}
+
+static int layout_init(struct layout *L, const struct ct_tree *t, const struct ct_flame_opts *o)
+{
+	*L = (struct layout){.t = t, .o = o, .fig = ct_cost_fig(o->cost), .id = o->id ? o->id : "fg"};
+	L->width = o->width > 2 * PAD ? o->width : 1200;
+	L->min_width = o->min_width > 0 ? o->min_width : 0.1;
+	L->value = calloc(t->n, sizeof(*L->value));
+	L->self = calloc(t->n, sizeof(*L->self));
+	L->x = calloc(t->n, sizeof(*L->x));
+	if (!L->value || !L->self || !L->x)
+		return -ENOMEM;
+	place(L);
+	return 0;
+}
+
+static void layout_destroy(struct layout *L)
+{
+	free(L->value);
+	free(L->self);
+	free(L->x);
+}
+
+static double frame_y(const struct layout *L, unsigned depth)
+{
+	return TOP + (double)FRAME_H * (L->t->reversed ? depth : L->depth - depth);
+}
+
+static void put_plural(FILE *out, uint64_t n, const char *what)
+{
+	fprintf(out, "%" PRIu64 " %s%s", n, what, n == 1 ? "" : "s");
+}
+
+static void put_bytes(FILE *out, uint64_t n)
+{
+	char buf[64];
+	fputs(ct_fmt_bytes(buf, sizeof(buf), n), out);
+}
+
+/* A node's figures in words, one line each, every line starting with prefix. */
+static void put_figures(FILE *out, const uint64_t *fig, const char *prefix)
+{
+	fprintf(out, "\n%s", prefix);
+	put_bytes(out, fig[CT_FIG_LEAKED_BYTES]);
+	fputs(" leaked in ", out);
+	put_plural(out, fig[CT_FIG_LEAKED_ALLOCATIONS], "allocation");
+	fprintf(out, "\n%s", prefix);
+	put_bytes(out, fig[CT_FIG_PEAK_BYTES]);
+	fputs(" at the peak in ", out);
+	put_plural(out, fig[CT_FIG_PEAK_ALLOCATIONS], "allocation");
+	fprintf(out, "\n%s", prefix);
+	put_plural(out, fig[CT_FIG_ALLOCATIONS], "allocation");
+	fputs(" of ", out);
+	put_bytes(out, fig[CT_FIG_BYTES_ALLOCATED]);
+	fputs(", ", out);
+	put_plural(out, fig[CT_FIG_TEMPORARY], "temporary allocation");
+}
+
+static void put_change(FILE *out, const struct layout *L, uint32_t i)
+{
+	const struct ct_tree_node *n = &L->t->nodes[i];
+	fprintf(out, "\nchange in %s: %+" PRId64, cost_words[L->o->cost], delta(L, i));
+	if (!n->total[0][L->fig] != !n->total[1][L->fig])
+		fputs(n->total[0][L->fig] ? " (gone)" : " (new)", out);
+}
+
+/* The tooltip: the name alone on the first line (the script reads it back), then where, then figures. */
+static void put_title(FILE *out, const struct layout *L, uint32_t i)
+{
+	const struct ct_tree_node *n = &L->t->nodes[i];
+	const struct ct_frame *f = &n->frame;
+	ct_xml_text(out, f->function);
+	if (f->file) {
+		fputs("\nat ", out);
+		ct_xml_text(out, f->file);
+		fprintf(out, ":%u", f->line);
+	}
+	if (f->inlined)
+		fputs(" (inlined)", out);
+	if (f->module) {
+		fputs("\nin ", out);
+		ct_xml_text(out, f->module);
+	}
+	if (!L->o->diff) {
+		put_figures(out, n->total[0], "");
+		fprintf(out, "\n%.2f%% of the %s", 100.0 * (double)L->value[i] / (double)L->value[0],
+		        cost_words[L->o->cost]);
+		return;
+	}
+	put_figures(out, n->total[0], "base: ");
+	put_figures(out, n->total[1], "new: ");
+	put_change(out, L, i);
+}
+
+/* The name, cut with ".." like flamegraph.pl to the characters that fit w pixels (none under 3). */
+static void put_label(FILE *out, const char *name, double w)
+{
+	char buf[512];
+	double fit = (w - 3) / GLYPH_W;
+	if (fit < 3)
+		return;
+	size_t chars = fit > sizeof(buf) - 3 ? sizeof(buf) - 3 : (size_t)fit, cut = chars - 2;
+	if (strlen(name) <= chars) {
+		ct_xml_text(out, name);
+		return;
+	}
+	while (cut && ((unsigned char)name[cut] & 0xc0) == 0x80)
+		cut--; /* not inside a UTF-8 character */
+	memcpy(buf, name, cut);
+	strcpy(buf + cut, "..");
+	ct_xml_text(out, buf);
+}
+
+/* flamegraph.pl's "mem" palette (greens to blues), chosen by the function name so that a function
+ * keeps its colour across graphs; inlined frames lighter. --diff: red grew, blue shrank. */
+static void colour(const struct layout *L, uint32_t i, char *buf, size_t len)
+{
+	const struct ct_tree_node *n = &L->t->nodes[i];
+	if (L->o->diff) {
+		int64_t d = delta(L, i);
+		int c = L->max_delta ? 255 - (int)(190.0 * (double)llabs(d) / (double)L->max_delta) : 255;
+		if (!d)
+			snprintf(buf, len, "rgb(230,230,230)");
+		else
+			snprintf(buf, len, d > 0 ? "rgb(255,%d,%d)" : "rgb(%d,%d,255)", c, c);
+		return;
+	}
+	if (!strcmp(n->frame.function, CT_TREE_TRUNCATED)) {
+		snprintf(buf, len, "rgb(200,200,200)");
+		return;
+	}
+	uint64_t h = ct_mix_str(CT_MIX_SEED, n->frame.function);
+	double v1 = (double)(h & 0xffff) / 0xffff, v2 = (double)(h >> 16 & 0xffff) / 0xffff;
+	int g = 190 + (int)(50 * v2), b = (int)(210 * v1), r = 0;
+	if (n->frame.inlined)
+		r = 110, g = (g + 255) / 2, b = (b + 255) / 2;
+	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+}
+
+static void put_frame(FILE *out, const struct layout *L, uint32_t i)
+{
+	const struct ct_tree_node *n = &L->t->nodes[i];
+	double x = PAD + (double)L->x[i] * L->scale, w = (double)L->value[i] * L->scale;
+	double y = frame_y(L, n->depth);
+	char fill[32];
+	colour(L, i, fill, sizeof(fill));
+	fprintf(out, "<g class=\"f%s\" data-id=\"%" PRIu32 "\"", n->frame.inlined ? " inlined" : "", i);
+	if (i)
+		fprintf(out, " data-parent=\"%" PRIu32 "\"", n->parent);
+	fprintf(out, " data-depth=\"%u\" data-cost=\"%" PRIu64 "\" data-self=\"%" PRIu64 "\"", n->depth,
+	        L->value[i], L->self[i]);
+	for (int f = 0; f < CT_NFIGS; f++)
+		fprintf(out, " data-%s=\"%" PRIu64 "\"", fig_attrs[f], n->total[0][f]);
+	if (L->o->diff)
+		fprintf(out, " data-base=\"%" PRIu64 "\" data-new=\"%" PRIu64 "\" data-delta=\"%" PRId64 "\"",
+		        n->total[0][L->fig], n->total[1][L->fig], delta(L, i));
+	fputs("><title>", out);
+	put_title(out, L, i);
+	fprintf(out,
+	        "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>", x,
+	        y, w, FRAME_H - 1, fill);
+	fprintf(out, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FONT);
+	put_label(out, n->frame.function, w);
+	fputs("</text></g>\n", out);
+}
+
+static void put_heading(FILE *out, const struct layout *L)
+{
+	if (L->o->title) {
+		ct_xml_text(out, L->o->title);
+		return;
+	}
+	fprintf(out, "%s: %s", L->o->diff ? "Differential flame graph" : "Flame graph",
+	        cost_words[L->o->cost]);
+	if (L->t->reversed)
+		fputs(", reversed (allocation sites on top, their callers below)", out);
+	if (L->o->diff)
+		fputs(" (red: grew, blue: shrank)", out);
+}
+
+/* CSS rules all start with svg.ct-flame: an embedded graph's style applies to its whole HTML page. */
+static const char style[] =
+    "svg.ct-flame text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
+    "svg.ct-flame .title{font-size:17px}\n"
+    "svg.ct-flame .f,svg.ct-flame .search,svg.ct-flame .reset{cursor:pointer}\n"
+    "svg.ct-flame .f:hover rect{stroke:#000;stroke-width:0.5}\n"
+    "svg.ct-flame .f.inlined rect{stroke:#335;stroke-width:0.8;stroke-dasharray:3,2}\n";
+
+static void put_header(FILE *out, const struct layout *L)
+{
+	double h = TOP + (double)FRAME_H * (L->depth + 1) + BOTTOM;
+	if (!L->o->embedded)
+		fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
+	fprintf(
+	    out,
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"ct-flame\" id=\"%s\" "
+	    "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" data-cost-name=\"%s\" data-unit=\"%s\" "
+	    "data-reversed=\"%d\" data-diff=\"%d\" data-pad=\"%d\" data-inner=\"%.2f\" "
+	    "data-glyph=\"%.2f\">\n",
+	    L->id, L->width, h, L->width, h, ct_cost_name(L->o->cost),
+	    ct_cost_is_bytes(L->o->cost) ? "bytes" : "allocations", L->t->reversed, !!L->o->diff, PAD,
+	    L->width - 2 * PAD, GLYPH_W);
+	fprintf(out, "<style>\n%s</style>\n", style);
+	fprintf(out,
+	        "<defs><linearGradient id=\"%s-bg\" x1=\"0\" x2=\"0\" y1=\"0\" y2=\"1\">"
+	        "<stop stop-color=\"#eeeeee\" offset=\"5%%\"/><stop stop-color=\"#e0e0f0\" offset=\"95%%\"/>"
+	        "</linearGradient></defs>\n"
+	        "<rect width=\"100%%\" height=\"100%%\" fill=\"url(#%s-bg)\"/>\n",
+	        L->id, L->id);
+	fprintf(out, "<text class=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">", L->width / 2);
+	put_heading(out, L);
+	fprintf(out,
+	        "</text>\n<text class=\"reset\" x=\"%d\" y=\"24\" style=\"display:none\">Reset zoom</text>\n"
+	        "<text class=\"search\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+	        "<text class=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n"
+	        "<text class=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
+	        PAD, L->width - PAD, PAD, h - 10, L->width - PAD, h - 10);
+	if (!L->value[0])
+		fprintf(out,
+		        "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">Nothing to draw: no %s</text>\n",
+		        L->width / 2, TOP + FONT, cost_words[L->o->cost]);
+}
+
+int ct_write_flamegraph(FILE *out, const struct ct_tree *t, const struct ct_flame_opts *o)
+{
+	struct layout L;
+	int rc = layout_init(&L, t, o);
+	if (rc) {
+		layout_destroy(&L);
+		return rc;
+	}
+	put_header(out, &L);
+	fputs("<g class=\"frames\">\n", out);
+	/* Index order puts every parent before its children, as the script expects. */
+	for (uint32_t i = 0; i < t->n; i++)
+		if (drawn(&L, i))
+			put_frame(out, &L, i);
+	fputs("</g>\n", out);
+	if (!o->embedded)
+		fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", ct_flame_script);
+	fputs("</svg>\n", out);
+	layout_destroy(&L);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* Written for this report, no library: zoom (click a frame; click the root or "Reset zoom" to undo),
+ * search (a regular expression; matches in magenta, their share of the total below), and the
+ * hovered frame's tooltip on the details line. Frames come parents first, linked by data-parent. */
+const char ct_flame_script[] =
+    "(function () {\n"
+    "\"use strict\";\n"
+    "function lines(g) { return g.querySelector(\"title\").textContent.split(\"\\n\"); }\n"
+    "function init(svg) {\n"
+    "\tif (svg.getAttribute(\"data-live\")) return;\n"
+    "\tsvg.setAttribute(\"data-live\", \"1\");\n"
+    "\tvar num = function (a) { return +svg.getAttribute(\"data-\" + a); };\n"
+    "\tvar pad = num(\"pad\"), inner = num(\"inner\"), glyph = num(\"glyph\");\n"
+    "\tvar unit = \" \" + svg.getAttribute(\"data-unit\"), term = \"\", all = [], byId = {};\n"
+    "\tvar q = function (c) { return svg.querySelector(\".\" + c); };\n"
+    "\tvar details = q(\"details\"), matched = q(\"matched\"), reset = q(\"reset\");\n"
+    "\tvar gs = svg.querySelectorAll(\"g.f\");\n"
+    "\tfor (var i = 0; i < gs.length; i++) {\n"
+    "\t\tvar g = gs[i], r = g.querySelector(\"rect\");\n"
+    "\t\tvar f = {g: g, r: r, t: g.querySelector(\"text\"), id: g.getAttribute(\"data-id\"),\n"
+    "\t\t\tup: g.getAttribute(\"data-parent\"), cost: +g.getAttribute(\"data-cost\"),\n"
+    "\t\t\tx: +r.getAttribute(\"x\"), w: +r.getAttribute(\"width\"), fill: r.getAttribute(\"fill\"),\n"
+    "\t\t\tname: lines(g)[0]};\n"
+    "\t\tall.push(f);\n"
+    "\t\tbyId[f.id] = f;\n"
+    "\t}\n"
+    "\tif (!all.length) return;\n"
+    "\tvar root = all[0];\n"
+    "\tfunction show(f, x, w, on) {\n"
+    "\t\tf.g.style.display = on ? \"\" : \"none\";\n"
+    "\t\tif (!on) return;\n"
+    "\t\tf.r.setAttribute(\"x\", x.toFixed(2));\n"
+    "\t\tf.r.setAttribute(\"width\", w.toFixed(2));\n"
+    "\t\tf.t.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+    "\t\tvar n = Math.floor((w - 3) / glyph);\n"
+    "\t\tf.t.textContent = n < 3 ? \"\" : f.name.length <= n ? f.name : f.name.slice(0, n - 2) + \"..\";\n"
+    "\t}\n"
+    "\tfunction zoom(z) {\n"
+    "\t\tvar below = {}, chain = {}, k = inner / z.w;\n"
+    "\t\tfor (var a = z; a; a = byId[a.up]) chain[a.id] = true;\n"
+    "\t\tall.forEach(function (f) {\n"
+    "\t\t\tbelow[f.id] = f === z || below[f.up] === true;\n"
+    "\t\t\tif (below[f.id]) show(f, pad + (f.x - z.x) * k, f.w * k, true);\n"
+    "\t\t\telse show(f, pad, inner, chain[f.id]);\n"
+    "\t\t});\n"
+    "\t\treset.style.display = z === root ? \"none\" : \"\";\n"
+    "\t}\n"
+    "\tfunction search(s) {\n"
+    "\t\tvar re = null, cover = {}, sum = 0;\n"
+    "\t\tterm = s;\n"
+    "\t\ttry { re = new RegExp(s); } catch (e) { re = null; }\n"
+    "\t\tall.forEach(function (f) {\n"
+    "\t\t\tvar hit = s !== \"\" && (re ? re.test(f.name) : f.name.indexOf(s) >= 0);\n"
+    "\t\t\tf.r.setAttribute(\"fill\", hit ? \"rgb(230,0,230)\" : f.fill);\n"
+    "\t\t\tif (hit && !cover[f.up]) sum += f.cost;\n"
+    "\t\t\tcover[f.id] = hit || cover[f.up] === true;\n"
+    "\t\t});\n"
+    "\t\tmatched.textContent = s === \"\" ? \" \" : \"Matched: \" + sum + unit + \" (\" +\n"
+    "\t\t\t(100 * sum / root.cost).toFixed(1) + \"%)\";\n"
+    "\t}\n"
+    "\tfunction frame(e) {\n"
+    "\t\tvar g = e.target.closest ? e.target.closest(\"g.f\") : null;\n"
+    "\t\treturn g ? byId[g.getAttribute(\"data-id\")] : null;\n"
+    "\t}\n"
+    "\tsvg.addEventListener(\"click\", function (e) {\n"
+    "\t\tvar f = frame(e), c = e.target.getAttribute(\"class\"), s;\n"
+    "\t\tif (f) zoom(f);\n"
+    "\t\telse if (c === \"reset\") zoom(root);\n"
+    "\t\telse if (c === \"search\" && (s = window.prompt(\"Frames to highlight (regular expression):\", "
+    "term)) !== null)\n"
+    "\t\t\tsearch(s);\n"
+    "\t});\n"
+    "\tsvg.addEventListener(\"mouseover\", function (e) {\n"
+    "\t\tvar f = frame(e);\n"
+    "\t\tif (f) details.textContent = lines(f.g).join(\"  |  \");\n"
+    "\t});\n"
+    "\tsvg.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
+    "}\n"
+    "function start() {\n"
+    "\tvar s = document.querySelectorAll(\"svg.ct-flame\");\n"
+    "\tfor (var i = 0; i < s.length; i++) init(s[i]);\n"
+    "}\n"
+    "if (document.readyState === \"loading\") document.addEventListener(\"DOMContentLoaded\", start);\n"
+    "else start();\n"
+    "})();\n";
