@@ -26,6 +26,7 @@ struct ct_flame_opts {
 	const char *id;    /* prefix of element ids, unique within an HTML page ("fg-leaked") */
 	double width;      /* in pixels; 0: 1200 */
 	double min_width;  /* frames narrower than this (pixels) are not drawn; 0: 0.1 */
+	size_t max_frames; /* 0, or at most this many frames: the narrowest go first (a bounded page) */
 };
 
 /* A self-contained interactive SVG flame graph of t (icicle when t is reversed). A frame's width is

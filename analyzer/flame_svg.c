@@ -28,6 +28,8 @@ struct layout {
 	uint64_t *self;  /* the node's own cost; with --diff the larger of base and new, so gone sites show */
 	uint64_t *x;     /* left edge in cost units from the root's */
 	double width, scale, min_width; /* scale: pixels per cost unit */
+	uint64_t min_value;             /* narrower frames than this (cost units) are not drawn */
+	size_t hidden;                  /* frames with a cost left out for being too narrow */
 	unsigned depth;                 /* of the deepest drawn frame */
 	uint64_t max_delta;             /* --diff: the largest |new - base| of a drawn frame */
 	const char *id;
@@ -41,7 +43,7 @@ static int64_t delta(const struct layout *L, uint32_t i)
 
 static int drawn(const struct layout *L, uint32_t i)
 {
-	return L->value[i] && (double)L->value[i] * L->scale >= L->min_width;
+	return L->value[i] && L->value[i] >= L->min_value;
 }
 
 static uint64_t self_value(const struct layout *L, const struct ct_tree_node *n)
@@ -60,18 +62,57 @@ static void place(struct layout *L)
 	for (size_t i = t->n; i-- > 1;)
 		L->value[t->nodes[i].parent] += L->value[i];
 	L->scale = L->value[0] ? (L->width - 2 * PAD) / (double)L->value[0] : 0;
+	L->min_value = L->scale > 0 ? (uint64_t)(L->min_width / L->scale) : 1;
+	if (!L->min_value || (double)L->min_value * L->scale < L->min_width)
+		L->min_value++;
 	for (uint32_t i = 0; i < t->n; i++) {
 		uint64_t x = L->x[i];
 		for (uint32_t c = ct_tree_first(t, i); c; c = ct_tree_next(t, c))
 			L->x[c] = x, x += L->value[c];
+	}
+}
+
+/* The deepest drawn frame and the largest change drawn, once min_value is final. */
+static void measure(struct layout *L)
+{
+	for (uint32_t i = 0; i < L->t->n; i++) {
 		if (!drawn(L, i))
 			continue;
 		uint64_t d = (uint64_t)llabs(delta(L, i));
-		if (t->nodes[i].depth > L->depth)
-			L->depth = t->nodes[i].depth;
+		if (L->t->nodes[i].depth > L->depth)
+			L->depth = L->t->nodes[i].depth;
 		if (d > L->max_delta)
 			L->max_delta = d;
 	}
+}
+
+static int by_value_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x < y) - (x > y);
+}
+
+/* Raises min_value until at most max frames are drawn (ties at the cut go too), and counts the
+ * frames with a cost that are left out. */
+static int cap_frames(struct layout *L, size_t max)
+{
+	size_t n = 0;
+	uint64_t *v = malloc(L->t->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < L->t->n; i++)
+		if (L->value[i])
+			v[n++] = L->value[i];
+	if (n > max && max) {
+		qsort(v, n, sizeof(*v), by_value_desc);
+		uint64_t cut = v[max] + 1;
+		if (cut > L->min_value)
+			L->min_value = cut;
+	}
+	for (size_t i = 0; i < n; i++)
+		L->hidden += v[i] < L->min_value;
+	free(v);
+	return 0;
 }
 
 static int layout_init(struct layout *L, const struct ct_tree *t, const struct ct_flame_opts *o)
@@ -85,7 +126,9 @@ static int layout_init(struct layout *L, const struct ct_tree *t, const struct c
 	if (!L->value || !L->self || !L->x)
 		return -ENOMEM;
 	place(L);
-	return 0;
+	int rc = cap_frames(L, o->max_frames ? o->max_frames : SIZE_MAX);
+	measure(L);
+	return rc;
 }
 
 static void layout_destroy(struct layout *L)
@@ -223,7 +266,9 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i)
 		fprintf(out, " data-parent=\"%" PRIu32 "\"", n->parent);
 	fprintf(out, " data-depth=\"%u\" data-cost=\"%" PRIu64 "\" data-self=\"%" PRIu64 "\"", n->depth,
 	        L->value[i], L->self[i]);
-	for (int f = 0; f < CT_NFIGS; f++)
+	/* The title words every figure; a standalone graph also has them for scripts, an embedded one
+	 * saves the bytes (the HTML report holds five graphs). */
+	for (int f = 0; f < CT_NFIGS && !L->o->embedded; f++)
 		fprintf(out, " data-%s=\"%" PRIu64 "\"", fig_attrs[f], n->total[0][f]);
 	if (L->o->diff)
 		fprintf(out, " data-base=\"%" PRIu64 "\" data-new=\"%" PRIu64 "\" data-delta=\"%" PRId64 "\"",
@@ -248,6 +293,8 @@ static void put_heading(FILE *out, const struct layout *L)
 	        cost_words[L->o->cost]);
 	if (L->t->reversed)
 		fputs(", reversed (allocation sites on top, their callers below)", out);
+	if (L->hidden)
+		fprintf(out, " (%zu narrow frames not drawn)", L->hidden);
 	if (L->o->diff)
 		fputs(" (red: grew, blue: shrank)", out);
 }

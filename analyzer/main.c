@@ -312,7 +312,9 @@ static int write_flamegraph(FILE *out, struct exports *x)
 	int rc, rebuild = x->o->reverse && !x->o->diff; /* --diff's tree is reversed already */
 	if (rebuild && (rc = ct_tree_build(&reversed, x->r, 1)))
 		return rc;
-	struct ct_flame_opts fo = {.cost = x->cost, .diff = x->o->diff};
+	/* Zooming reveals detail, so a standalone graph keeps frames down to 0.1 px, but not without
+	 * bound: a trace of a million distinct stacks must still give a file a browser opens. */
+	struct ct_flame_opts fo = {.cost = x->cost, .diff = x->o->diff, .max_frames = 30000};
 	rc = ct_write_flamegraph(out, rebuild ? &reversed : &x->tree, &fo);
 	if (rebuild)
 		ct_tree_destroy(&reversed);

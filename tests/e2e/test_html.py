@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 import ctrack_test as ct
@@ -343,6 +344,45 @@ def check_browser(page):
     check_screenshot(shot, "JS off", box, False)
 
 
+# wide.c's comment: its figures, and the most frames report_html.c draws per flame graph (frames of
+# one width at the cut may all go in: a little over).
+WIDE = {"allocations": 16384 * 32, "frees": 16384 * 31, "leaked_bytes": 16384 * 8}
+MAX_FRAMES, MAX_PAGE = 3000, 8 << 20
+
+
+def check_large(wide):
+    """A trace of over a million events and 16384 distinct stacks: the page stays small enough to
+    open (bounded frames per graph, a downsampled chart) and loads in Chromium without an error."""
+    r, rep = env.run_traced("wide", [wide])
+    if not rep:
+        return
+    s = rep["summary"]
+    env.eq("wide: figures of wide.c", {k: s[k] for k in WIDE}, WIDE)
+    env.check("wide: over a million events", s["allocations"] + s["frees"] > 1000000)
+    page, text = write_html(os.path.join(env.scratch, "wide", "trace.zst"), "wide.html")
+    if not text:
+        return
+    env.check("wide: page under 8 MiB", len(text.encode()) < MAX_PAGE, "%d bytes" % len(text.encode()))
+    tree = Tree(text)
+    for svg in tree.find(lambda n: n.tag == "svg" and "ct-flame" in n.classes()):
+        frames = [n for n in svg.walk() if n.tag == "g" and "f" in n.classes()]
+        cost = svg.attrs.get("data-cost-name")
+        env.check("wide %s: at most ~%d frames drawn" % (cost, MAX_FRAMES),
+                  0 < len(frames) <= MAX_FRAMES * 1.1, "%d frames" % len(frames))
+        env.check("wide %s: the graph says narrow frames were left out" % cost,
+                  "narrow frames not drawn" in svg.all_text())
+    points = [len(path_points(n.attrs.get("d", ""))) for n in tree.root.walk() if n.tag == "path"]
+    env.check("wide: chart downsampled", points and max(points) <= 2 * 2048 + 8, repr(points[:8]))
+    start = time.monotonic()
+    dom, log = chromium(page, "--enable-logging=stderr", "--v=0", "--dump-dom")
+    env.check("wide: chromium opens it within 30 s", time.monotonic() - start < 30)
+    env.eq("wide: no console message", [line for line in log.splitlines() if "CONSOLE" in line], [])
+    tag = re.search(r"<html[^>]*>", dom)
+    env.check("wide: the page's script ran to its end, no error",
+              tag and 'data-ready="1"' in tag.group(0) and "data-errors" not in tag.group(0),
+              tag.group(0) if tag else dom[:200])
+
+
 r, rep = env.run_traced("traced", [prog])
 trace = os.path.join(env.scratch, "traced", "trace.zst")
 if rep:
@@ -369,4 +409,5 @@ if rep:
                if n.tag == "li" and n.attrs.get("data-function") == "intern_name"]
         env.check("by backtrace: intern_name marked inlined",
                   inl and inl[0].attrs["data-inlined"] == "1" and "[inlined]" in inl[0].all_text())
+check_large(env.progs[2])
 env.finish()
