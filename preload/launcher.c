@@ -165,27 +165,60 @@ static int read_at(int fd, void *buf, size_t len, off_t off)
 	return pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
 }
 
-/* Type of program header i, or -1; handles both ELF classes. */
-static long phdr_type(int fd, int is64, uint64_t phoff, unsigned entsize, unsigned i)
+/* Type, file offset and size of program header i; -1 when unreadable. Handles both ELF classes. */
+static int read_phdr(int fd, int is64, uint64_t phoff, unsigned entsize, unsigned i, uint64_t ph[3])
 {
 	off_t off = (off_t)(phoff + (uint64_t)i * entsize);
 	if (is64) {
-		Elf64_Phdr ph;
-		return read_at(fd, &ph, sizeof(ph), off) ? -1 : (long)ph.p_type;
+		Elf64_Phdr p;
+		if (read_at(fd, &p, sizeof(p), off))
+			return -1;
+		ph[0] = p.p_type, ph[1] = p.p_offset, ph[2] = p.p_filesz;
+		return 0;
 	}
-	Elf32_Phdr ph;
-	return read_at(fd, &ph, sizeof(ph), off) ? -1 : (long)ph.p_type;
+	Elf32_Phdr p;
+	if (read_at(fd, &p, sizeof(p), off))
+		return -1;
+	ph[0] = p.p_type, ph[1] = p.p_offset, ph[2] = p.p_filesz;
+	return 0;
 }
 
-/* 1 if path is an ELF file with neither PT_INTERP nor PT_DYNAMIC. Anything we cannot read or
- * parse (scripts, exec-only files) is given the benefit of the doubt: exec will tell. */
+/* 1 when the dynamic section (file offset off, size len) marks a PIE: DT_FLAGS_1 & DF_1_PIE. */
+static int dynamic_is_pie(int fd, int is64, uint64_t off, uint64_t len)
+{
+	size_t entsize = is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
+	for (uint64_t at = off; at + entsize <= off + len; at += entsize) {
+		uint64_t tag, val;
+		if (is64) {
+			Elf64_Dyn d;
+			if (read_at(fd, &d, sizeof(d), (off_t)at))
+				return 0;
+			tag = (uint64_t)d.d_tag, val = d.d_un.d_val;
+		} else {
+			Elf32_Dyn d;
+			if (read_at(fd, &d, sizeof(d), (off_t)at))
+				return 0;
+			tag = (uint64_t)(int64_t)d.d_tag, val = d.d_un.d_val;
+		}
+		if (tag == DT_NULL)
+			return 0;
+		if (tag == DT_FLAGS_1)
+			return (val & DF_1_PIE) != 0;
+	}
+	return 0;
+}
+
+/* 1 if path is an ELF program the dynamic loader never runs: no PT_INTERP, and either no
+ * PT_DYNAMIC (static) or a dynamic section flagged PIE (static-pie, which relocates itself). The
+ * loader itself (ld.so, no PT_INTERP, no DF_1_PIE) does run programs with LD_PRELOAD. Anything we
+ * cannot read or parse (scripts, exec-only files) is given the benefit of the doubt: exec will tell. */
 static int is_static_elf(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	Elf64_Ehdr eh;
-	int dynamic = 1;
+	int is_static = 0;
 	if (read_at(fd, &eh, EI_NIDENT, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG))
 		goto out;
 	int is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
@@ -203,14 +236,17 @@ static int is_static_elf(const char *path)
 	}
 	if (entsize < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
 		goto out;
-	dynamic = 0;
-	for (unsigned i = 0; i < phnum && !dynamic; i++) {
-		long t = phdr_type(fd, is64, phoff, entsize, i);
-		dynamic = t < 0 || t == PT_INTERP || t == PT_DYNAMIC;
+	uint64_t dyn[3] = {0}, ph[3];
+	for (unsigned i = 0; i < phnum; i++) {
+		if (read_phdr(fd, is64, phoff, entsize, i, ph) || ph[0] == PT_INTERP)
+			goto out;
+		if (ph[0] == PT_DYNAMIC)
+			memcpy(dyn, ph, sizeof(dyn));
 	}
+	is_static = dyn[0] != PT_DYNAMIC || dynamic_is_pie(fd, is64, dyn[1], dyn[2]);
 out:
 	close(fd);
-	return !dynamic;
+	return is_static;
 }
 
 /* ---- the child ---- */

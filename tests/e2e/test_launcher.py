@@ -132,16 +132,24 @@ def check_not_runnable(p):
 
 
 def check_static():
-    d = fresh_dir("static")
-    exe = build("static_prog", PROGS["touch"], ["-static"])
-    check("cc -static builds a static program", exe is not None, "is libc6-dev (libc.a) installed?")
-    if not exe:
-        return
-    r = run([exe, "ran"], d)
-    want = f"ctrack: {exe} is statically linked; LD_PRELOAD cannot trace it (link it dynamically)\n"
-    check("static program refused with message + exit 1",
-          r.returncode == 1 and r.stderr.decode() == want, f"rc {r.returncode} {r.stderr!r}")
-    check("static program not run, no trace file", os.listdir(d) == [], str(os.listdir(d)))
+    # -static-pie has a PT_DYNAMIC (it relocates itself) but no PT_INTERP: no loader, no LD_PRELOAD.
+    for kind in ("static", "static-pie"):
+        d = fresh_dir(kind)
+        exe = build(kind.replace("-", "_") + "_prog", PROGS["touch"], ["-" + kind])
+        check(f"cc -{kind} builds a static program", exe is not None, "is libc6-dev (libc.a) installed?")
+        if not exe:
+            continue
+        r = run([exe, "ran"], d)
+        want = f"ctrack: {exe} is statically linked; LD_PRELOAD cannot trace it (link it dynamically)\n"
+        check(f"{kind} program refused with message + exit 1",
+              r.returncode == 1 and r.stderr.decode() == want, f"rc {r.returncode} {r.stderr!r}")
+        check(f"{kind} program not run, no trace file", os.listdir(d) == [], str(os.listdir(d)))
+    # The loader itself has no PT_INTERP either, but runs the program it is given, shim and all.
+    d = fresh_dir("loader")
+    loader = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
+    r = run([loader, "/bin/true"], d)
+    check("the dynamic loader run directly is traced", r.returncode == 0 and len(traces(d)) == 1,
+          f"rc {r.returncode} {r.stderr!r} {os.listdir(d)}")
 
 
 def check_output_file(p):
