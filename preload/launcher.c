@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -511,15 +512,16 @@ static void analyzer_command(char *buf, size_t len)
 	snprintf(buf, len, "%s", beside);
 }
 
-static void print_summary_line(const char *name, int follow_children)
+/* "PREFIX 1,031 allocations, ..." for the trace at path (name is how messages call it). */
+static void print_summary_line(const char *path, const char *prefix, int follow_children)
 {
 	struct ct_trace_summary s;
 	char err[256] = "", a[32], b[32], c[32], d[32], e[32];
-	if (ct_trace_summarize(name, &s, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ctrack: no summary: %s\n", err[0] ? err : "the trace cannot be read");
+	if (ct_trace_summarize(path, &s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%sno summary: %s\n", prefix, err[0] ? err : "the trace cannot be read");
 		return;
 	}
-	fprintf(stderr, "ctrack: %s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n",
+	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n", prefix,
 		fmt_count(s.allocations, a, sizeof(a)), s.allocations == 1 ? "" : "s",
 		fmt_bytes(s.bytes_allocated, b, sizeof(b)), fmt_bytes(s.peak_heap_bytes, c, sizeof(c)),
 		fmt_bytes(s.leaked_bytes, d, sizeof(d)), fmt_count(s.leaked_allocations, e, sizeof(e)),
@@ -565,11 +567,86 @@ static void print_closing(const char *name, int follow_children)
 		fprintf(stderr, "ctrack: the trace is empty: the shim never wrote to it\n");
 		return;
 	}
-	print_summary_line(name, follow_children);
+	print_summary_line(name, "ctrack: ", follow_children);
 	analyzer_command(cmd, sizeof(cmd));
 	print_command("analyze", cmd, NULL, name);
 	html_option(html, sizeof(html), name);
 	print_command("HTML report", cmd, html, name);
+}
+
+/* ---- the children's traces (--follow-children) ---- */
+
+/* File names in a directory, sorted. */
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int is_trace_name(const char *s)
+{
+	size_t n = strlen(s);
+	return n > 11 && !strncmp(s, "ctrack.", 7) && !strcmp(s + n - 4, ".zst");
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(struct names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	*l = (struct names){ 0 };
+}
+
+/* The ctrack.*.zst files in dir (as many as memory allows; none when dir cannot be read). */
+static void list_traces(const char *dir, struct names *l)
+{
+	*l = (struct names){ 0 };
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		char **v = is_trace_name(e->d_name) ? realloc(l->v, (l->n + 1) * sizeof(*v)) : NULL;
+		if (!v)
+			continue;
+		l->v = v;
+		if ((v[l->n] = strdup(e->d_name)))
+			l->n++;
+	}
+	closedir(d);
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_name);
+}
+
+/* Children's traces are the ones that appeared in the trace directory during the run: each gets
+ * its summary line, so nobody has to guess which of ctrack.*.zst a run of `make` wrote. */
+static void print_children(const char *dir, const struct names *before, const char *name)
+{
+	struct names after;
+	char path[PATH_MAX], prefix[NAME_MAX + 32];
+	size_t count = 0;
+	list_traces(dir, &after);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < after.n; i++) {
+			if (bsearch(&after.v[i], before->v, before->n, sizeof(*before->v), cmp_name) ||
+			    fmt_path(path, sizeof(path), "%s/%s", dir, after.v[i]) < 0 || same_file(path, name))
+				continue;
+			if (!pass) {
+				count++;
+				continue;
+			}
+			snprintf(prefix, sizeof(prefix), "ctrack:   %s: ", after.v[i]);
+			print_summary_line(path, prefix, 1);
+		}
+		if (!pass && count)
+			fprintf(stderr, "ctrack: %zu child trace%s in %s:\n", count, count == 1 ? "" : "s", dir);
+		if (!count)
+			break;
+	}
+	free_names(&after);
 }
 
 /* ---- command line ---- */
@@ -666,11 +743,19 @@ static int launch(const struct options *o, const char *shim, const char *exe)
 		fprintf(stderr, "ctrack: pipe: %s\n", strerror(errno));
 		return 1;
 	}
+	/* The traces already in the directory, before the program can write any of its own. */
+	char name[PATH_MAX], dir[PATH_MAX];
+	struct names before = { 0 };
+	trace_name(name, sizeof(name), o, 0);
+	int children = o->follow_children && !o->quiet && trace_dir(name, dir) == 0;
+	if (children)
+		list_traces(dir, &before);
 	sigset_t set, old;
 	block_signals(&set, &old);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "ctrack: fork: %s\n", strerror(errno));
+		free_names(&before);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(pipefd[0]);
 		close(pipefd[1]);
@@ -686,16 +771,20 @@ static int launch(const struct options *o, const char *shim, const char *exe)
 	install_parent_signals();
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
-	char name[PATH_MAX];
 	trace_name(name, sizeof(name), o, pid); /* a truncated name only shows in messages */
 	struct child_report r;
 	int failed = read_report(pipefd[0], &r);
 	close(pipefd[0]);
 	int status = wait_status(pid);
-	if (failed)
+	if (failed) {
+		free_names(&before);
 		return report_child_failure(&r, name, o->argv[0]);
+	}
 	if (!o->quiet)
 		print_closing(name, o->follow_children);
+	if (children)
+		print_children(dir, &before, name);
+	free_names(&before);
 	return status;
 }
 

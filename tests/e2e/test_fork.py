@@ -2,6 +2,7 @@
 # fork (tests/progs/forker.c): without --follow-children one trace with the parent's exact figures;
 # with it, one more trace ctrack.forker.CHILDPID.zst beside the parent's, with the child's figures.
 import os
+import subprocess
 import sys
 
 import ctrack_test as ct
@@ -81,4 +82,20 @@ if os.path.exists(os.path.join(out, "p.zst")):
     rep = env.report(os.path.join(out, "p.zst"))
     if rep:
         env.eq("follow -o: parent's exact figures", figures(rep), PARENT)
+
+# The closing message names the child's trace with its own summary; traces already in the directory
+# before the run are not the run's.
+d = env.fresh_dir("follow-message")
+open(os.path.join(d, "ctrack.old.1.zst"), "w").close()
+r = subprocess.run([env.ctrack, "--follow-children", "-o", os.path.join(d, "p.zst"), prog], cwd=d,
+                   capture_output=True, timeout=60)
+cpid = child_pid(r)
+lines = r.stderr.decode(errors="replace").splitlines()
+env.eq("message: one child trace listed", [line for line in lines if "child trace" in line],
+       ["ctrack: 1 child trace in %s:" % os.path.realpath(d)])
+env.eq("message: the child's summary",
+       [line for line in lines if line.startswith("ctrack:   ")],
+       ["ctrack:   ctrack.%s.%s.zst: %d allocations, %d bytes allocated, peak %d bytes, "
+        "leaked %d bytes in 1 allocation" % (name, cpid, CHILD["allocations"], CHILD["bytes_allocated"],
+                                             300 + 400, CHILD["leaked_bytes"])])  # child_leak's 300 and the 400 live together
 env.finish()
