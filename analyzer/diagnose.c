@@ -27,6 +27,13 @@ static const char adv_stripped[] =
 static const char adv_no_debug_file[] =
 	"separate debug info not found: install the debug package (-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
 static const char adv_no_debug[] = "no debug info: no file:line; build with -g";
+/* Starts like adv_no_debug: the same loss, with the other remedy. */
+static const char adv_debug_stripped[] =
+	"no debug info (stripped; separate debug info not found): no file:line; install the debug package "
+	"(-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
+static const char adv_minidebuginfo[] =
+	"MiniDebugInfo only (.gnu_debugdata): function names, no file:line or inlined frames; install the "
+	"debug package, pass --debug-dir or set DEBUGINFOD_URLS";
 static const char adv_changed[] =
 	"changed since the trace (its build-id differs): frames shown as addresses; analyze with the "
 	"binary that ran, or trace again";
@@ -69,7 +76,25 @@ static struct ct_quality *push(struct ct_quality_list *l)
 
 struct elf_facts {
 	int symtab, dynsym, debuglink;
+	int file_symbols;  /* the .symtab has an STT_FILE symbol */
+	int minidebuginfo; /* a .gnu_debugdata section (an xz-compressed ELF holding a .symtab) */
+	size_t ndynsym;
 };
+
+/* Every compiler writes an STT_FILE symbol per source file, with or without -g; strip -g
+ * (objcopy --strip-debug) removes them with the DWARF. So a .symtab without one lost its debug
+ * info after the build. */
+static int has_file_symbol(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = data && sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FILE)
+			return 1;
+	}
+	return 0;
+}
 
 static void scan_sections(Elf *elf, struct elf_facts *f)
 {
@@ -84,6 +109,11 @@ static void scan_sections(Elf *elf, struct elf_facts *f)
 		f->symtab |= sh.sh_type == SHT_SYMTAB && sh.sh_size > 0;
 		f->dynsym |= sh.sh_type == SHT_DYNSYM && sh.sh_size > 0;
 		f->debuglink |= name && !strcmp(name, ".gnu_debuglink");
+		f->minidebuginfo |= name && !strcmp(name, ".gnu_debugdata");
+		if (sh.sh_type == SHT_DYNSYM && sh.sh_entsize)
+			f->ndynsym = sh.sh_size / sh.sh_entsize;
+		if (sh.sh_type == SHT_SYMTAB && !f->file_symbols)
+			f->file_symbols = has_file_symbol(scn, &sh);
 	}
 }
 
@@ -164,15 +194,62 @@ static char *hex_build_id(Dwfl_Module *mod)
 	return s;
 }
 
+/* No DWARF was found: was there never any, or was it split off and not found? */
+static const char *advise_no_dwarf(const struct ct_quality *q, const struct elf_facts *e)
+{
+	if (e->symtab)
+		return e->debuglink || !e->file_symbols ? adv_debug_stripped : adv_no_debug;
+	if (!strcmp(q->symbols, "minidebuginfo"))
+		return adv_minidebuginfo;
+	return e->debuglink ? adv_no_debug_file : adv_stripped;
+}
+
 static const char *advise(const struct ct_quality *q, const struct elf_facts *e, const struct dwarf_facts *d)
 {
-	if (!d->cus && !e->symtab)
-		return e->debuglink ? adv_no_debug_file : adv_stripped;
+	if (!d->cus)
+		return advise_no_dwarf(q, e);
 	if (!q->line_tables)
 		return adv_no_debug;
 	if (!q->inline_info && !d->unoptimized)
 		return adv_lines_only;
 	return NULL;
+}
+
+/* The file libdebuginfod caches a build-id's debug info in (debuginfod-client-config(7)):
+ * libdwfl 0.188 does not name the file it got from debuginfod. Returns NULL when it is not there. */
+static char *debuginfod_cache_file(const char *build_id)
+{
+	const char *cache = getenv("DEBUGINFOD_CACHE_PATH"), *xdg = getenv("XDG_CACHE_HOME"),
+	           *home = getenv("HOME");
+	char *path = NULL;
+	int n = -1;
+	if (!build_id)
+		return NULL;
+	if (cache && *cache)
+		n = asprintf(&path, "%s/%s/debuginfo", cache, build_id);
+	else if (xdg && *xdg)
+		n = asprintf(&path, "%s/debuginfod_client/%s/debuginfo", xdg, build_id);
+	else if (home && *home)
+		n = asprintf(&path, "%s/.cache/debuginfod_client/%s/debuginfo", home, build_id);
+	if (n < 0 || access(path, R_OK) < 0) {
+		free(n < 0 ? NULL : path);
+		return NULL;
+	}
+	return path;
+}
+
+/* The name of the file mod's DWARF came from: libdwfl names the module or the separate file it
+ * found on disk; DWARF in another ELF without a name came from debuginfod. */
+static char *dwarf_file_name(Dwfl_Module *mod, Dwarf *dw, const char *build_id, const char *path)
+{
+	const char *mainfile = NULL, *debugfile = NULL;
+	GElf_Addr bias;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	char *fetched = NULL;
+	if (!debugfile && dwarf_getelf(dw) != dwfl_module_getelf(mod, &bias) &&
+	    (fetched = debuginfod_cache_file(build_id)))
+		return fetched;
+	return strdup(debugfile ? debugfile : mainfile ? mainfile : path);
 }
 
 /* Fills q (whose path is set) from the module dwfl opened. Returns 0 or -ENOMEM. */
@@ -182,18 +259,17 @@ static int judge(struct ct_quality *q, Dwfl_Module *mod)
 	struct dwarf_facts d = {0};
 	GElf_Addr bias;
 	scan_sections(dwfl_module_getelf(mod, &bias), &e);
+	q->build_id = hex_build_id(mod);
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	if (dw) {
-		const char *mainfile = NULL, *debugfile = NULL;
 		scan_sections(dwarf_getelf(dw), &e); /* a separate debug file keeps the full .symtab */
 		scan_dwarf(mod, &d);
-		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
-		const char *used = debugfile ? debugfile : mainfile ? mainfile : q->path;
-		if (!(q->debug_file = strdup(used)))
+		if (!(q->debug_file = dwarf_file_name(mod, dw, q->build_id, q->path)))
 			return -ENOMEM;
 	}
-	q->build_id = hex_build_id(mod);
-	q->symbols = e.symtab ? "symtab" : e.dynsym ? "dynsym" : "none";
+	/* libdwfl reads .gnu_debugdata's symbols only when built with lzma: count what it has. */
+	int mini = e.minidebuginfo && dwfl_module_getsymtab(mod) > (int)e.ndynsym;
+	q->symbols = e.symtab ? "symtab" : mini ? "minidebuginfo" : e.dynsym ? "dynsym" : "none";
 	q->line_tables = d.line_tables;
 	q->inline_info = d.inline_info;
 	q->advice = advise(q, &e, &d);
