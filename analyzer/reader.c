@@ -39,6 +39,8 @@ struct reader {
 	ct_progress_fn progress; /* called after each read of the file, or NULL */
 	void *progress_arg;
 	uint64_t file_size;
+	uint64_t allocs;                    /* ALLOC records read */
+	uint64_t recent[CT_RECENT_WINDOW]; /* infos of the last ALLOC records, for RECENT */
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -364,7 +366,15 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 		switch (tag) {
 		case CT_REC_ALLOC:
 			rc = ct_model_alloc(r->m, a);
+			r->recent[r->allocs++ % CT_RECENT_WINDOW] = a;
 			break;
+		case CT_REC_RECENT:
+			if (a < 1 || a > CT_RECENT_WINDOW || a > r->allocs)
+				return corrupt(r, p, "RECENT of age %llu, after %llu ALLOC records", (unsigned long long)a,
+				               (unsigned long long)r->allocs);
+			a = r->recent[(r->allocs - a) % CT_RECENT_WINDOW];
+			tag = CT_REC_FREE;
+			/* fall through */
 		case CT_REC_FREE:
 		case CT_REC_TEMPFREE:
 			rc = tag == CT_REC_FREE ? ct_model_free(r->m, a) : ct_model_free_temp(r->m, a);

@@ -85,8 +85,8 @@ static inline uint32_t ct_seq_take(uint64_t p)
 /* The writer's view of one thread's event stream (writer-private). */
 struct ct_stream {
 	uint64_t held_ptr;     /* last allocation, not yet written: it may turn out temporary */
-	uint32_t held_info;
-	uint32_t pending_info; /* block a realloc is replacing, while the realloc runs */
+	uint64_t held;         /* its block: alloc info, and its ALLOC record's number once written */
+	uint64_t pending;      /* block a realloc is replacing, while the realloc runs */
 	uint8_t has_held, has_pending, pending_temp;
 	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
 };
@@ -130,7 +130,8 @@ int ct_modules_covers(uintptr_t ip) CT_HIDDEN;           /* ip inside a module a
 void ct_modules_reset(void) CT_HIDDEN;                   /* new trace file: all modules unwritten */
 
 /* ---- maps.c: the writer's maps (writer thread only) ---- */
-/* Live blocks: address -> value (an alloc info id). Key 0 marks an empty slot. */
+/* Live blocks: address -> value (the writer's block: alloc info id and ALLOC record number). Key 0
+ * marks an empty slot. */
 struct ct_live_slot {
 	uint64_t key, val;
 };

@@ -47,6 +47,7 @@ static struct {
 	int stuck;              /* the last pass left a ring waiting for a sequence number */
 	struct ct_stream late;  /* events after the thread stopped (late destructors) */
 	uint32_t frames;        /* stack nodes written so far */
+	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
 	uintptr_t last_ip;
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	uint64_t allocations, frees, bytes, unmatched, lost;
@@ -189,21 +190,46 @@ static uint32_t intern_info(uint64_t size, uint32_t stack)
 
 /* ---- events ---- */
 
+/* A block, as the live map and the streams keep it: its alloc info in the low 32 bits and, once
+ * its ALLOC record is written, that record's number (w.alloc_records after it) in the high 32. */
+static uint32_t block_info(uint64_t b) { return (uint32_t)b; }
+
+/* Writes the ALLOC record of block b; returns b with the record's number. */
+static uint64_t write_alloc(uint64_t b)
+{
+	emit_event(CT_REC_ALLOC, block_info(b));
+	return block_info(b) | (uint64_t)++w.alloc_records << 32;
+}
+
+/* Writes the end of written block b: RECENT when its ALLOC is among the last CT_RECENT_WINDOW,
+ * which is most frees (a program frees what it just allocated), else FREE. */
+static void write_free(uint64_t b)
+{
+	uint32_t age = w.alloc_records - (uint32_t)(b >> 32) + 1;
+	struct ct_out *o = &w.out;
+	if (age < 1 || age > CT_RECENT_WINDOW) {
+		emit_event(CT_REC_FREE, block_info(b));
+		return;
+	}
+	if (ct_out_reserve(o, 1) == 0)
+		o->len += ct_put_recent(o->buf + o->len, age);
+}
+
 /* Each stream's latest allocation ("held") lives only in the stream until the stream's next
  * event decides its fate; the live map holds every other live block. So a temporary allocation
  * never touches the map, and most allocations in a churn are temporaries. */
 
 /* Puts a block into the live map. If its address is there already, the allocator handed it out
  * again, so the old block was freed where ctrack could not see: end it. */
-static void live_add(uint64_t p, uint32_t info)
+static void live_add(uint64_t p, uint64_t b)
 {
 	uint64_t *v = ct_live_find(&w.live, p);
 	if (!v) {
-		ct_live_insert(&w.live, p, info);
+		ct_live_insert(&w.live, p, b);
 		return;
 	}
-	emit_event(CT_REC_FREE, (uint32_t)*v);
-	*v = info;
+	write_free(*v);
+	*v = b;
 	w.frees++;
 	w.lost++;
 }
@@ -213,8 +239,8 @@ static void flush_held(struct ct_stream *s)
 	if (!s->has_held)
 		return;
 	if (!s->held_written)
-		emit_event(CT_REC_ALLOC, s->held_info);
-	live_add(s->held_ptr, s->held_info);
+		s->held = write_alloc(s->held);
+	live_add(s->held_ptr, s->held);
 	s->has_held = s->held_written = 0;
 }
 
@@ -223,7 +249,7 @@ static void flush_held(struct ct_stream *s)
 static void write_held(struct ct_stream *s)
 {
 	if (s->has_held && !s->held_written) {
-		emit_event(CT_REC_ALLOC, s->held_info);
+		s->held = write_alloc(s->held);
 		s->held_written = 1;
 	}
 }
@@ -238,11 +264,11 @@ static struct ct_stream *held_elsewhere(const struct ct_stream *s, uint64_t p)
 	return &w.late != s && w.late.has_held && w.late.held_ptr == p ? &w.late : NULL;
 }
 
-/* A block of alloc info `info` ends: now, or when the realloc it belongs to completes. */
-static void end_block(struct ct_stream *s, uint32_t info, int temp, int written, int as_pending)
+/* Block b ends: now, or when the realloc it belongs to completes. */
+static void end_block(struct ct_stream *s, uint64_t b, int temp, int written, int as_pending)
 {
 	if (as_pending) {
-		s->pending_info = info;
+		s->pending = b;
 		s->pending_temp = (uint8_t)temp;
 		s->pending_written = (uint8_t)written;
 		s->has_pending = 1;
@@ -250,11 +276,11 @@ static void end_block(struct ct_stream *s, uint32_t info, int temp, int written,
 	}
 	if (temp)
 		if (written)
-			emit(CT_REC_TEMPFREE, info);
+			emit(CT_REC_TEMPFREE, block_info(b));
 		else
-			emit_event(CT_REC_TEMP, info);
+			emit_event(CT_REC_TEMP, block_info(b));
 	else
-		emit_event(CT_REC_FREE, info);
+		write_free(b);
 	w.frees++;
 }
 
@@ -264,7 +290,7 @@ static void settle_pending(struct ct_stream *s)
 	if (!s->has_pending)
 		return;
 	s->has_pending = 0;
-	end_block(s, s->pending_info, s->pending_temp, s->pending_written, 0);
+	end_block(s, s->pending, s->pending_temp, s->pending_written, 0);
 }
 
 static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t stack)
@@ -272,7 +298,7 @@ static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t st
 	settle_pending(s);
 	flush_held(s);
 	s->held_ptr = p;
-	s->held_info = intern_info(size, stack);
+	s->held = intern_info(size, stack);
 	s->has_held = 1;
 	w.allocations++;
 	w.bytes += size;
@@ -285,15 +311,15 @@ static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
 	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
 		int written = s->held_written;
 		s->has_held = s->held_written = 0;
-		end_block(s, s->held_info, 1, written, as_pending);
+		end_block(s, s->held, 1, written, as_pending);
 		return;
 	}
 	flush_held(s);
 	uint64_t *v = ct_live_find(&w.live, p);
 	if (v) {
-		uint32_t info = (uint32_t)*v;
+		uint64_t b = *v;
 		ct_live_erase(&w.live, v);
-		end_block(s, info, 0, 0, as_pending);
+		end_block(s, b, 0, 0, as_pending);
 		return;
 	}
 	struct ct_stream *o = held_elsewhere(s, p);
@@ -302,9 +328,9 @@ static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
 		return;
 	}
 	if (!o->held_written)
-		emit_event(CT_REC_ALLOC, o->held_info);
+		o->held = write_alloc(o->held);
 	o->has_held = o->held_written = 0;
-	end_block(s, o->held_info, 0, 0, as_pending);
+	end_block(s, o->held, 0, 0, as_pending);
 }
 
 /* The realloc failed: its old block is live again, exactly as before. */
@@ -314,12 +340,12 @@ static void on_realloc_failed(struct ct_stream *s, uint64_t p)
 		return;
 	s->has_pending = 0;
 	if (!s->pending_temp) {
-		live_add(p, s->pending_info);
+		live_add(p, s->pending);
 		return;
 	}
 	flush_held(s);
 	s->held_ptr = p;
-	s->held_info = s->pending_info;
+	s->held = s->pending;
 	s->held_written = s->pending_written;
 	s->has_held = 1;
 }
@@ -688,6 +714,7 @@ static int open_file(int fd)
 	w.time_us = w.bytes_since_sample = 0;
 	w.allocations = w.frees = w.bytes = w.unmatched = w.lost = 0;
 	w.frames = CT_STACK_FIRST;
+	w.alloc_records = 0;
 	w.last_ip = 0;
 	w.out.len = 0;
 	memset(&w.late, 0, sizeof(w.late));

@@ -13,7 +13,8 @@
  *   | version u16 | min_version u16 | header_size u16 | pointer_size u8 | flags u8 | features u32 |
  *   version:      CTRACK_FORMAT_VERSION of the writer.
  *   min_version:  the oldest reader version that can read this file; a reader whose version is
- *                 below it refuses the file, naming both versions.
+ *                 below it refuses the file, naming both versions. (Version 2 added RECENT; a
+ *                 version 2 writer writes min_version 2.)
  *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
  *                 reader skips header bytes it does not know.
  *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
@@ -59,13 +60,15 @@
 
 #define CTRACK_MAGIC "\x89" "CTRACK\n"
 #define CT_MAGIC_SIZE 8
-#define CTRACK_FORMAT_VERSION 1
+#define CTRACK_FORMAT_VERSION 2
 #define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
+#define CTRACK_FORMAT_READER_MIN 2  /* min_version this writer writes: readers older than 2 lack RECENT */
 #define CT_HEADER_SIZE 20           /* magic + version..features */
 
 #define CT_STACK_ROOT 0      /* node id of the empty stack */
 #define CT_STACK_TRUNCATED 1 /* root of stacks cut at the capture depth */
 #define CT_STACK_FIRST 2     /* id of the first FRAME record */
+#define CT_RECENT_WINDOW 32  /* largest age of a RECENT record: the one-byte form's range */
 
 /* The records: name, tag. Tags are on-disk numbers: never renumber or reuse one.
  *
@@ -90,6 +93,13 @@
  * TEMPFREE 0x07 | tag | info v |
  *   Like FREE, and the allocation it frees was temporary: its ALLOC was written before the thread's
  *   next event was known (the writer flushes to the file every 100 ms). Example: 07 05.
+ * RECENT  0x08  | tag | age v |   (since version 2)
+ *   Like FREE, naming the allocation by position instead of by info: it is the one written by the
+ *   age-th most recent ALLOC record (age 1 is the last ALLOC before this record; 1 <= age <=
+ *   CT_RECENT_WINDOW, so a reader keeps the infos of the last CT_RECENT_WINDOW ALLOCs). Programs
+ *   free what they allocated shortly before; the age repeats where the info does not (a ring of
+ *   16 buffers of random sizes frees at age 16 every time), so it compresses to almost nothing.
+ *   Only ALLOC records count, not TEMP. Example: 08 10 = free the block of the 16th last ALLOC.
  *
  * PROCESS 0x10  | pid v | ppid v | start_unix_ns v | exe s | argc v | argv s... |
  *   The traced process; the first record of a trace. argv is exactly the process's arguments.
@@ -114,8 +124,10 @@
  * Short events 0x80..0xff  | 1 k k c i i i i | [info >> 4 v, when c = 1] |
  *   What the writer uses for ALLOC (kk = 1), FREE (kk = 2) and TEMP (kk = 3), the bulk of a trace:
  *   iiii is info & 15, and c says whether the varint (info >> 4) follows. One byte instead of two
- *   for the 16 lowest ids, two instead of three up to 2047. kk = 0 is invalid.
- *   Examples: TEMP of info 5 -> e5; ALLOC of info 300 -> bc 12 (300 = 18 * 16 + 12).
+ *   for the 16 lowest ids, two instead of three up to 2047.
+ *   kk = 0 is RECENT in one byte, | 1 0 0 a a a a a |: age = aaaaa + 1 (since version 2).
+ *   Examples: TEMP of info 5 -> e5; ALLOC of info 300 -> bc 12 (300 = 18 * 16 + 12);
+ *   RECENT of age 16 -> 8f.
  *
  * THREAD  0x40  | tid v | state u8 (0 started, 1 exited) |   optional
  *   A thread made its first allocation event, or exited.
@@ -132,6 +144,7 @@
 	X(FRAME, 0x05) \
 	X(TIME, 0x06) \
 	X(TEMPFREE, 0x07) \
+	X(RECENT, 0x08) \
 	X(PROCESS, 0x10) \
 	X(MODULE, 0x11) \
 	X(UNMODULE, 0x12) \
@@ -216,14 +229,25 @@ static inline size_t ct_put_short_event(uint8_t *p, unsigned tag, uint64_t info)
 	return info >= 16 ? 1 + ct_put_varint(p + 1, info >> 4) : 1;
 }
 
-/* Reads a short event at p (p[0] >= CT_TAG_SHORT_MIN) into its record tag (CT_REC_ALLOC, _FREE or
- * _TEMP) and info. Returns the bytes consumed, 0 if the input ends inside it, -1 if it is corrupt. */
+/* Writes the one-byte RECENT record of age 1..CT_RECENT_WINDOW at p; returns 1. */
+static inline size_t ct_put_recent(uint8_t *p, uint32_t age)
+{
+	p[0] = (uint8_t)(CT_TAG_SHORT_MIN | (age - 1));
+	return 1;
+}
+
+/* Reads a short event at p (p[0] >= CT_TAG_SHORT_MIN) into its record tag (CT_REC_ALLOC, _FREE,
+ * _TEMP or _RECENT) and info (the age, for RECENT). Returns the bytes consumed, 0 if the input
+ * ends inside it, -1 if it is corrupt. */
 static inline int ct_get_short_event(const uint8_t *p, const uint8_t *end, unsigned *tag, uint64_t *info)
 {
 	*tag = (p[0] >> 5) & 3;
 	*info = p[0] & 15;
-	if (!*tag)
-		return -1;
+	if (!*tag) {
+		*tag = CT_REC_RECENT;
+		*info = (p[0] & 31u) + 1;
+		return 1;
+	}
 	if (!(p[0] & 0x10))
 		return 1;
 	uint64_t high;
@@ -249,7 +273,7 @@ static inline size_t ct_put_header(uint8_t *p)
 {
 	memcpy(p, CTRACK_MAGIC, CT_MAGIC_SIZE);
 	ct_put_u16(p + 8, CTRACK_FORMAT_VERSION);
-	ct_put_u16(p + 10, CTRACK_FORMAT_MIN_VERSION);
+	ct_put_u16(p + 10, CTRACK_FORMAT_READER_MIN);
 	ct_put_u16(p + 12, CT_HEADER_SIZE);
 	p[14] = (uint8_t)sizeof(void *);
 	p[15] = 0;

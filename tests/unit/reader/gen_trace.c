@@ -232,10 +232,11 @@ static void basic(const char *dir)
 	enc_write(&e, dir, "basic.zst", SIZE_MAX);
 }
 
+/* Written as version 1 (before RECENT), which this reader still reads. */
 static void peak(const char *dir)
 {
 	struct enc e;
-	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	enc_init(&e, 1, 1);
 	frame(&e, CT_STACK_ROOT, 0x1000);
 	frame(&e, CT_STACK_ROOT, 0x2000);
 	info(&e, 10, 2);
@@ -253,7 +254,8 @@ static void peak(const char *dir)
 	enc_write(&e, dir, "peak.zst", SIZE_MAX);
 }
 
-/* Events in the short form the writer uses (format.h), and TEMPFREE. Infos 0..39: sizes 1..40. */
+/* Events in the short form the writer uses (format.h), TEMPFREE and RECENT. Infos 0..39: sizes
+ * 1..40. */
 static void short_events(const char *dir, int bad)
 {
 	struct enc e;
@@ -268,8 +270,13 @@ static void short_events(const char *dir, int bad)
 	put_bytes(&e, b, ct_put_short_event(b, CT_REC_FREE, 3));
 	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 5));
 	core(&e, CT_REC_TEMPFREE, 5);
+	for (int i = 9; i <= 11; i++) /* ALLOC records 4, 5, 6: 10, 11, 12 bytes */
+		put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, (uint64_t)i));
+	put_bytes(&e, b, ct_put_recent(b, 2)); /* the 11 bytes */
+	core(&e, CT_REC_RECENT, 1);            /* the 12 bytes, in the long form */
+	put_bytes(&e, b, ct_put_recent(b, 3)); /* the 10 bytes */
 	if (bad)
-		put_u8(&e, 0x80); /* kk = 0 */
+		put_bytes(&e, b, ct_put_recent(b, CT_RECENT_WINDOW)); /* only 6 ALLOC records so far */
 	end(&e, 0, 9);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, bad ? "short_bad.zst" : "short.zst", SIZE_MAX);

@@ -88,11 +88,14 @@ def test_peak_and_ties(exe, d):
 def test_short_events(exe, d):
     doc, err = analyze_json(exe, f"{d}/short.zst")
     s = doc["summary"]
-    # ALLOC 4 bytes, ALLOC 34, TEMP 21, FREE of the 4, ALLOC 6 + TEMPFREE of it.
+    # ALLOC 4 bytes, ALLOC 34, TEMP 21, FREE of the 4, ALLOC 6 + TEMPFREE of it, ALLOC 10, 11, 12,
+    # each freed by RECENT (age 2, 1, 3).
     check("short: figures", (s["allocations"], s["frees"], s["bytes_allocated"], s["temporary_allocations"],
-                             s["leaked_bytes"], s["leaked_allocations"]), (4, 3, 65, 2, 34, 1))
+                             s["leaked_bytes"], s["leaked_allocations"]), (7, 6, 98, 2, 34, 1))
+    check("short: RECENT frees the right blocks", [(x["bytes"], x["allocations"]) for x in doc["leaks"]], [(34, 1)])
     rc, out, err = analyze(exe, f"{d}/short_bad.zst")
-    check("short: kk = 0 is corrupt", (rc, "invalid short event 0x80" in err), (1, True))
+    check("short: RECENT beyond the ALLOCs read is corrupt",
+          (rc, "RECENT of age 32, after 6 ALLOC records" in err), (1, True))
 
 
 def test_argv(exe, d):
@@ -121,8 +124,8 @@ def test_errors(exe, d):
         ("text.txt", f"'{d}/text.txt' is not a ctrack trace"),
         ("tiny.txt", f"'{d}/tiny.txt' is not a ctrack trace"),
         ("other.zst", f"'{d}/other.zst' is not a ctrack trace"),
-        ("newer.zst", f"'{d}/newer.zst' has trace format version 2 (readable from version 2 on); "
-                      "this ctrack-analyze reads version 1: upgrade ctrack"),
+        ("newer.zst", f"'{d}/newer.zst' has trace format version 3 (readable from version 3 on); "
+                      "this ctrack-analyze reads version 2: upgrade ctrack"),
         ("corrupt.zst", "corrupt trace at offset 27: ALLOC refers to undefined alloc info 5"),
         ("badtag.zst", "corrupt trace at offset 22: invalid record tag 0x00"),
     ]
