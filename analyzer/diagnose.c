@@ -121,6 +121,8 @@ static void scan_sections(Elf *elf, struct elf_facts *f)
 
 struct dwarf_facts {
 	int cus, line_tables, inline_info, unoptimized;
+	int locals; /* a function's parameters or variables are described: full debug info (-g), not
+	             * line tables only (-g1, -gline-tables-only, Rust debuginfo=1) */
 };
 
 /* Only these can hold inlined code; types and variables are skipped whole. */
@@ -130,9 +132,14 @@ static int may_hold_inlines(int tag)
 	       tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type;
 }
 
+static int is_local(int tag, int in_fn)
+{
+	return tag == DW_TAG_formal_parameter || (in_fn && tag == DW_TAG_variable);
+}
+
 /* 1 when die or a following sibling (or their descendants) is an inlined subroutine, 0 when not,
- * -1 when the budget ran out. */
-static int find_inline(Dwarf_Die *die, long *budget)
+ * -1 when the budget ran out. in_fn: die is inside a function. Notes locals in f on the way. */
+static int find_inline(Dwarf_Die *die, int in_fn, long *budget, struct dwarf_facts *f)
 {
 	do {
 		if (--*budget < 0)
@@ -140,9 +147,10 @@ static int find_inline(Dwarf_Die *die, long *budget)
 		int tag = dwarf_tag(die);
 		if (tag == DW_TAG_inlined_subroutine)
 			return 1;
+		f->locals |= is_local(tag, in_fn);
 		Dwarf_Die child;
 		if (may_hold_inlines(tag) && dwarf_haschildren(die) > 0 && dwarf_child(die, &child) == 0) {
-			int rc = find_inline(&child, budget);
+			int rc = find_inline(&child, in_fn || tag == DW_TAG_subprogram, budget, f);
 			if (rc)
 				return rc;
 		}
@@ -171,7 +179,7 @@ static void scan_dwarf(Dwfl_Module *mod, struct dwarf_facts *f)
 		f->unoptimized |= producer_unoptimized(cu);
 		Dwarf_Die child;
 		if (!f->inline_info && dwarf_child(cu, &child) == 0) {
-			int rc = find_inline(&child, &budget);
+			int rc = find_inline(&child, 0, &budget, f);
 			f->inline_info = rc != 0; /* budget out: assume there are some */
 		}
 		if (f->line_tables && f->inline_info)
@@ -210,7 +218,7 @@ static const char *advise(const struct ct_quality *q, const struct elf_facts *e,
 		return advise_no_dwarf(q, e);
 	if (!q->line_tables)
 		return adv_no_debug;
-	if (!q->inline_info && !d->unoptimized)
+	if (!q->inline_info && !d->unoptimized && !d->locals)
 		return adv_lines_only;
 	return NULL;
 }

@@ -193,8 +193,10 @@ void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_on
 		const struct ct_quality *q = &l->v[i];
 		if (problems_only && !q->advice)
 			continue;
+		/* Line tables and no advice without inline records: full debug info where nothing was inlined. */
+		const char *inl = q->inline_info ? "yes" : q->line_tables && !q->advice ? "no (none inlined)" : "no";
 		fprintf(out, "%s: symbols %s, line tables %s, inline info %s", problems_only ? base_name(q->path) : q->path,
-		        q->symbols, q->line_tables ? "yes" : "no", q->inline_info ? "yes" : "no");
+		        q->symbols, q->line_tables ? "yes" : "no", inl);
 		if (!problems_only && q->debug_file && strcmp(q->debug_file, q->path))
 			fprintf(out, ", debug file %s", q->debug_file);
 		fprintf(out, "%s%s\n", q->advice ? ": " : "", q->advice ? q->advice : "");

@@ -26,10 +26,13 @@ def build(name, cc, flags, build_id):
     return out
 
 
-def has_inline_records(path):
+def dies(path):
     # What the compiler emitted, read with binutils (not with the code under test).
-    info = subprocess.run(['readelf', '--debug-dump=info', path], capture_output=True, text=True).stdout
-    return 'DW_TAG_inlined_subroutine' in info
+    return subprocess.run(['readelf', '--debug-dump=info', path], capture_output=True, text=True).stdout
+
+
+def has_inline_records(path):
+    return 'DW_TAG_inlined_subroutine' in dies(path)
 
 
 def symbols(path, json_out):
@@ -61,6 +64,20 @@ def main():
     full = build('symq-gcc', 'gcc', ['-O2', '-g'], 'a1' * 20)
     expect('gcc -O2 -g', full, 'a1' * 20, {'symbols': 'symtab', 'line_tables': True, 'inline_info': True,
                                           'debug_file': full, 'advice': None}, 0)
+
+    # Full -g where the optimizer inlined nothing: no inline records, but parameters and locals are
+    # described, so nothing is missing and there is no advice. gcc -g1 drops those too: line tables only.
+    noinl = build('symq-noinline', 'gcc', ['-O2', '-g', '-DNO_INLINE'], 'a5' * 20)
+    check('-DNO_INLINE -g: no inline records, parameters described',
+          (has_inline_records(noinl), 'DW_TAG_formal_parameter' in dies(noinl)), (False, True))
+    expect('gcc -O2 -g, nothing inlined', noinl, 'a5' * 20, {'symbols': 'symtab', 'line_tables': True,
+           'inline_info': False, 'debug_file': noinl, 'advice': None}, 0)
+    check('nothing inlined: text says so', 'inline info no (none inlined)\n' in symbols(noinl, False).stdout, True)
+    g1 = build('symq-g1', 'gcc', ['-O2', '-g1', '-DNO_INLINE'], 'a6' * 20)
+    check('-g1: no inline records, no parameters', (has_inline_records(g1), 'DW_TAG_formal_parameter' in dies(g1)),
+          (False, False))
+    expect('gcc -O2 -g1', g1, 'a6' * 20, {'symbols': 'symtab', 'line_tables': True, 'inline_info': False,
+                                         'debug_file': g1, 'advice': LINES_ONLY}, 3)
 
     stripped = os.path.join(SCRATCH, 'symq-stripped')
     subprocess.run(['strip', '-s', full, '-o', stripped], check=True)
