@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ctrack/format.h"
+#include "debuginfo.h"
 #include "diagnose.h"
 #include "symbolize.h"
 
@@ -40,12 +41,6 @@ static const char adv_changed[] =
 static const char adv_lines_only[] =
 	"line tables only (-gline-tables-only, Rust debug = 1 / line-tables-only): inlined frames are folded "
 	"into their caller; build with -g / debug = 2 for inline attribution";
-
-static const char *debug_dirs_setting;
-
-void ct_diagnose_set_debug_dirs(const char *debug_dirs) { debug_dirs_setting = debug_dirs; }
-
-const char *ct_diagnose_debug_dirs(void) { return debug_dirs_setting; }
 
 void ct_quality_list_free(struct ct_quality_list *l)
 {
@@ -223,29 +218,6 @@ static const char *advise(const struct ct_quality *q, const struct elf_facts *e,
 	return NULL;
 }
 
-/* The file libdebuginfod caches a build-id's debug info in (debuginfod-client-config(7)):
- * libdwfl 0.188 does not name the file it got from debuginfod. Returns NULL when it is not there. */
-static char *debuginfod_cache_file(const char *build_id)
-{
-	const char *cache = getenv("DEBUGINFOD_CACHE_PATH"), *xdg = getenv("XDG_CACHE_HOME"),
-	           *home = getenv("HOME");
-	char *path = NULL;
-	int n = -1;
-	if (!build_id)
-		return NULL;
-	if (cache && *cache)
-		n = asprintf(&path, "%s/%s/debuginfo", cache, build_id);
-	else if (xdg && *xdg)
-		n = asprintf(&path, "%s/debuginfod_client/%s/debuginfo", xdg, build_id);
-	else if (home && *home)
-		n = asprintf(&path, "%s/.cache/debuginfod_client/%s/debuginfo", home, build_id);
-	if (n < 0 || access(path, R_OK) < 0) {
-		free(n < 0 ? NULL : path);
-		return NULL;
-	}
-	return path;
-}
-
 /* The name of the file mod's DWARF came from: libdwfl names the module or the separate file it
  * found on disk; DWARF in another ELF without a name came from debuginfod. */
 static char *dwarf_file_name(Dwfl_Module *mod, Dwarf *dw, const char *build_id, const char *path)
@@ -255,7 +227,7 @@ static char *dwarf_file_name(Dwfl_Module *mod, Dwarf *dw, const char *build_id, 
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
 	char *fetched = NULL;
 	if (!debugfile && dwarf_getelf(dw) != dwfl_module_getelf(mod, &bias) &&
-	    (fetched = debuginfod_cache_file(build_id)))
+	    (fetched = ct_debuginfod_cache_file(build_id)))
 		return fetched;
 	return strdup(debugfile ? debugfile : mainfile ? mainfile : path);
 }
@@ -284,22 +256,12 @@ static int judge(struct ct_quality *q, Dwfl_Module *mod)
 	return 0;
 }
 
-int ct_diagnose_file(struct ct_quality_list *l, const char *path, const char *debug_dirs)
+int ct_diagnose_file(struct ct_quality_list *l, const char *path)
 {
 	if (access(path, R_OK) < 0)
 		return -errno;
-	char *dpath = NULL;
-	if (debug_dirs && *debug_dirs && asprintf(&dpath, ":.debug:/usr/lib/debug:%s", debug_dirs) < 0)
-		return -ENOMEM;
-	/* The symbolizer's callbacks: debuginfod is asked only when DEBUGINFOD_URLS is set. */
-	const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-		.debuginfo_path = &dpath,
-	};
 	int rc = -ENOMEM;
-	Dwfl *dwfl = dwfl_begin(&cb);
+	Dwfl *dwfl = dwfl_begin(ct_debuginfo_callbacks());
 	if (!dwfl)
 		goto out;
 	dwfl_report_begin(dwfl);
@@ -316,18 +278,16 @@ int ct_diagnose_file(struct ct_quality_list *l, const char *path, const char *de
 out:
 	if (dwfl)
 		dwfl_end(dwfl);
-	free(dpath);
 	return rc;
 }
 
 /* The verdict of a module the symbolizer has open; falls back to opening the file. */
-static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m,
-                           const char *debug_dirs)
+static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m)
 {
 	int changed;
 	Dwfl_Module *mod = ct_symbolizer_module(s, m, &changed);
 	if (!mod && !changed)
-		return ct_diagnose_file(l, m->path, debug_dirs);
+		return ct_diagnose_file(l, m->path);
 	struct ct_quality *q = push(l);
 	if (!q || !(q->path = strdup(m->path)))
 		return -ENOMEM;
@@ -342,8 +302,7 @@ static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, c
 	return 0;
 }
 
-int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s,
-                      const char *debug_dirs)
+int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s)
 {
 	char *seen = calloc(m->nmodules + 1, 1);
 	if (!seen)
@@ -358,7 +317,7 @@ int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struc
 		const char *p = m->modules[i].path;
 		/* Pseudo modules (the vdso) have no file; a file gone since the trace is skipped. */
 		if (seen[i] && p && p[0] == '/')
-			rc = diagnose_traced(l, s, &m->modules[i], debug_dirs);
+			rc = diagnose_traced(l, s, &m->modules[i]);
 	}
 	free(seen);
 	return rc == -ENOMEM ? rc : 0;
@@ -399,7 +358,7 @@ static char *resolve(const char *name, const char *runpath, const char *origin)
 }
 
 /* Appends (diagnosed) each library path needs that is not listed yet. */
-static int add_needed_of(struct ct_quality_list *l, const char *path, const char *debug_dirs)
+static int add_needed_of(struct ct_quality_list *l, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -430,7 +389,7 @@ static int add_needed_of(struct ct_quality_list *l, const char *path, const char
 			continue;
 		char *lib = resolve(name, runpath, origin);
 		if (lib && !listed(l, lib))
-			rc = ct_diagnose_file(l, lib, debug_dirs) == -ENOMEM ? -ENOMEM : 0;
+			rc = ct_diagnose_file(l, lib) == -ENOMEM ? -ENOMEM : 0;
 		free(lib);
 	}
 	free(dir);
@@ -440,14 +399,14 @@ static int add_needed_of(struct ct_quality_list *l, const char *path, const char
 	return rc;
 }
 
-int ct_diagnose_needed(struct ct_quality_list *l, const char *path, const char *debug_dirs)
+int ct_diagnose_needed(struct ct_quality_list *l, const char *path)
 {
 	size_t start = l->n;
-	int rc = add_needed_of(l, path, debug_dirs);
+	int rc = add_needed_of(l, path);
 	/* The list is the queue: each library's own needs are appended after it. */
 	for (size_t i = start; i < l->n && !rc; i++) {
 		char *p = strdup(l->v[i].path); /* l->v may move */
-		rc = p ? add_needed_of(l, p, debug_dirs) : -ENOMEM;
+		rc = p ? add_needed_of(l, p) : -ENOMEM;
 		free(p);
 	}
 	return rc;

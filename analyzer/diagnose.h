@@ -26,23 +26,17 @@ struct ct_quality_list {
 
 void ct_quality_list_free(struct ct_quality_list *l);
 
-/* Appends the verdict of the ELF file at path (debug_dirs as for ct_symbolizer_new). Returns 0,
- * -ENOENT (or another negative errno) when the file cannot be read as ELF, or -ENOMEM. */
-int ct_diagnose_file(struct ct_quality_list *l, const char *path, const char *debug_dirs);
+/* Appends the verdict of the ELF file at path (separate debug info looked for as debuginfo.h says).
+ * Returns 0, -ENOENT (or another negative errno) when the file cannot be read as ELF, or -ENOMEM. */
+int ct_diagnose_file(struct ct_quality_list *l, const char *path);
 
 /* Appends the verdict of every module that holds a frame of some stack of m (each once). */
 struct ct_symbolizer;
-int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s,
-                      const char *debug_dirs);
+int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s);
 
 /* Appends the verdicts of the shared libraries path needs (DT_NEEDED, recursively, found through
  * RUNPATH/RPATH and the usual library directories; ones not found are skipped). */
-int ct_diagnose_needed(struct ct_quality_list *l, const char *path, const char *debug_dirs);
-
-/* The --debug-dir roots the report's diagnostics use (the reporters get no options): set once by
- * main before reporting; NULL or colon-separated absolute directories. */
-void ct_diagnose_set_debug_dirs(const char *debug_dirs);
-const char *ct_diagnose_debug_dirs(void);
+int ct_diagnose_needed(struct ct_quality_list *l, const char *path);
 
 /* Printers (report_text.c, report_json.c). Text: one line per module, only those with advice when
  * problems_only; JSON: the "modules" array (schema: docs/json-schema.md). */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ctrack-config.h"
+#include "debuginfo.h"
 #include "diagnose.h"
 #include "export.h"
 #include "reader.h"
@@ -284,7 +285,7 @@ static int open_report(const struct options *o, const char *path, const struct c
 	                        .all_frames = o->all_frames,
 	                        .group = o->group};
 	long n = ct_model_sites(m, &r->sites);
-	r->sym = ct_symbolizer_new(o->debug_dirs);
+	r->sym = ct_symbolizer_new();
 	if (n < 0 || !r->sym)
 		return -ENOMEM;
 	r->nsites = (size_t)n;
@@ -452,7 +453,7 @@ static int check_symbols(const struct options *o)
 	struct ct_quality_list l = {0};
 	int rc = 0, poor = 0;
 	for (size_t i = 0; i < o->nargs && !rc; i++) {
-		rc = ct_diagnose_file(&l, o->args[i], o->debug_dirs);
+		rc = ct_diagnose_file(&l, o->args[i]);
 		if (rc < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", o->args[i],
 			        rc == -ENOEXEC ? "not an ELF file" : strerror(-rc));
@@ -461,7 +462,7 @@ static int check_symbols(const struct options *o)
 		poor |= l.v[l.n - 1].advice != NULL;
 	}
 	for (size_t i = 0; i < o->nargs && !rc; i++)
-		rc = ct_diagnose_needed(&l, o->args[i], o->debug_dirs);
+		rc = ct_diagnose_needed(&l, o->args[i]);
 	if (!rc && o->json) {
 		fputs("{\"modules\": ", stdout);
 		ct_quality_json(stdout, &l);
@@ -506,14 +507,16 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	int status = parse_args(argc, argv, &o);
+	if (status < 0 && ct_debuginfo_set_dirs(o.debug_dirs) < 0)
+		status = 1, fprintf(stderr, PROG ": out of memory\n");
 	if (status < 0 && o.symbols)
 		status = check_symbols(&o);
 	if (status >= 0) {
+		ct_debuginfo_free();
 		free(o.debug_dirs);
 		free(o.args);
 		return status;
 	}
-	ct_diagnose_set_debug_dirs(o.debug_dirs);
 	struct ct_model m[2];
 	int n = o.diff ? 2 : 1;
 	status = 0;
@@ -524,6 +527,7 @@ int main(int argc, char **argv)
 		status = (o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0])) < 0;
 	for (int i = 0; i < n; i++)
 		ct_model_destroy(&m[i]);
+	ct_debuginfo_free();
 	free(o.debug_dirs);
 	free(o.args);
 	return status;

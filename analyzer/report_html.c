@@ -508,7 +508,7 @@ static void put_quality(FILE *out, const struct ct_quality *q)
 static int put_symbols(FILE *out, const struct ct_report *r)
 {
 	struct ct_quality_list l = {0};
-	int rc = ct_diagnose_model(&l, r->m, r->sym, ct_diagnose_debug_dirs());
+	int rc = ct_diagnose_model(&l, r->m, r->sym);
 	size_t bad = 0;
 	for (size_t i = 0; i < l.n; i++)
 		bad += l.v[i].advice != NULL;

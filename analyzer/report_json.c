@@ -135,7 +135,7 @@ void ct_quality_json(FILE *out, const struct ct_quality_list *l)
 static int put_modules(const struct ct_report *r)
 {
 	struct ct_quality_list l = {0};
-	int rc = ct_diagnose_model(&l, r->m, r->sym, ct_diagnose_debug_dirs());
+	int rc = ct_diagnose_model(&l, r->m, r->sym);
 	if (!rc) {
 		fputs(",\n\"modules\": ", r->out);
 		ct_quality_json(r->out, &l);

@@ -207,7 +207,7 @@ void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_on
 static int put_symbols(const struct ct_report *r)
 {
 	struct ct_quality_list l = {0};
-	int rc = ct_diagnose_model(&l, r->m, r->sym, ct_diagnose_debug_dirs());
+	int rc = ct_diagnose_model(&l, r->m, r->sym);
 	size_t bad = 0;
 	for (size_t i = 0; !rc && i < l.n; i++)
 		bad += l.v[i].advice != NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbolization with libdwfl/libdw: one offline Dwfl per module (modules may overlap over time),
  * opened lazily, and a cache of resolved (module, address) pairs, each holding its inline chain.
- * The only file that includes libdwfl; every string it hands out is owned by the cache. */
+ * Every string it hands out is owned by the cache. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debuginfo.h"
 #include "symbolize.h"
 
 /* An address range of a compilation unit, in dwfl addresses. */
@@ -47,33 +48,20 @@ struct ct_symbolizer {
 	size_t ndsos;
 	struct entry *table; /* open addressing, power-of-two size, at most half full */
 	size_t size, used;
-	char *debuginfo_path; /* what callbacks.debuginfo_path points to; NULL: libdwfl's default */
-	Dwfl_Callbacks callbacks;
 };
 
-/* libdwfl's default path, then the extra roots: build-id lookups use only the absolute entries. */
-#define DEFAULT_DEBUGINFO_PATH ":.debug:/usr/lib/debug"
-
-struct ct_symbolizer *ct_symbolizer_new(const char *debug_dirs)
+struct ct_symbolizer *ct_symbolizer_new(void)
 {
 	struct ct_symbolizer *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->size = 1024;
 	s->table = calloc(s->size, sizeof(*s->table));
-	if (!s->table || (debug_dirs && *debug_dirs &&
-	                  asprintf(&s->debuginfo_path, "%s:%s", DEFAULT_DEBUGINFO_PATH, debug_dirs) < 0)) {
+	if (!s->table) {
 		free(s->table);
 		free(s);
 		return NULL;
 	}
-	/* find_debuginfo asks debuginfod only when DEBUGINFOD_URLS is set. */
-	s->callbacks = (Dwfl_Callbacks){
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-		.debuginfo_path = &s->debuginfo_path,
-	};
 	return s;
 }
 
@@ -102,7 +90,6 @@ void ct_symbolizer_free(struct ct_symbolizer *s)
 		}
 	free(s->dsos);
 	free(s->table);
-	free(s->debuginfo_path);
 	free(s);
 }
 
@@ -119,12 +106,12 @@ static int build_id_matches(Dwfl_Module *mod, const struct ct_module *m)
 	return (size_t)n == m->build_id_len && !memcmp(bits, m->build_id, (size_t)n);
 }
 
-static void open_dso(struct dso *d, const struct ct_module *m, const Dwfl_Callbacks *callbacks)
+static void open_dso(struct dso *d, const struct ct_module *m)
 {
 	d->tried = 1;
 	if (!m->path || m->path[0] != '/')
 		return; /* the vdso and other pseudo files have no file to read */
-	d->dwfl = dwfl_begin(callbacks);
+	d->dwfl = dwfl_begin(ct_debuginfo_callbacks());
 	if (!d->dwfl)
 		return;
 	dwfl_report_begin(d->dwfl);
@@ -152,7 +139,7 @@ static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
 	}
 	struct dso *d = &s->dsos[m->id];
 	if (!d->tried)
-		open_dso(d, m, &s->callbacks);
+		open_dso(d, m);
 	return d;
 }
 

@@ -23,9 +23,8 @@ struct ct_frame {
 
 struct ct_symbolizer;
 
-/* debug_dirs: NULL, or a colon-separated list of absolute directories searched for separate debug
- * info (DIR/.build-id/xx/yyyy.debug, and by .gnu_debuglink) after the standard ones. */
-struct ct_symbolizer *ct_symbolizer_new(const char *debug_dirs);
+/* Separate debug info is looked for as debuginfo.h says. */
+struct ct_symbolizer *ct_symbolizer_new(void);
 void ct_symbolizer_free(struct ct_symbolizer *s);
 
 /* Resolves ip (a return address inside mod, which may be NULL) into at most max frames, innermost

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # The other sources of debug info (tests/progs/symsrc.c, built here at -O2 -g with chosen build-ids):
-# compressed debug sections, MiniDebugInfo (.gnu_debugdata) and a local debuginfod server.
+# compressed debug sections, MiniDebugInfo (.gnu_debugdata), a local debuginfod server, and the places a
+# .gnu_debuglink file is looked for by name.
 import contextlib
 import json
 import os
@@ -255,9 +256,57 @@ def debuginfod_case():
         check_symbols("debuginfod", prog, want, 0, client)
 
 
+# ---- 4. the places a .gnu_debuglink file is looked for by name ----
+
+def dlopened(args, extra_env=None):
+    """The libraries ctrack-analyze ARGS loads with dlopen, as ld.so reports them (LD_DEBUG=files)."""
+    e = dict(os.environ, LD_DEBUG="files", **(extra_env or {}))
+    r = subprocess.run([env.analyze, *args], capture_output=True, text=True, env=e, timeout=120)
+    return [l for l in r.stderr.splitlines() if "dynamically loaded by" in l]
+
+
+def debuglink_places():
+    """The debug file beside the binary, in .debug/ beside it, and under a --debug-dir root that
+    mirrors the binary's directory: found each time with full frames. And with nothing to find and
+    no DEBUGINFOD_URLS, libdebuginfod (libcurl, GnuTLS) is never loaded."""
+    d = env.fresh_dir("debuglink")
+    bid = "c6" * 20
+    prog = build(d, "linked", bid)
+    dbg = os.path.join(d, "linked.dbg")
+    run("only-keep-debug", ["objcopy", "--only-keep-debug", prog, dbg])
+    run("strip -g", ["strip", "-g", prog])
+    run("add-gnu-debuglink", ["objcopy", "--add-gnu-debuglink=linked.dbg", prog], cwd=d)
+    trace = env.trace("linked", [prog])
+    root = os.path.join(d, "root")
+    places = [("beside the binary", dbg, []),
+              (".debug/ beside it", os.path.join(d, ".debug", "linked.dbg"), []),
+              ("--debug-dir mirroring its directory", root + os.path.join(d, "linked.dbg"), ["--debug-dir", root])]
+    at = dbg
+    for what, where, opts in places:
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        os.rename(at, where)
+        at = where
+        rep = report(what, trace) if not opts else json.loads(analyze([*opts, "--json", trace]).stdout or "{}")
+        check_leaks(what, rep, FULL)
+        check_module(what, rep, prog, dict(FINE, build_id=bid, debug_file=where))
+
+    os.remove(at)  # nowhere now
+    rep = report("debug file gone", trace)
+    check_leaks("debug file gone", rep, NAMES)
+    loaded = dlopened(["--json", trace])
+    env.check("no DEBUGINFOD_URLS, nothing to find: libdebuginfod not loaded",
+              not any("libdebuginfod" in l for l in loaded), "\n".join(loaded))
+    if shutil.which("debuginfod"):  # libdebuginfod1 is installed: show the check above can fail
+        loaded = dlopened(["--json", trace], {"DEBUGINFOD_URLS": "http://127.0.0.1:1",
+                                              "DEBUGINFOD_CACHE_PATH": os.path.join(d, "cache")})
+        env.check("with DEBUGINFOD_URLS: libdebuginfod is loaded and asked",
+                  any("libdebuginfod" in l for l in loaded), "\n".join(loaded))
+
+
 env.eq("LINE markers in " + FILE, sorted(LINES),
        ["call_inlined", "call_plain", "inline_alloc", "inline_call", "plain_alloc"])
 compressed()
 minidebuginfo()
 debuginfod_case()
+debuglink_places()
 env.finish()

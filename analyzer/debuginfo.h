@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Where libdwfl finds debug info: the one search path of this process (libdwfl's default, then each
+ * --debug-dir) and the callbacks every Dwfl of the analyzer is opened with. */
+#ifndef CTRACK_DEBUGINFO_H
+#define CTRACK_DEBUGINFO_H
+
+#include <elfutils/libdwfl.h>
+
+/* debug_dirs: NULL, or a colon-separated list of absolute directories searched for separate debug
+ * info (DIR/.build-id/xx/yyyy.debug, and by .gnu_debuglink) after the standard ones. Call before
+ * opening any Dwfl. Returns 0 or -ENOMEM. */
+int ct_debuginfo_set_dirs(const char *debug_dirs);
+
+/* Frees what ct_debuginfo_set_dirs keeps (after the last Dwfl is closed). */
+void ct_debuginfo_free(void);
+
+/* Callbacks for dwfl_begin: offline files, separate debug info found the standard ways
+ * (build-id, .gnu_debuglink, debuginfod when DEBUGINFOD_URLS is set). */
+const Dwfl_Callbacks *ct_debuginfo_callbacks(void);
+
+/* The file libdebuginfod caches a build-id's (lowercase hex) debug info in, or NULL when it is not
+ * there. Returns a malloc'd path. */
+char *ct_debuginfod_cache_file(const char *build_id);
+
+#endif
