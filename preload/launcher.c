@@ -513,19 +513,25 @@ static void analyzer_command(char *buf, size_t len)
 }
 
 /* "PREFIX 1,031 allocations, ..." for the trace at path (name is how messages call it). */
+static void print_summary(const struct ct_trace_summary *s, const char *prefix)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n", prefix,
+		fmt_count(s->allocations, a, sizeof(a)), s->allocations == 1 ? "" : "s",
+		fmt_bytes(s->bytes_allocated, b, sizeof(b)), fmt_bytes(s->peak_heap_bytes, c, sizeof(c)),
+		fmt_bytes(s->leaked_bytes, d, sizeof(d)), fmt_count(s->leaked_allocations, e, sizeof(e)),
+		s->leaked_allocations == 1 ? "" : "s", s->complete ? "" : " (trace is truncated)");
+}
+
 static void print_summary_line(const char *path, const char *prefix, int follow_children)
 {
 	struct ct_trace_summary s;
-	char err[256] = "", a[32], b[32], c[32], d[32], e[32];
+	char err[256] = "";
 	if (ct_trace_summarize(path, &s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%sno summary: %s\n", prefix, err[0] ? err : "the trace cannot be read");
 		return;
 	}
-	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n", prefix,
-		fmt_count(s.allocations, a, sizeof(a)), s.allocations == 1 ? "" : "s",
-		fmt_bytes(s.bytes_allocated, b, sizeof(b)), fmt_bytes(s.peak_heap_bytes, c, sizeof(c)),
-		fmt_bytes(s.leaked_bytes, d, sizeof(d)), fmt_count(s.leaked_allocations, e, sizeof(e)),
-		s.leaked_allocations == 1 ? "" : "s", s.complete ? "" : " (trace is truncated)");
+	print_summary(&s, prefix);
 	if (s.exec_path[0] && !follow_children)
 		fprintf(stderr, "ctrack: the program then ran '%s' (exec), which was not traced: "
 		                "--follow-children traces it too\n", s.exec_path);
@@ -621,31 +627,73 @@ static void list_traces(const char *dir, struct names *l)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_name);
 }
 
-/* Children's traces are the ones that appeared in the trace directory during the run: each gets
- * its summary line, so nobody has to guess which of ctrack.*.zst a run of `make` wrote. */
+/* The closing message names at most this many children's traces: a run of `make` has hundreds. */
+#define CHILDREN_SHOWN 10
+
+struct child {
+	const char *name;
+	int ok; /* s is filled */
+	struct ct_trace_summary s;
+};
+
+/* Readable traces first, the most leaked bytes first, then by name. */
+static int cmp_child(const void *a, const void *b)
+{
+	const struct child *x = a, *y = b;
+	if (x->ok != y->ok)
+		return y->ok - x->ok;
+	if (x->ok && x->s.leaked_bytes != y->s.leaked_bytes)
+		return x->s.leaked_bytes < y->s.leaked_bytes ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* The traces in after that appeared during the run (not in before), other than the parent's. */
+static size_t new_children(const char *dir, const struct names *after, const struct names *before,
+                           const char *name, struct child *v)
+{
+	char path[PATH_MAX], err[256];
+	size_t n = 0;
+	for (size_t i = 0; i < after->n; i++) {
+		if (bsearch(&after->v[i], before->v, before->n, sizeof(*before->v), cmp_name) ||
+		    fmt_path(path, sizeof(path), "%s/%s", dir, after->v[i]) < 0 || same_file(path, name))
+			continue;
+		v[n].name = after->v[i];
+		v[n].ok = ct_trace_summarize(path, &v[n].s, err, sizeof(err)) == 0;
+		n++;
+	}
+	return n;
+}
+
+/* Children's traces are the ones that appeared in the trace directory during the run: the ones that
+ * leaked most get their summary lines, so nobody has to guess which of ctrack.*.zst to look at. */
 static void print_children(const char *dir, const struct names *before, const char *name)
 {
 	struct names after;
-	char path[PATH_MAX], prefix[NAME_MAX + 32];
-	size_t count = 0;
+	char prefix[NAME_MAX + 32], total[32];
 	list_traces(dir, &after);
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < after.n; i++) {
-			if (bsearch(&after.v[i], before->v, before->n, sizeof(*before->v), cmp_name) ||
-			    fmt_path(path, sizeof(path), "%s/%s", dir, after.v[i]) < 0 || same_file(path, name))
-				continue;
-			if (!pass) {
-				count++;
-				continue;
-			}
-			snprintf(prefix, sizeof(prefix), "ctrack:   %s: ", after.v[i]);
-			print_summary_line(path, prefix, 1);
+	struct child *v = after.n ? calloc(after.n, sizeof(*v)) : NULL;
+	size_t n = v ? new_children(dir, &after, before, name, v) : 0;
+	qsort(v, n, sizeof(*v), cmp_child);
+	if (n > CHILDREN_SHOWN)
+		fprintf(stderr, "ctrack: %zu child traces in %s; the %d that leaked most:\n", n, dir, CHILDREN_SHOWN);
+	else if (n)
+		fprintf(stderr, "ctrack: %zu child trace%s in %s:\n", n, n == 1 ? "" : "s", dir);
+	uint64_t rest = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i >= CHILDREN_SHOWN) {
+			rest += v[i].ok ? v[i].s.leaked_bytes : 0;
+			continue;
 		}
-		if (!pass && count)
-			fprintf(stderr, "ctrack: %zu child trace%s in %s:\n", count, count == 1 ? "" : "s", dir);
-		if (!count)
-			break;
+		snprintf(prefix, sizeof(prefix), "ctrack:   %s: ", v[i].name);
+		if (v[i].ok)
+			print_summary(&v[i].s, prefix);
+		else
+			fprintf(stderr, "%sno summary: the trace cannot be read\n", prefix);
 	}
+	if (n > CHILDREN_SHOWN)
+		fprintf(stderr, "ctrack:   and %zu more, which leaked %s in all\n", n - CHILDREN_SHOWN,
+		        fmt_bytes(rest, total, sizeof(total)));
+	free(v);
 	free_names(&after);
 }
 

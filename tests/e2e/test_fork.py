@@ -98,4 +98,25 @@ env.eq("message: the child's summary",
        ["ctrack:   ctrack.%s.%s.zst: %d allocations, %d bytes allocated, peak %d bytes, "
         "leaked %d bytes in 1 allocation" % (name, cpid, CHILD["allocations"], CHILD["bytes_allocated"],
                                              300 + 400, CHILD["leaked_bytes"])])  # child_leak's 300 and the 400 live together
+
+# Many children (forker N: child k leaks 300 + 10 k bytes): the message lists the 10 that leaked
+# most, most first, and counts the rest.
+N = 12
+d = env.fresh_dir("follow-many")
+r = subprocess.run([env.ctrack, "--follow-children", "-o", os.path.join(d, "p.zst"), prog, str(N)], cwd=d,
+                   capture_output=True, timeout=120)
+pids = [int(l.split("=")[1]) for l in r.stdout.decode(errors="replace").split()]
+lines = r.stderr.decode(errors="replace").splitlines()
+if env.eq("many: forker ran %d children" % N, (r.returncode, len(pids)), (0, N)):
+    leak = [300 + 10 * k for k in range(N)]
+    shown = sorted(range(N), key=lambda k: -leak[k])[:10]
+    env.eq("many: header", [l for l in lines if "child trace" in l],
+           ["ctrack: %d child traces in %s; the 10 that leaked most:" % (N, os.path.realpath(d))])
+    env.eq("many: the 10 that leaked most, most first",
+           [l for l in lines if l.startswith("ctrack:   ctrack.")],
+           ["ctrack:   ctrack.%s.%d.zst: 2 allocations, %d bytes allocated, peak %d bytes, leaked %d bytes "
+            "in 1 allocation" % (name, pids[k], leak[k] + 400, leak[k] + 400, leak[k]) for k in shown])
+    rest = [k for k in range(N) if k not in shown]
+    env.eq("many: the rest counted", [l for l in lines if l.startswith("ctrack:   and ")],
+           ["ctrack:   and %d more, which leaked %d bytes in all" % (len(rest), sum(leak[k] for k in rest))])
 env.finish()
