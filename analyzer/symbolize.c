@@ -14,6 +14,7 @@
 
 #include "debuginfo.h"
 #include "symbolize.h"
+#include "symtab.h"
 
 /* An address range of a compilation unit, in dwfl addresses. */
 struct cu_range {
@@ -34,6 +35,8 @@ struct dso {
 	struct cu_range *cus;
 	size_t ncus;
 	Dwarf_Addr dwarf_bias; /* dwfl address = DWARF address + dwarf_bias */
+	int symtab_tried;
+	struct ct_symtab *symtab; /* its symbols by address, built on first use */
 };
 
 struct entry {
@@ -79,6 +82,7 @@ void ct_symbolizer_free(struct ct_symbolizer *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->ndsos; i++) {
+		ct_symtab_free(s->dsos[i].symtab);
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
 		free(s->dsos[i].cus);
@@ -375,6 +379,21 @@ static void source_line(Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *li
 		*file = dwarf_linesrc(l, NULL, NULL);
 }
 
+/* The symbol covering addr, as dwfl_module_addrinfo names it, asked only when the index cannot tell. */
+static const char *symbol_name(struct dso *d, Dwarf_Addr addr)
+{
+	const char *name;
+	if (!d->symtab_tried) {
+		d->symtab = ct_symtab_build(d->mod);
+		d->symtab_tried = 1;
+	}
+	if (d->symtab && ct_symtab_lookup(d->symtab, addr, &name))
+		return name;
+	GElf_Off off;
+	GElf_Sym sym;
+	return dwfl_module_addrinfo(d->mod, addr, &off, &sym, NULL, NULL, NULL);
+}
+
 static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, struct chain *c)
 {
 	char buf[64];
@@ -388,9 +407,7 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 	if (d && d->mod) {
 		/* ip is a return address: ip - 1 lies inside the call instruction. */
 		Dwarf_Addr addr = ip - m->base - 1 + d->bias;
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(d->mod, addr, &off, &sym, NULL, NULL, NULL);
+		const char *name = symbol_name(d, addr);
 		if (name && !(function = demangle(name)))
 			return -ENOMEM;
 		Dwarf_Addr bias;
