@@ -4,12 +4,14 @@
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libunwind.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "unwind.h"
 
@@ -32,8 +34,11 @@ enum {
 };
 
 /* A cached rule: CFA = (RSP|RBP) + cfa_off, RA at CFA-8, RBP unchanged (rbp_off 0) or at
- * CFA+rbp_off. RULE_END: the return address is undefined (outermost frame). */
-enum { RULE_NONE, RULE_OK, RULE_END };
+ * CFA+rbp_off. RULE_END: the return address is undefined (outermost frame). RULE_FP: code with no
+ * unwind information at all (JIT code, V8's builtins, hand-written assembly): a frame-pointer
+ * frame is assumed (CFA = RBP+16, RBP saved at CFA-16), as perf and libunwind do, but stepped
+ * only while every word it reads lies in the thread's stack, where RBP may hold anything. */
+enum { RULE_NONE, RULE_OK, RULE_END, RULE_FP };
 struct rule {
 	int32_t cfa_off;
 	int16_t rbp_off;
@@ -85,6 +90,7 @@ struct thread_state {
 	int memo_last; /* memos[memo_last] holds the previous walk */
 	struct memo memos[2];
 	struct entry cache[CACHE_SIZE];
+	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 };
 static __thread struct thread_state *ts;
 
@@ -178,12 +184,18 @@ static int32_t rd_s32(const uint8_t *p)
 
 /* Binary search of the .eh_frame_hdr table (the usual datarel|sdata4 layout; anything else is
  * left to libunwind). Returns the FDE whose initial location is the last one <= ip. */
+/* The .eh_frame_hdr layouts find_fde reads: version 1 with a sorted table of 4-byte offsets. */
+static int hdr_supported(const uint8_t *hdr)
+{
+	return hdr[0] == 1 && hdr[3] == (PE_DATAREL | PE_SDATA4);
+}
+
 static const uint8_t *find_fde(const uint8_t *hdr, uintptr_t ip)
 {
 	struct cur c = {hdr + 4, hdr + 4 + 16, 0};
 	uint64_t eh_frame, count;
 
-	if (hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4))
+	if (!hdr_supported(hdr))
 		return NULL;
 	if (rd_encoded(&c, hdr[1], (uintptr_t)hdr, &eh_frame) ||
 	    rd_encoded(&c, hdr[2], (uintptr_t)hdr, &count))
@@ -458,15 +470,20 @@ static struct rule make_rule(const struct regs *s)
 
 static struct rule compute_rule(uintptr_t ip)
 {
-	static const struct rule none = {0, 0, 0, RULE_NONE};
+	static const struct rule none = {0, 0, 0, RULE_NONE}, fp = {16, -16, DW_RBP, RULE_FP};
 	struct dl_find_object obj;
 	struct cfi f;
 	struct regs init = {.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
 
-	if (_dl_find_object((void *)ip, &obj) != 0 || !obj.dlfo_eh_frame)
+	if (_dl_find_object((void *)ip, &obj) != 0) /* code outside every module: JIT code */
+		return fp;
+	if (!obj.dlfo_eh_frame) /* no .eh_frame_hdr: libunwind may still find .debug_frame */
 		return none;
 	const uint8_t *fde = find_fde(obj.dlfo_eh_frame, ip);
-	if (!fde || parse_fde(fde, ip, &f))
+	int rc = fde ? parse_fde(fde, ip, &f) : hdr_supported(obj.dlfo_eh_frame) ? -ENOENT : -EINVAL;
+	if (rc == -ENOENT) /* no FDE covers ip */
+		return fp;
+	if (rc)
 		return none;
 	if (run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL))
 		return none;
@@ -558,8 +575,88 @@ static void self_range(uintptr_t *lo, uintptr_t *hi)
 	atomic_store_explicit(&self_hi, *hi, memory_order_release);
 }
 
+/* Parses the hex number at *p, advancing it. */
+static uintptr_t hex(const char **p)
+{
+	uintptr_t v = 0;
+	for (;; (*p)++) {
+		unsigned c = (unsigned char)**p, d = c - '0' < 10 ? c - '0' : (c | 32) - 'a' < 6 ? (c | 32) - 'a' + 10 : 16;
+		if (d == 16)
+			return v;
+		v = v << 4 | d;
+	}
+}
+
+/* One line of /proc/self/maps, "lo-hi perms ...": whether its range holds sp. */
+static int line_holds(const char *line, uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	const char *p = line;
+	uintptr_t a = hex(&p);
+	if (*p++ != '-')
+		return 0;
+	uintptr_t b = hex(&p);
+	if (sp < a || sp >= b)
+		return 0;
+	*lo = a, *hi = b;
+	return 1;
+}
+
+/* The mapping that holds sp, from /proc/self/maps, read with no allocation (this runs inside
+ * malloc). Returns 0, or -1 when it cannot be read. */
+static int find_mapping(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	char buf[4096];
+	size_t len = 0;
+	int found = 0, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+		buf[len] = 0;
+		char *start = buf, *nl;
+		while (!found && (nl = strchr(start, '\n'))) {
+			found = line_holds(start, sp, lo, hi);
+			start = nl + 1;
+		}
+		if (found || start == buf) /* found, or a line longer than the buffer */
+			break;
+		len -= (size_t)(start - buf);
+		memmove(buf, start, len);
+	}
+	close(fd);
+	return found ? 0 : -1;
+}
+
+/* Whether [sp, end) lies in the thread's stack: 1, 0, or -1 when the stack is not known (a nested
+ * walk, or /proc unreadable): then libunwind decides. */
+static int in_stack(uintptr_t sp, uintptr_t end)
+{
+	if (!ts)
+		return -1;
+	if (sp >= ts->stack_lo && sp < ts->stack_hi)
+		return end <= ts->stack_hi;
+	if (walk_depth > 1)
+		return -1;
+	uintptr_t lo, hi;
+	int saved_errno = errno, rc = find_mapping(sp, &lo, &hi);
+	errno = saved_errno;
+	if (rc < 0)
+		return -1;
+	/* A signal handler's walk may read these between two stores: it must see an empty range. */
+	ts->stack_hi = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	ts->stack_lo = lo;
+	atomic_signal_fence(memory_order_seq_cst);
+	ts->stack_hi = hi;
+	return end <= hi;
+}
+
 /* Applies a rule, refusing anything that does not look like a caller's frame. *rbp_slot: where
- * the caller's RBP was read, 0 when it was kept. */
+ * the caller's RBP was read, 0 when it was kept. Returns 0, -EFAULT or -ENOENT (the walk ends), or
+ * -EAGAIN (a RULE_FP frame whose stack is not known: libunwind takes the walk). */
 static int step(struct frame *f, struct rule r, uintptr_t *rbp_slot)
 {
 	uintptr_t cfa = (r.cfa_reg == DW_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.cfa_off;
@@ -569,6 +666,11 @@ static int step(struct frame *f, struct rule r, uintptr_t *rbp_slot)
 		return -EFAULT;
 	if (slot && slot < f->sp)
 		return -EFAULT;
+	if (r.kind == RULE_FP) {
+		int in = in_stack(f->sp, cfa);
+		if (in <= 0)
+			return in < 0 ? -EAGAIN : -EFAULT;
+	}
 	uintptr_t ip = *(const uintptr_t *)(cfa - 8);
 	if (!ip)
 		return -ENOENT;
@@ -686,7 +788,7 @@ static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int 
 		}
 		/* A return address points after the call; the call itself decides the rule. */
 		struct rule r = rule_for(f->ip - adjust, use_cache);
-		if (r.kind != RULE_OK && r.kind != RULE_END)
+		if (r.kind == RULE_NONE)
 			return -1;
 		use_memo = use_memo && m < MEMO_FRAMES;
 		if (use_memo && !in_self)
@@ -696,7 +798,10 @@ static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int 
 				memo_commit(next, m);
 			return n;
 		}
-		if (step(f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch))
+		int rc = step(f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch);
+		if (rc == -EAGAIN)
+			return -1;
+		if (rc)
 			return n;
 		adjust = 1;
 	}
@@ -760,6 +865,9 @@ __attribute__((noinline)) int ct_unwind_slow(uintptr_t *ips, int max, int *trunc
 	if (max < 0)
 		max = 0;
 	self_range(&lo, &hi);
+	static _Atomic int policy_set;
+	if (!atomic_exchange(&policy_set, 1))
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	if (unw_getcontext(&ctx) != 0 || unw_init_local(&cursor, &ctx) != 0)
 		goto out;
 	do {

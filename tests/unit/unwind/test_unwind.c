@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* ct_unwind against ct_unwind_slow from varied stacks (plain calls, callee-saved RBP, VLAs, deep
- * recursion, a signal handler, threads, after invalidation); "bench" times both on a warm cache. */
+ * recursion, a signal handler, threads, after invalidation, code with no unwind information);
+ * "bench" times both on a warm cache. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -132,6 +134,83 @@ static NOINLINE int fast_walk_allocates(void)
 	return allocations != 0;
 }
 
+/* ---- code with no unwind information, as a JIT writes it ---- */
+
+typedef void jit_fn(void (*callback)(void), uintptr_t rbp);
+
+/* push rbp; mov rbp, rsp (frame) or mov rbp, rsi (rbp = the second argument); call rdi; pop rbp; ret */
+static jit_fn *make_jit(int frame, uintptr_t *page)
+{
+	const unsigned char code[] = {0x55, 0x48, 0x89, frame ? 0xe5 : 0xf5, 0xff, 0xd7, 0x5d, 0xc3};
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	jit_fn *fn = NULL;
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, code, sizeof(code));
+	*page = (uintptr_t)p;
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC) == 0)
+		memcpy(&fn, &p, sizeof(fn)); /* ISO C has no cast from data to function pointers */
+	return fn;
+}
+
+static jit_fn *jit_frame, *jit_clobber;
+static uintptr_t frame_page, clobber_page;
+
+static void jit_callback(void)
+{
+	ctt_check("jit frame", 64, CTT_FAST);
+}
+
+/* A frame-pointer frame in code no module describes: stepped by the fast walk, like libunwind. */
+static NOINLINE void through_jit(void)
+{
+	if (jit_frame)
+		jit_frame(jit_callback, 0);
+	keep = keep + 0;
+}
+
+/* The same code with RBP pointing just past the thread's stack, into a PROT_NONE page: a
+ * frame-pointer step there would fault; the fast walk must stop at the JIT frame instead. */
+static struct {
+	int n, fell_back, last_in_jit;
+} clobbered;
+
+static void clobber_callback(void)
+{
+	uintptr_t ips[64];
+	int truncated;
+	unsigned long before = ctu_fallbacks();
+	clobbered.n = ctu_fast(ips, 64, &truncated);
+	clobbered.fell_back = ctu_fallbacks() != before;
+	clobbered.last_in_jit = clobbered.n > 0 && ips[clobbered.n - 1] - clobber_page < 4096;
+}
+
+static void *clobber_thread(void *guard)
+{
+	jit_clobber(clobber_callback, (uintptr_t)guard + 64);
+	return NULL;
+}
+
+static int run_clobbered(void)
+{
+	const size_t size = 256 << 10;
+	char *region = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_attr_t attr;
+	pthread_t t;
+	if (!jit_clobber || region == MAP_FAILED || mprotect(region + size, 4096, PROT_NONE) ||
+	    pthread_attr_init(&attr) || pthread_attr_setstack(&attr, region, size) ||
+	    pthread_create(&t, &attr, clobber_thread, region + size) || pthread_join(t, NULL))
+		return fprintf(stderr, "FAIL clobbered RBP: setup\n"), 1;
+	/* ips: the return into clobber_callback, then the one into the JIT code, and no further. */
+	if (clobbered.n != 2 || clobbered.fell_back || !clobbered.last_in_jit) {
+		fprintf(stderr, "FAIL clobbered RBP: %d frames, fell back %d, last in the JIT code %d\n", clobbered.n,
+		        clobbered.fell_back, clobbered.last_in_jit);
+		return 1;
+	}
+	printf("clobbered RBP: the walk stopped at the JIT frame\n");
+	return 0;
+}
+
 static void scenarios(void)
 {
 	static const long v[6] = {1, 2, 3, 4, 5, 6};
@@ -147,6 +226,7 @@ static void scenarios(void)
 	raise_here(2, SIGUSR1);
 	raise_here(1, SIGUSR2);             /* on the alternate stack */
 	chain(6, 64, CTT_FAST);             /* the signals left no trace in the cache */
+	through_jit();
 }
 
 /* Profiling signals land anywhere, in the middle of walks too: nested walks must not disturb them. */
@@ -231,6 +311,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return bench(3);
 	install_handlers();
+	jit_frame = make_jit(1, &frame_page);
+	jit_clobber = make_jit(0, &clobber_page);
+	if (!jit_frame || !jit_clobber)
+		return fprintf(stderr, "FAIL: no executable page for the JIT code\n"), 1;
 	for (int i = 0; i < 3; i++)
 		scenarios();
 	ctu_invalidate();
@@ -239,6 +323,6 @@ int main(int argc, char **argv)
 		return 1;
 	interrupted_scenarios();
 	ctu_invalidate(); /* the cold path (rule computation) must not allocate either */
-	int bad = fast_walk_allocates();
+	int bad = fast_walk_allocates() | run_clobbered();
 	return ctt_report(argv[0]) || bad;
 }
