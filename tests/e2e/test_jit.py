@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+# Generated code (tests/progs/jit.c): the leak's backtrace goes from jit_leak through the frame of
+# code in no module (an address, no function) to main at the line of the call, and on to _start.
+import os
+import sys
+
+import ctrack_test as ct
+
+env = ct.Env(sys.argv)
+prog, src = env.progs[0], env.progs[1]
+LINES = ct.line_markers(src)
+FILE = os.path.basename(src)
+
+r, rep = env.run_traced("jit", [prog])
+env.eq("jit: exit status", r.returncode, 0)
+if rep:
+    s = rep["summary"]
+    env.eq("jit: figures", (s["allocations"], s["bytes_allocated"], s["leaked_bytes"], s["leaked_allocations"]),
+           (1, 123, 123, 1))
+    frames = rep["leaks"][0]["frames"] if rep["leaks"] else []
+    got = [(f["function"], f["file"] and os.path.basename(f["file"]), f["line"], f["module"] is None)
+           for f in frames[:3]]
+    env.eq("jit: jit_leak, the generated code, main", got,
+           [("jit_leak", FILE, LINES.get("alloc"), False), ("??", None, None, True),
+            ("main", FILE, LINES.get("call"), False)])
+    env.check("jit: the walk goes on to _start", any(f["function"] == "_start" for f in frames[3:]),
+              repr([f["function"] for f in frames]))
+env.finish()
