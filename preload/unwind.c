@@ -37,8 +37,10 @@ enum {
  * CFA+rbp_off. RULE_END: the return address is undefined (outermost frame). RULE_FP: code with no
  * unwind information at all (JIT code, V8's builtins, hand-written assembly): a frame-pointer
  * frame is assumed (CFA = RBP+16, RBP saved at CFA-16), as perf and libunwind do, but stepped
- * only while every word it reads lies in the thread's stack, where RBP may hold anything. */
-enum { RULE_NONE, RULE_OK, RULE_END, RULE_FP };
+ * only while every word it reads lies in the thread's stack, where RBP may hold anything.
+ * RULE_FP_ANON: the same for code outside every module, never cached: a library loaded later may
+ * be mapped where that code was. */
+enum { RULE_NONE, RULE_OK, RULE_END, RULE_FP, RULE_FP_ANON };
 struct rule {
 	int32_t cfa_off;
 	int16_t rbp_off;
@@ -470,13 +472,14 @@ static struct rule make_rule(const struct regs *s)
 
 static struct rule compute_rule(uintptr_t ip)
 {
-	static const struct rule none = {0, 0, 0, RULE_NONE}, fp = {16, -16, DW_RBP, RULE_FP};
+	static const struct rule none = {0, 0, 0, RULE_NONE}, fp = {16, -16, DW_RBP, RULE_FP},
+	                         fp_anon = {16, -16, DW_RBP, RULE_FP_ANON};
 	struct dl_find_object obj;
 	struct cfi f;
 	struct regs init = {.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
 
 	if (_dl_find_object((void *)ip, &obj) != 0) /* code outside every module: JIT code */
-		return fp;
+		return fp_anon;
 	if (!obj.dlfo_eh_frame) /* no .eh_frame_hdr: libunwind may still find .debug_frame */
 		return none;
 	const uint8_t *fde = find_fde(obj.dlfo_eh_frame, ip);
@@ -540,7 +543,7 @@ static struct rule rule_for(uintptr_t ip, int use_cache)
 	if (use_cache && e->ip == ip)
 		return e->rule;
 	struct rule r = compute_rule(ip);
-	if (!use_cache || walk_depth > 1)
+	if (!use_cache || walk_depth > 1 || r.kind == RULE_FP_ANON)
 		return r;
 	/* Emptied first, so a signal handler walking meanwhile never sees a half-written entry. */
 	e->ip = 0;
@@ -656,7 +659,7 @@ static int in_stack(uintptr_t sp, uintptr_t end)
 
 /* Applies a rule, refusing anything that does not look like a caller's frame. *rbp_slot: where
  * the caller's RBP was read, 0 when it was kept. Returns 0, -EFAULT or -ENOENT (the walk ends), or
- * -EAGAIN (a RULE_FP frame whose stack is not known: libunwind takes the walk). */
+ * -EAGAIN (a frame-pointer guess whose stack is not known: libunwind takes the walk). */
 static int step(struct frame *f, struct rule r, uintptr_t *rbp_slot)
 {
 	uintptr_t cfa = (r.cfa_reg == DW_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.cfa_off;
@@ -666,7 +669,7 @@ static int step(struct frame *f, struct rule r, uintptr_t *rbp_slot)
 		return -EFAULT;
 	if (slot && slot < f->sp)
 		return -EFAULT;
-	if (r.kind == RULE_FP) {
+	if (r.kind == RULE_FP || r.kind == RULE_FP_ANON) {
 		int in = in_stack(f->sp, cfa);
 		if (in <= 0)
 			return in < 0 ? -EAGAIN : -EFAULT;
