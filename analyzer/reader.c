@@ -39,6 +39,7 @@ struct reader {
 	ct_progress_fn progress; /* called after each read of the file, or NULL */
 	void *progress_arg;
 	uint64_t file_size;
+	unsigned version;                   /* the file's format version */
 	uint64_t allocs;                    /* ALLOC records read */
 	uint64_t recent[CT_RECENT_WINDOW]; /* infos of the last ALLOC records, for RECENT */
 };
@@ -153,6 +154,7 @@ static int read_header(struct reader *r)
 		            r->path, version, CTRACK_FORMAT_MIN_VERSION, CTRACK_FORMAT_VERSION);
 	if (size < CT_HEADER_SIZE)
 		return corrupt(r, h + 12, "header size %u is below %u", size, CT_HEADER_SIZE);
+	r->version = version;
 	if (h[14] != 8)
 		return fail(r, "'%s' was recorded with %u-byte pointers; only 8 is supported", r->path, h[14]);
 	while (r->len < size && (rc = fill(r)) > 0)
@@ -369,6 +371,8 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 			r->recent[r->allocs++ % CT_RECENT_WINDOW] = a;
 			break;
 		case CT_REC_RECENT:
+			if (r->version < 2)
+				return corrupt(r, p, "RECENT record in a version %u file", r->version);
 			if (a < 1 || a > CT_RECENT_WINDOW || a > r->allocs)
 				return corrupt(r, p, "RECENT of age %llu, after %llu ALLOC records", (unsigned long long)a,
 				               (unsigned long long)r->allocs);

@@ -254,6 +254,21 @@ static void peak(const char *dir)
 	enc_write(&e, dir, "peak.zst", SIZE_MAX);
 }
 
+/* A version 1 file holding a record of version 2. */
+static void recent_in_v1(const char *dir)
+{
+	struct enc e;
+	uint8_t b[1];
+	enc_init(&e, 1, 1);
+	frame(&e, CT_STACK_ROOT, 0x1000);
+	info(&e, 10, 2);
+	core(&e, CT_REC_ALLOC, 0);
+	put_bytes(&e, b, ct_put_recent(b, 1));
+	end(&e, 0, 9);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "recent_v1.zst", SIZE_MAX);
+}
+
 /* Events in the short form the writer uses (format.h), TEMPFREE and RECENT. Infos 0..39: sizes
  * 1..40. */
 static void short_events(const char *dir, int bad)
@@ -485,6 +500,7 @@ int main(int argc, char **argv)
 	ties(dir);
 	short_events(dir, 0);
 	short_events(dir, 1);
+	recent_in_v1(dir);
 	argv_case(dir);
 	big_record(dir);
 	truncated(dir);

@@ -96,6 +96,8 @@ def test_short_events(exe, d):
     rc, out, err = analyze(exe, f"{d}/short_bad.zst")
     check("short: RECENT beyond the ALLOCs read is corrupt",
           (rc, "RECENT of age 32, after 6 ALLOC records" in err), (1, True))
+    rc, out, err = analyze(exe, f"{d}/recent_v1.zst")
+    check("short: RECENT in a version 1 file is corrupt", (rc, "RECENT record in a version 1 file" in err), (1, True))
 
 
 def test_argv(exe, d):
