@@ -93,6 +93,7 @@ struct thread_state {
 	struct memo memos[2];
 	struct entry cache[CACHE_SIZE];
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
+	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
 };
 static __thread struct thread_state *ts;
 
@@ -641,13 +642,15 @@ static int in_stack(uintptr_t sp, uintptr_t end)
 		return -1;
 	if (sp >= ts->stack_lo && sp < ts->stack_hi)
 		return end <= ts->stack_hi;
-	if (walk_depth > 1)
+	if (walk_depth > 1 || ts->no_maps)
 		return -1;
 	uintptr_t lo, hi;
 	int saved_errno = errno, rc = find_mapping(sp, &lo, &hi);
 	errno = saved_errno;
-	if (rc < 0)
+	if (rc < 0) {
+		ts->no_maps = 1;
 		return -1;
+	}
 	/* A signal handler's walk may read these between two stores: it must see an empty range. */
 	ts->stack_hi = 0;
 	atomic_signal_fence(memory_order_seq_cst);
