@@ -304,19 +304,31 @@ struct exports {
 	const struct options *o;
 	const struct ct_report *r;
 	struct ct_tree tree; /* root first (the folded stacks, the flame graph unless --reverse) */
+	int has_tree;        /* tree is built: --diff builds it, else the first exporter that needs it */
 	enum ct_cost cost;
 };
+
+/* x's root-first tree, built on first use: the exporters that draw their own (HTML, speedscope,
+ * massif) never hold two trees at once. */
+static int root_tree(struct exports *x, const struct ct_tree **t)
+{
+	int rc = x->has_tree ? 0 : ct_tree_build(&x->tree, x->r, 0);
+	x->has_tree = !rc;
+	*t = &x->tree;
+	return rc;
+}
 
 static int write_flamegraph(FILE *out, struct exports *x)
 {
 	struct ct_tree reversed;
+	const struct ct_tree *t = &reversed;
 	int rc, rebuild = x->o->reverse && !x->o->diff; /* --diff's tree is reversed already */
-	if (rebuild && (rc = ct_tree_build(&reversed, x->r, 1)))
+	if ((rc = rebuild ? ct_tree_build(&reversed, x->r, 1) : root_tree(x, &t)))
 		return rc;
 	/* Zooming reveals detail, so a standalone graph keeps frames down to 0.1 px, but not without
 	 * bound: a trace of a million distinct stacks must still give a file a browser opens. */
 	struct ct_flame_opts fo = {.cost = x->cost, .diff = x->o->diff, .max_frames = 30000};
-	rc = ct_write_flamegraph(out, rebuild ? &reversed : &x->tree, &fo);
+	rc = ct_write_flamegraph(out, t, &fo);
 	if (rebuild)
 		ct_tree_destroy(&reversed);
 	return rc;
@@ -324,7 +336,9 @@ static int write_flamegraph(FILE *out, struct exports *x)
 
 static int write_folded(FILE *out, struct exports *x)
 {
-	return ct_write_folded(out, &x->tree, x->cost);
+	const struct ct_tree *t;
+	int rc = root_tree(x, &t);
+	return rc ? rc : ct_write_folded(out, t, x->cost);
 }
 static int write_html(FILE *out, struct exports *x)
 {
@@ -378,18 +392,15 @@ static int any_file(const struct options *o)
 static int write_files(const struct options *o, const struct ct_report *r)
 {
 	struct exports x = {.o = o, .r = r, .cost = pick_cost(o, r->m, NULL)};
-	int rc = ct_tree_build(&x.tree, r, 0);
-	if (rc) {
-		fprintf(stderr, PROG ": %s\n", strerror(-rc));
-		return -1;
-	}
+	int rc = 0;
 	const char *paths[] = {o->flamegraph, o->folded, o->html, o->pprof, o->speedscope, o->massif};
 	int (*fns[])(FILE *, struct exports *) = {write_flamegraph, write_folded,     write_html,
 	                                          write_pprof,      write_speedscope, write_massif};
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !rc; i++)
 		if (paths[i])
 			rc = write_file(paths[i], fns[i], &x);
-	ct_tree_destroy(&x.tree);
+	if (x.has_tree)
+		ct_tree_destroy(&x.tree);
 	return rc;
 }
 
@@ -420,7 +431,7 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	struct ct_report rb, rn;
 	if (load_fold(o, &fold) < 0)
 		return -1;
-	struct exports x = {.o = o, .r = &rn, .cost = pick_cost(o, base, new)};
+	struct exports x = {.o = o, .r = &rn, .has_tree = 1, .cost = pick_cost(o, base, new)};
 	int rc = open_report(o, o->args[0], base, fold, &rb);
 	if (!rc)
 		rc = open_report(o, o->args[1], new, fold, &rn);
