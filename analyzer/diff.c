@@ -62,7 +62,7 @@ struct diff {
 
 static uint64_t fig(const struct diff *d, const struct site *s, int set, enum ct_fig f)
 {
-	return d->t->nodes[s->node].self[set][f];
+	return ct_tree_self(d->t, s->node, set)[f];
 }
 
 static uint64_t magnitude(uint64_t a, uint64_t b)
@@ -82,14 +82,14 @@ static int has_figures(const uint64_t *f)
 	return 0;
 }
 
-static enum status site_status(const struct ct_tree_node *n)
+static enum status site_status(const uint64_t *base, const uint64_t *new)
 {
-	if (!has_figures(n->self[0]))
+	if (!has_figures(base))
 		return ST_NEW;
-	if (!has_figures(n->self[1]))
+	if (!has_figures(new))
 		return ST_GONE;
 	for (size_t i = 0; i < NSITE_FIGS; i++)
-		if (n->self[0][site_figs[i].fig] != n->self[1][site_figs[i].fig])
+		if (base[site_figs[i].fig] != new[site_figs[i].fig])
 			return ST_CHANGED;
 	return ST_SAME;
 }
@@ -98,10 +98,10 @@ static enum status site_status(const struct ct_tree_node *n)
  * on addresses nor on which trace came first. The recursion is as deep as the deepest stack. */
 static void walk(struct diff *d, uint32_t id)
 {
-	const struct ct_tree_node *n = &d->t->nodes[id];
-	if (id && (has_figures(n->self[0]) || has_figures(n->self[1]))) {
+	const uint64_t *base = ct_tree_self(d->t, id, 0), *new = ct_tree_self(d->t, id, 1);
+	if (id && (has_figures(base) || has_figures(new))) {
 		struct site *s = &d->v[d->n];
-		*s = (struct site){.node = id, .order = (uint32_t)d->n, .status = site_status(n)};
+		*s = (struct site){.node = id, .order = (uint32_t)d->n, .status = site_status(base, new)};
 		d->counts[s->status]++;
 		d->n++;
 	}

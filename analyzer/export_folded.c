@@ -71,7 +71,7 @@ int ct_write_folded(FILE *out, const struct ct_tree *t, enum ct_cost cost)
 	enum ct_fig fig = ct_cost_fig(cost);
 	int rc = 0;
 	for (uint32_t n = 1; n < t->n && !rc; n++) {
-		uint64_t c = t->nodes[n].self[0][fig];
+		uint64_t c = ct_tree_self(t, n, 0)[fig];
 		char *text = NULL;
 		if (!c)
 			continue;

@@ -117,12 +117,12 @@ static int put_node(struct massif *ms, uint32_t n, enum ct_fig fig, uint64_t hea
 	if (!kids)
 		return -ENOMEM;
 	for (uint32_t c = ct_tree_first(t, n); c; c = ct_tree_next(t, c))
-		if (t->nodes[c].total[0][fig])
-			kids[nkids++] = (struct child){c, t->nodes[c].total[0][fig]};
+		if (ct_tree_total(t, c, 0)[fig])
+			kids[nkids++] = (struct child){c, ct_tree_total(t, c, 0)[fig]};
 	qsort(kids, nkids, sizeof(*kids), by_bytes);
 
 	size_t nsig = 0, ninsig = 0;
-	uint64_t insig = 0, self = node->self[0][fig];
+	uint64_t insig = 0, self = ct_tree_self(t, n, 0)[fig];
 	for (size_t i = 0; i < nkids; i++)
 		if (significant(kids[i].bytes, heap))
 			nsig++;
@@ -130,7 +130,7 @@ static int put_node(struct massif *ms, uint32_t n, enum ct_fig fig, uint64_t hea
 			ninsig++, insig += kids[i].bytes;
 	int own = self && nkids; /* a leaf's own cost needs no line of its own */
 	indent(ms->out, node->depth);
-	fprintf(ms->out, "n%zu: %" PRIu64 " ", nsig + (ninsig > 0) + own, node->total[0][fig]);
+	fprintf(ms->out, "n%zu: %" PRIu64 " ", nsig + (ninsig > 0) + own, ct_tree_total(t, n, 0)[fig]);
 	if (n)
 		put_frame(ms->out, &node->frame);
 	else

@@ -98,7 +98,7 @@ static void put_samples(const struct samples *s, int weights)
 	int first = 1;
 	fputc('[', s->out);
 	for (uint32_t n = 0;;) {
-		uint64_t w = s->t->nodes[n].self[0][s->fig];
+		uint64_t w = ct_tree_self(s->t, n, 0)[s->fig];
 		if (w) {
 			fputs(first ? "" : ", ", s->out);
 			first = 0;
@@ -119,7 +119,7 @@ static void put_profile(struct samples *s, enum ct_cost c)
 	s->fig = ct_cost_fig(c);
 	fprintf(out, "  {\"type\": \"sampled\", \"name\": \"%s\", \"unit\": \"%s\", \"startValue\": 0, ",
 	        profile_names[c], ct_cost_is_bytes(c) ? "bytes" : "none");
-	fprintf(out, "\"endValue\": %" PRIu64 ",\n   \"samples\": ", s->t->nodes[0].total[0][s->fig]);
+	fprintf(out, "\"endValue\": %" PRIu64 ",\n   \"samples\": ", ct_tree_total(s->t, 0, 0)[s->fig]);
 	put_samples(s, 0);
 	fputs(",\n   \"weights\": ", out);
 	put_samples(s, 1);

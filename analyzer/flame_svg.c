@@ -37,8 +37,7 @@ struct layout {
 
 static int64_t delta(const struct layout *L, uint32_t i)
 {
-	const struct ct_tree_node *n = &L->t->nodes[i];
-	return (int64_t)(n->total[1][L->fig] - n->total[0][L->fig]);
+	return (int64_t)(ct_tree_total(L->t, i, 1)[L->fig] - ct_tree_total(L->t, i, 0)[L->fig]);
 }
 
 static int drawn(const struct layout *L, uint32_t i)
@@ -46,9 +45,9 @@ static int drawn(const struct layout *L, uint32_t i)
 	return L->value[i] && L->value[i] >= L->min_value;
 }
 
-static uint64_t self_value(const struct layout *L, const struct ct_tree_node *n)
+static uint64_t self_value(const struct layout *L, size_t i)
 {
-	uint64_t base = n->self[0][L->fig], new = n->self[1][L->fig];
+	uint64_t base = ct_tree_self(L->t, i, 0)[L->fig], new = ct_tree_self(L->t, i, 1)[L->fig];
 	return L->o->diff && new > base ? new : base;
 }
 
@@ -58,7 +57,7 @@ static void place(struct layout *L)
 {
 	const struct ct_tree *t = L->t;
 	for (size_t i = 0; i < t->n; i++)
-		L->value[i] = L->self[i] = self_value(L, &t->nodes[i]);
+		L->value[i] = L->self[i] = self_value(L, i);
 	for (size_t i = t->n; i-- > 1;)
 		L->value[t->nodes[i].parent] += L->value[i];
 	L->scale = L->value[0] ? (L->width - 2 * PAD) / (double)L->value[0] : 0;
@@ -175,10 +174,10 @@ static void put_figures(FILE *out, const uint64_t *fig, const char *prefix)
 
 static void put_change(FILE *out, const struct layout *L, uint32_t i)
 {
-	const struct ct_tree_node *n = &L->t->nodes[i];
+	uint64_t base = ct_tree_total(L->t, i, 0)[L->fig], new = ct_tree_total(L->t, i, 1)[L->fig];
 	fprintf(out, "\nchange in %s: %+" PRId64, cost_words[L->o->cost], delta(L, i));
-	if (!n->total[0][L->fig] != !n->total[1][L->fig])
-		fputs(n->total[0][L->fig] ? " (gone)" : " (new)", out);
+	if (!base != !new)
+		fputs(base ? " (gone)" : " (new)", out);
 }
 
 /* The tooltip: the name alone on the first line (the script reads it back), then where, then figures. */
@@ -199,13 +198,13 @@ static void put_title(FILE *out, const struct layout *L, uint32_t i)
 		ct_xml_text(out, f->module);
 	}
 	if (!L->o->diff) {
-		put_figures(out, n->total[0], "");
+		put_figures(out, ct_tree_total(L->t, i, 0), "");
 		fprintf(out, "\n%.2f%% of the %s", 100.0 * (double)L->value[i] / (double)L->value[0],
 		        cost_words[L->o->cost]);
 		return;
 	}
-	put_figures(out, n->total[0], "base: ");
-	put_figures(out, n->total[1], "new: ");
+	put_figures(out, ct_tree_total(L->t, i, 0), "base: ");
+	put_figures(out, ct_tree_total(L->t, i, 1), "new: ");
 	put_change(out, L, i);
 }
 
@@ -269,10 +268,10 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i)
 	/* The title words every figure; a standalone graph also has them for scripts, an embedded one
 	 * saves the bytes (the HTML report holds five graphs). */
 	for (int f = 0; f < CT_NFIGS && !L->o->embedded; f++)
-		fprintf(out, " data-%s=\"%" PRIu64 "\"", fig_attrs[f], n->total[0][f]);
+		fprintf(out, " data-%s=\"%" PRIu64 "\"", fig_attrs[f], ct_tree_total(L->t, i, 0)[f]);
 	if (L->o->diff)
 		fprintf(out, " data-base=\"%" PRIu64 "\" data-new=\"%" PRIu64 "\" data-delta=\"%" PRId64 "\"",
-		        n->total[0][L->fig], n->total[1][L->fig], delta(L, i));
+		        ct_tree_total(L->t, i, 0)[L->fig], ct_tree_total(L->t, i, 1)[L->fig], delta(L, i));
 	fputs("><title>", out);
 	put_title(out, L, i);
 	fprintf(out,

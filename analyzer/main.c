@@ -436,7 +436,7 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	if (!rc)
 		rc = open_report(o, o->args[1], new, fold, &rn);
 	if (!rc)
-		rc = ct_tree_init(&x.tree, o->reverse);
+		rc = ct_tree_init(&x.tree, o->reverse, CT_TREE_SETS);
 	if (!rc)
 		rc = ct_tree_add(&x.tree, &rb, 0);
 	if (!rc)

@@ -63,19 +63,46 @@ static int grow_index(struct ct_tree *t)
 	return 0;
 }
 
+/* Node i's figures in set s: self, then total. Only for s < t->sets. */
+static uint64_t *figs_of(const struct ct_tree *t, size_t i, int s)
+{
+	return t->figs + (i * (size_t)t->sets + (size_t)s) * 2 * CT_NFIGS;
+}
+
+static const uint64_t no_figures[CT_NFIGS];
+
+const uint64_t *ct_tree_self(const struct ct_tree *t, size_t i, int s)
+{
+	return s < t->sets ? figs_of(t, i, s) : no_figures;
+}
+
+const uint64_t *ct_tree_total(const struct ct_tree *t, size_t i, int s)
+{
+	return s < t->sets ? figs_of(t, i, s) + CT_NFIGS : no_figures;
+}
+
+static int grow_nodes(struct ct_tree *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256, per_node = (size_t)t->sets * 2 * CT_NFIGS;
+	struct ct_tree_node *nodes = realloc(t->nodes, cap * sizeof(*nodes));
+	if (nodes)
+		t->nodes = nodes;
+	uint64_t *figs = nodes ? realloc(t->figs, cap * per_node * sizeof(*figs)) : NULL;
+	if (!figs)
+		return -ENOMEM;
+	t->figs = figs, t->cap = cap;
+	return 0;
+}
+
 static int push_node(struct ct_tree *t, uint32_t parent, const struct ct_frame *f)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct ct_tree_node *nodes = realloc(t->nodes, cap * sizeof(*nodes));
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes, t->cap = cap;
-	}
+	if (t->n == t->cap && grow_nodes(t) < 0)
+		return -ENOMEM;
 	if (t->n >= UINT32_MAX)
 		return -ENOMEM;
 	struct ct_tree_node *n = &t->nodes[t->n];
 	*n = (struct ct_tree_node){.frame = *f, .parent = parent};
+	memset(figs_of(t, t->n, 0), 0, (size_t)t->sets * 2 * CT_NFIGS * sizeof(*t->figs));
 	n->depth = parent == t->n ? 0 : t->nodes[parent].depth + 1;
 	if (n->depth > t->max_depth)
 		t->max_depth = n->depth;
@@ -98,9 +125,9 @@ static long child(struct ct_tree *t, uint32_t parent, const struct ct_frame *f)
 	return id;
 }
 
-int ct_tree_init(struct ct_tree *t, int reversed)
+int ct_tree_init(struct ct_tree *t, int reversed, int sets)
 {
-	*t = (struct ct_tree){.reversed = reversed};
+	*t = (struct ct_tree){.reversed = reversed, .sets = sets};
 	struct ct_frame root = {.function = "all"};
 	return push_node(t, 0, &root) < 0 ? -ENOMEM : 0;
 }
@@ -108,6 +135,7 @@ int ct_tree_init(struct ct_tree *t, int reversed)
 void ct_tree_destroy(struct ct_tree *t)
 {
 	free(t->nodes);
+	free(t->figs);
 	free(t->slots);
 	*t = (struct ct_tree){0};
 }
@@ -160,7 +188,9 @@ static int add_site(struct ct_tree *t, const struct ct_report *r, const struct c
 		node = child(t, (uint32_t)node, &p->v[t->reversed ? i : p->n - 1 - i]);
 	if (node < 0)
 		return (int)node;
-	add_figures(t->nodes[node].self[set], s);
+	if (set >= t->sets)
+		return -EINVAL;
+	add_figures(figs_of(t, (size_t)node, set), s);
 	return 0;
 }
 
@@ -221,18 +251,22 @@ static int link_children(struct ct_tree *t)
 int ct_tree_finish(struct ct_tree *t)
 {
 	for (size_t i = 0; i < t->n; i++)
-		memcpy(t->nodes[i].total, t->nodes[i].self, sizeof(t->nodes[i].total));
+		for (int s = 0; s < t->sets; s++)
+			memcpy(figs_of(t, i, s) + CT_NFIGS, figs_of(t, i, s), CT_NFIGS * sizeof(*t->figs));
 	/* Children come after their parents. */
 	for (size_t i = t->n; i-- > 1;)
-		for (int s = 0; s < CT_TREE_SETS; s++)
+		for (int s = 0; s < t->sets; s++) {
+			uint64_t *up = figs_of(t, t->nodes[i].parent, s) + CT_NFIGS;
+			const uint64_t *own = figs_of(t, i, s) + CT_NFIGS;
 			for (int f = 0; f < CT_NFIGS; f++)
-				t->nodes[t->nodes[i].parent].total[s][f] += t->nodes[i].total[s][f];
+				up[f] += own[f];
+		}
 	return link_children(t);
 }
 
 int ct_tree_build(struct ct_tree *t, const struct ct_report *r, int reversed)
 {
-	int rc = ct_tree_init(t, reversed);
+	int rc = ct_tree_init(t, reversed, 1);
 	if (!rc)
 		rc = ct_tree_add(t, r, 0);
 	if (!rc)

@@ -40,12 +40,12 @@ struct ct_tree_node {
 	uint32_t parent;       /* the root (node 0) is its own parent */
 	uint32_t first_child, next_sibling; /* 0: none; children sorted by function, then file, line */
 	uint32_t depth;        /* root 0 */
-	uint64_t self[CT_TREE_SETS][CT_NFIGS];
-	uint64_t total[CT_TREE_SETS][CT_NFIGS];
 };
 
 struct ct_tree {
 	struct ct_tree_node *nodes; /* nodes[0] is the root, "all" */
+	uint64_t *figs;  /* per node and set: self, then total (CT_NFIGS each); see ct_tree_self */
+	int sets;        /* 1, or 2 for --diff */
 	size_t n, cap;
 	uint32_t *slots; /* open-addressing index of (parent, frame key) -> node */
 	size_t nslots;
@@ -56,7 +56,13 @@ struct ct_tree {
 /* A frame standing for the part of a stack cut at the capture depth (its outermost frames). */
 #define CT_TREE_TRUNCATED "[truncated]"
 
-int ct_tree_init(struct ct_tree *t, int reversed);
+/* sets: the figure sets the tree holds, 1 or CT_TREE_SETS. */
+int ct_tree_init(struct ct_tree *t, int reversed, int sets);
+
+/* Node i's own figures in set s (CT_NFIGS values), and the sums over its subtree (after
+ * ct_tree_finish); all zero for a set the tree does not hold. */
+const uint64_t *ct_tree_self(const struct ct_tree *t, size_t i, int s);
+const uint64_t *ct_tree_total(const struct ct_tree *t, size_t i, int s);
 void ct_tree_destroy(struct ct_tree *t);
 
 /* Adds every site of r (its shown frames, after folding) into figure set `set`. Frames match by
