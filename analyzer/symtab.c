@@ -13,8 +13,8 @@ struct sym {
 };
 
 struct ct_symtab {
-	struct sym *v;      /* sized symbols, by lo */
-	GElf_Addr *max_hi;  /* max_hi[i]: the highest hi of v[0..i-1] (0 for i = 0) */
+	struct sym *v;     /* sized symbols, by lo */
+	GElf_Addr *max_hi; /* max_hi[i]: the highest hi of v[0..i-1] (0 for i = 0) */
 	size_t n;
 	GElf_Addr sizeless; /* the lowest address of a sizeless symbol, or ~0 */
 };
