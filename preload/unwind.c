@@ -185,14 +185,14 @@ static int32_t rd_s32(const uint8_t *p)
 
 /* ---- locating and parsing the FDE -------------------------------------------------------- */
 
-/* Binary search of the .eh_frame_hdr table (the usual datarel|sdata4 layout; anything else is
- * left to libunwind). Returns the FDE whose initial location is the last one <= ip. */
 /* The .eh_frame_hdr layouts find_fde reads: version 1 with a sorted table of 4-byte offsets. */
 static int hdr_supported(const uint8_t *hdr)
 {
 	return hdr[0] == 1 && hdr[3] == (PE_DATAREL | PE_SDATA4);
 }
 
+/* Binary search of the .eh_frame_hdr table (the usual datarel|sdata4 layout; anything else is
+ * left to libunwind). Returns the FDE whose initial location is the last one <= ip. */
 static const uint8_t *find_fde(const uint8_t *hdr, uintptr_t ip)
 {
 	struct cur c = {hdr + 4, hdr + 4 + 16, 0};
@@ -871,9 +871,6 @@ __attribute__((noinline)) int ct_unwind_slow(uintptr_t *ips, int max, int *trunc
 	if (max < 0)
 		max = 0;
 	self_range(&lo, &hi);
-	static _Atomic int policy_set;
-	if (!atomic_exchange(&policy_set, 1))
-		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	if (unw_getcontext(&ctx) != 0 || unw_init_local(&cursor, &ctx) != 0)
 		goto out;
 	do {
