@@ -512,10 +512,30 @@ static void analyzer_command(char *buf, size_t len)
 	snprintf(buf, len, "%s", beside);
 }
 
-/* "PREFIX 1,031 allocations, ..." for the trace at path (name is how messages call it). */
-static void print_summary(const struct ct_trace_summary *s, const char *prefix)
+/* A trace's summary, or why there is none. */
+struct summary {
+	int ok; /* s is filled, else err says why */
+	struct ct_trace_summary s;
+	char err[256];
+};
+
+static void summarize(const char *path, struct summary *r)
 {
+	r->err[0] = 0;
+	r->ok = ct_trace_summarize(path, &r->s, r->err, sizeof(r->err)) == 0;
+	if (!r->ok && !r->err[0])
+		snprintf(r->err, sizeof(r->err), "the trace cannot be read");
+}
+
+/* "PREFIX 1,031 allocations, ...", or "PREFIX no summary: why". */
+static void print_summary(const struct summary *r, const char *prefix)
+{
+	const struct ct_trace_summary *s = &r->s;
 	char a[32], b[32], c[32], d[32], e[32];
+	if (!r->ok) {
+		fprintf(stderr, "%sno summary: %s\n", prefix, r->err);
+		return;
+	}
 	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n", prefix,
 		fmt_count(s->allocations, a, sizeof(a)), s->allocations == 1 ? "" : "s",
 		fmt_bytes(s->bytes_allocated, b, sizeof(b)), fmt_bytes(s->peak_heap_bytes, c, sizeof(c)),
@@ -523,18 +543,15 @@ static void print_summary(const struct ct_trace_summary *s, const char *prefix)
 		s->leaked_allocations == 1 ? "" : "s", s->complete ? "" : " (trace is truncated)");
 }
 
+/* The summary line of the trace at path, and a word on an exec'd image left untraced. */
 static void print_summary_line(const char *path, const char *prefix, int follow_children)
 {
-	struct ct_trace_summary s;
-	char err[256] = "";
-	if (ct_trace_summarize(path, &s, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%sno summary: %s\n", prefix, err[0] ? err : "the trace cannot be read");
-		return;
-	}
-	print_summary(&s, prefix);
-	if (s.exec_path[0] && !follow_children)
+	struct summary r;
+	summarize(path, &r);
+	print_summary(&r, prefix);
+	if (r.ok && r.s.exec_path[0] && !follow_children)
 		fprintf(stderr, "ctrack: the program then ran '%s' (exec), which was not traced: "
-		                "--follow-children traces it too\n", s.exec_path);
+		                "--follow-children traces it too\n", r.s.exec_path);
 }
 
 /* "ctrack: WHAT with: CMD [OPTION] TRACE", each word quoted for the shell. */
@@ -632,18 +649,17 @@ static void list_traces(const char *dir, struct names *l)
 
 struct child {
 	const char *name;
-	int ok; /* s is filled */
-	struct ct_trace_summary s;
+	struct summary sum;
 };
 
 /* Readable traces first, the most leaked bytes first, then by name. */
 static int cmp_child(const void *a, const void *b)
 {
 	const struct child *x = a, *y = b;
-	if (x->ok != y->ok)
-		return y->ok - x->ok;
-	if (x->ok && x->s.leaked_bytes != y->s.leaked_bytes)
-		return x->s.leaked_bytes < y->s.leaked_bytes ? 1 : -1;
+	if (x->sum.ok != y->sum.ok)
+		return y->sum.ok - x->sum.ok;
+	if (x->sum.ok && x->sum.s.leaked_bytes != y->sum.s.leaked_bytes)
+		return x->sum.s.leaked_bytes < y->sum.s.leaked_bytes ? 1 : -1;
 	return strcmp(x->name, y->name);
 }
 
@@ -651,15 +667,14 @@ static int cmp_child(const void *a, const void *b)
 static size_t new_children(const char *dir, const struct names *after, const struct names *before,
                            const char *name, struct child *v)
 {
-	char path[PATH_MAX], err[256];
+	char path[PATH_MAX];
 	size_t n = 0;
 	for (size_t i = 0; i < after->n; i++) {
 		if (bsearch(&after->v[i], before->v, before->n, sizeof(*before->v), cmp_name) ||
 		    fmt_path(path, sizeof(path), "%s/%s", dir, after->v[i]) < 0 || same_file(path, name))
 			continue;
 		v[n].name = after->v[i];
-		v[n].ok = ct_trace_summarize(path, &v[n].s, err, sizeof(err)) == 0;
-		n++;
+		summarize(path, &v[n++].sum);
 	}
 	return n;
 }
@@ -681,14 +696,11 @@ static void print_children(const char *dir, const struct names *before, const ch
 	uint64_t rest = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i >= CHILDREN_SHOWN) {
-			rest += v[i].ok ? v[i].s.leaked_bytes : 0;
+			rest += v[i].sum.ok ? v[i].sum.s.leaked_bytes : 0;
 			continue;
 		}
 		snprintf(prefix, sizeof(prefix), "ctrack:   %s: ", v[i].name);
-		if (v[i].ok)
-			print_summary(&v[i].s, prefix);
-		else
-			fprintf(stderr, "%sno summary: the trace cannot be read\n", prefix);
+		print_summary(&v[i].sum, prefix);
 	}
 	if (n > CHILDREN_SHOWN)
 		fprintf(stderr, "ctrack:   and %zu more, which leaked %s in all\n", n - CHILDREN_SHOWN,
