@@ -61,7 +61,6 @@ struct ct_symbolizer *ct_symbolizer_new(void)
 	s->size = 1024;
 	s->table = calloc(s->size, sizeof(*s->table));
 	if (!s->table) {
-		free(s->table);
 		free(s);
 		return NULL;
 	}
