@@ -8,7 +8,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "analyzer/summary.h"
+#include "summary.h"
 #include "ctrack/format.h"
 
 /* ---- the encoder: records into raw, raw into zstd frames into z ---- */

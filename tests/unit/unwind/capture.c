@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The unwinder test library: unwind.c compiled into its own shared object, exactly as in the shim,
  * so "skip the frames of our own object" is exercised; included to reach its fallback counter. */
-#include "preload/unwind.c"
+#include "unwind.c"
 
 #include "capture.h"
 

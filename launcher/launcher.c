@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "ctrack-config.h"
-#include "analyzer/summary.h"
+#include "summary.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANNOT_EXEC 126

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* The rules the launcher and the shim must apply alike, defined once: the backtrace depth limit,
+ * the default trace file name, the settings the launcher hands the shim (CTRACK_* variables).
+ * Safe inside malloc: nothing here allocates, locks, uses stdio or changes errno. */
+#ifndef CTRACK_RULES_H
+#define CTRACK_RULES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Backtrace depth: frames kept per allocation. Deeper stacks are cut and marked (format.h's
+ * truncated root). The one maximum: a larger request is an error, never a silent clamp. */
+#define CT_DEPTH_DEFAULT 64
+#define CT_DEPTH_MAX 256
+
+/* The environment the launcher hands the shim, with their defaults:
+ *   CTRACK_DEPTH   backtrace depth, 1..CT_DEPTH_MAX (CT_DEPTH_DEFAULT)
+ *   CTRACK_FOLLOW  "1": forked and exec'd children are traced too (not followed)
+ *   CTRACK_DIR     directory for the traces of followed children (the current directory)
+ *   CTRACK_FD      FD:DEV:INO of the trace file the launcher created (the shim creates its own)
+ *   CTRACK_SHIM    path of the shim, to take out of LD_PRELOAD for children that are not traced */
+#define CT_ENV_DEPTH "CTRACK_DEPTH"
+#define CT_ENV_FOLLOW "CTRACK_FOLLOW"
+#define CT_ENV_DIR "CTRACK_DIR"
+#define CT_ENV_FD "CTRACK_FD"
+#define CT_ENV_SHIM "CTRACK_SHIM"
+
+/* Parses a depth ("64"): 0 with *depth set, or -EINVAL for anything but a whole number from 1
+ * to CT_DEPTH_MAX. */
+int ct_parse_depth(const char *s, int *depth);
+
+/* The last component of path (path itself when it has no '/'). */
+const char *ct_basename(const char *path);
+
+/* The default trace name: [DIR/]ctrack.NAME.PID.zst, NAME the program's file name, and
+ * ctrack.NAME.PID.N.zst for attempt N > 0 (an exec'd image keeps its pid, so its name may be
+ * taken). dir may be NULL or "" for the current directory. Returns 0, or -ENAMETOOLONG when it
+ * does not fit in len bytes (buf then holds no usable name). */
+int ct_trace_name(char *buf, size_t len, const char *dir, const char *program, pid_t pid, unsigned attempt);
+
+#endif

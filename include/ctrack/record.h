@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/* The one encoder of format.h's records: the shim's writer, its module records and the tests'
+ * trace generator all write through these functions, so the bytes of a record are spelled once.
+ *
+ * Records go into a growable buffer whose owner says how it grows (the shim maps memory and never
+ * calls malloc; the tools use realloc). Every function reserves the record's largest size first,
+ * so a buffer that cannot grow drops whole records, never half of one, and remembers it in
+ * `dropped`. Header-only and static inline: the writer encodes an event in a few instructions.
+ * Nothing here allocates, locks or uses stdio. */
+#ifndef CTRACK_RECORD_H
+#define CTRACK_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ctrack/format.h"
+
+struct ct_rec_buf;
+/* Makes room for at least `need` more bytes after b->len (b->data and b->cap may change):
+ * returns 0, or -1 with the buffer unchanged. */
+typedef int (*ct_rec_grow_fn)(struct ct_rec_buf *b, size_t need);
+
+struct ct_rec_buf {
+	uint8_t *data;
+	size_t len, cap;
+	ct_rec_grow_fn grow;
+	uint64_t last_ip;  /* ip of the last FRAME record: FRAME carries a delta */
+	uint64_t dropped;  /* records that did not fit and were not written */
+};
+
+/* Room for n more bytes: 1, or 0 (the record is dropped and counted). */
+static inline int ct_rec_room(struct ct_rec_buf *b, size_t n)
+{
+	if (__builtin_expect(b->len + n <= b->cap, 1))
+		return 1;
+	if (b->grow && b->grow(b, n) == 0 && b->len + n <= b->cap)
+		return 1;
+	b->dropped++;
+	return 0;
+}
+
+/* Unchecked appenders: the caller has reserved the room. */
+static inline void ct_rec_u8(struct ct_rec_buf *b, uint8_t v) { b->data[b->len++] = v; }
+static inline void ct_rec_v(struct ct_rec_buf *b, uint64_t v) { b->len += ct_put_varint(b->data + b->len, v); }
+static inline void ct_rec_raw(struct ct_rec_buf *b, const void *p, size_t n)
+{
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+static inline void ct_rec_s(struct ct_rec_buf *b, const void *p, size_t n)
+{
+	ct_rec_v(b, n);
+	ct_rec_raw(b, p, n);
+}
+
+/* Largest encoding of a string of n bytes. */
+#define CT_REC_S_MAX(n) (CT_VARINT_MAX + (size_t)(n))
+
+/* A framed record (tag 0x10..0x7f): ct_rec_open reserves `payload_max` bytes of payload after the
+ * tag and the largest length field; ct_rec_close writes the length and moves the payload up to
+ * it. Returns the position to pass on, or 0 when the record was dropped (nothing is written). */
+static inline size_t ct_rec_open(struct ct_rec_buf *b, unsigned tag, size_t payload_max)
+{
+	if (!ct_rec_room(b, 1 + CT_VARINT_MAX + payload_max))
+		return 0;
+	ct_rec_u8(b, (uint8_t)tag);
+	b->len += CT_VARINT_MAX; /* the payload starts after room for the largest length */
+	return b->len;
+}
+
+static inline void ct_rec_close(struct ct_rec_buf *b, size_t at)
+{
+	uint8_t len[CT_VARINT_MAX];
+	size_t payload = b->len - at, k = ct_put_varint(len, payload);
+	uint8_t *start = b->data + at - CT_VARINT_MAX;
+	memcpy(start, len, k);
+	memmove(start + k, b->data + at, payload);
+	b->len = (size_t)(start + k - b->data) + payload;
+}
+
+/* ---- the file header ---- */
+
+static inline void ct_rec_header(struct ct_rec_buf *b)
+{
+	if (ct_rec_room(b, CT_HEADER_SIZE))
+		b->len += ct_put_header(b->data + b->len);
+}
+
+/* ---- core events ---- */
+
+/* ALLOC, FREE or TEMP of alloc info `info`, in the short form. */
+static inline void ct_rec_event(struct ct_rec_buf *b, unsigned tag, uint64_t info)
+{
+	if (ct_rec_room(b, 1 + CT_VARINT_MAX))
+		b->len += ct_put_short_event(b->data + b->len, tag, info);
+}
+
+static inline void ct_rec_alloc(struct ct_rec_buf *b, uint64_t info) { ct_rec_event(b, CT_REC_ALLOC, info); }
+static inline void ct_rec_free(struct ct_rec_buf *b, uint64_t info) { ct_rec_event(b, CT_REC_FREE, info); }
+static inline void ct_rec_temp(struct ct_rec_buf *b, uint64_t info) { ct_rec_event(b, CT_REC_TEMP, info); }
+
+/* RECENT: the block of the age-th last ALLOC record, 1 <= age <= CT_RECENT_WINDOW. */
+static inline void ct_rec_recent(struct ct_rec_buf *b, uint32_t age)
+{
+	if (ct_rec_room(b, 1))
+		b->len += ct_put_recent(b->data + b->len, age);
+}
+
+/* A core record with one varint: TEMPFREE (info), TIME (delta_us). */
+static inline void ct_rec_core1(struct ct_rec_buf *b, unsigned tag, uint64_t v)
+{
+	if (!ct_rec_room(b, 1 + CT_VARINT_MAX))
+		return;
+	ct_rec_u8(b, (uint8_t)tag);
+	ct_rec_v(b, v);
+}
+
+static inline void ct_rec_tempfree(struct ct_rec_buf *b, uint64_t info) { ct_rec_core1(b, CT_REC_TEMPFREE, info); }
+static inline void ct_rec_time(struct ct_rec_buf *b, uint64_t delta_us) { ct_rec_core1(b, CT_REC_TIME, delta_us); }
+
+static inline void ct_rec_info(struct ct_rec_buf *b, uint64_t size, uint64_t stack)
+{
+	if (!ct_rec_room(b, 1 + 2 * CT_VARINT_MAX))
+		return;
+	ct_rec_u8(b, CT_REC_INFO);
+	ct_rec_v(b, size);
+	ct_rec_v(b, stack);
+}
+
+/* The next stack node: return address ip called from node `parent`. */
+static inline void ct_rec_frame(struct ct_rec_buf *b, uint64_t parent, uint64_t ip)
+{
+	if (!ct_rec_room(b, 1 + 2 * CT_VARINT_MAX))
+		return;
+	ct_rec_u8(b, CT_REC_FRAME);
+	ct_rec_v(b, parent);
+	ct_rec_v(b, ct_zigzag((int64_t)(ip - b->last_ip)));
+	b->last_ip = ip;
+}
+
+/* ---- framed records ---- */
+
+/* args: the arguments as /proc/self/cmdline holds them, each followed by a NUL. */
+struct ct_rec_process {
+	uint64_t pid, ppid, start_unix_ns;
+	const char *exe;
+	size_t exe_len;
+	const char *args;
+	size_t args_len;
+};
+
+static inline void ct_rec_process(struct ct_rec_buf *b, const struct ct_rec_process *p)
+{
+	uint64_t argc = 0;
+	for (size_t i = 0; i < p->args_len; i++)
+		argc += p->args[i] == 0;
+	size_t at = ct_rec_open(b, CT_REC_PROCESS,
+	                        5 * CT_VARINT_MAX + p->exe_len + argc * CT_VARINT_MAX + p->args_len);
+	if (!at)
+		return;
+	ct_rec_v(b, p->pid);
+	ct_rec_v(b, p->ppid);
+	ct_rec_v(b, p->start_unix_ns);
+	ct_rec_s(b, p->exe, p->exe_len);
+	ct_rec_v(b, argc);
+	for (size_t i = 0; i < p->args_len;) {
+		size_t n = strnlen(p->args + i, p->args_len - i);
+		if (i + n == p->args_len) /* a last argument without its NUL is not counted in argc */
+			break;
+		ct_rec_s(b, p->args + i, n);
+		i += n + 1;
+	}
+	ct_rec_close(b, at);
+}
+
+struct ct_rec_segment {
+	uint64_t vaddr, memsz, offset;
+	uint8_t prot; /* CT_SEG_READ | CT_SEG_WRITE | CT_SEG_EXEC */
+};
+
+struct ct_rec_module {
+	uint64_t id, base;
+	const char *path;
+	size_t path_len;
+	const uint8_t *build_id;
+	size_t build_id_len;
+	const struct ct_rec_segment *segs;
+	size_t nseg;
+};
+
+static inline void ct_rec_module(struct ct_rec_buf *b, const struct ct_rec_module *m)
+{
+	size_t at = ct_rec_open(b, CT_REC_MODULE,
+	                        5 * CT_VARINT_MAX + m->path_len + m->build_id_len + m->nseg * (3 * CT_VARINT_MAX + 1));
+	if (!at)
+		return;
+	ct_rec_v(b, m->id);
+	ct_rec_v(b, m->base);
+	ct_rec_s(b, m->path, m->path_len);
+	ct_rec_s(b, m->build_id, m->build_id_len);
+	ct_rec_v(b, m->nseg);
+	for (size_t i = 0; i < m->nseg; i++) {
+		ct_rec_v(b, m->segs[i].vaddr);
+		ct_rec_v(b, m->segs[i].memsz);
+		ct_rec_v(b, m->segs[i].offset);
+		ct_rec_u8(b, m->segs[i].prot);
+	}
+	ct_rec_close(b, at);
+}
+
+/* A framed record whose payload is one varint: UNMODULE (module id), SAMPLE (rss bytes). */
+static inline void ct_rec_framed1(struct ct_rec_buf *b, unsigned tag, uint64_t v)
+{
+	size_t at = ct_rec_open(b, tag, CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_v(b, v);
+	ct_rec_close(b, at);
+}
+
+static inline void ct_rec_unmodule(struct ct_rec_buf *b, uint64_t id) { ct_rec_framed1(b, CT_REC_UNMODULE, id); }
+static inline void ct_rec_sample(struct ct_rec_buf *b, uint64_t rss) { ct_rec_framed1(b, CT_REC_SAMPLE, rss); }
+
+/* The writer's totals, as END carries them (see format.h). */
+struct ct_rec_end {
+	uint64_t allocations, frees, bytes_allocated, unmatched_frees, lost_allocations, end_us;
+};
+
+static inline void ct_rec_end(struct ct_rec_buf *b, const struct ct_rec_end *e)
+{
+	size_t at = ct_rec_open(b, CT_REC_END, 6 * CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_v(b, e->allocations);
+	ct_rec_v(b, e->frees);
+	ct_rec_v(b, e->bytes_allocated);
+	ct_rec_v(b, e->unmatched_frees);
+	ct_rec_v(b, e->lost_allocations);
+	ct_rec_v(b, e->end_us);
+	ct_rec_close(b, at);
+}
+
+/* A framed record whose payload is one string: EXEC (path). */
+static inline void ct_rec_exec(struct ct_rec_buf *b, const char *path, size_t len)
+{
+	size_t at = ct_rec_open(b, CT_REC_EXEC, CT_REC_S_MAX(len));
+	if (!at)
+		return;
+	ct_rec_s(b, path, len);
+	ct_rec_close(b, at);
+}
+
+enum { CT_THREAD_STARTED = 0, CT_THREAD_EXITED = 1 };
+
+static inline void ct_rec_thread(struct ct_rec_buf *b, uint64_t tid, unsigned state)
+{
+	size_t at = ct_rec_open(b, CT_REC_THREAD, CT_VARINT_MAX + 1);
+	if (!at)
+		return;
+	ct_rec_v(b, tid);
+	ct_rec_u8(b, (uint8_t)state);
+	ct_rec_close(b, at);
+}
+
+enum { CT_NOTE_INFO = 0, CT_NOTE_WARNING = 1 };
+
+static inline void ct_rec_note(struct ct_rec_buf *b, unsigned level, const char *text, size_t len)
+{
+	size_t at = ct_rec_open(b, CT_REC_NOTE, 1 + CT_REC_S_MAX(len));
+	if (!at)
+		return;
+	ct_rec_u8(b, (uint8_t)level);
+	ct_rec_s(b, text, len);
+	ct_rec_close(b, at);
+}
+
+#endif /* CTRACK_RECORD_H */
