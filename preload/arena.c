@@ -2,6 +2,7 @@
 /* The shim's own memory, mapped straight from the kernel: the shim never calls malloc, so its
  * tables are never counted and never interfere with the program's heap. Runs inside hooks. */
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "shim.h"
@@ -20,4 +21,17 @@ void ct_arena_unmap(void *p, size_t size)
 	if (p)
 		munmap(p, size);
 	errno = saved;
+}
+
+int ct_arena_grow(void **p, size_t old_bytes, size_t new_bytes)
+{
+	void *n = ct_arena_map(new_bytes);
+	if (!n)
+		return -1;
+	if (*p) {
+		memcpy(n, *p, old_bytes);
+		ct_arena_unmap(*p, old_bytes);
+	}
+	*p = n;
+	return 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The writer's two hash maps: live blocks (address -> alloc info id) and alloc infos ((size,
- * stack) -> dense id). Open addressing with linear probing, keys stored in the slots so a lookup
- * touches one cache line; memory from the arena. Used by the writer thread only (no locks). */
+/* The matcher's two hash tables (maps.h): live blocks and alloc infos. Open addressing with linear
+ * probing at most half full, keys stored in the slots so a lookup touches one cache line; memory
+ * from the arena. One thread at a time (no locks). */
 #include <string.h>
 
+#include "maps.h"
 #include "shim.h"
 
 static inline uint64_t hash64(uint64_t x)
@@ -41,7 +42,13 @@ static void put(struct ct_live_map *m, uint64_t p, uint64_t v)
 	m->count++;
 }
 
-void ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
+void ct_live_release(struct ct_live_map *m)
+{
+	ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
+	*m = (struct ct_live_map){0};
+}
+
+int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
 {
 	if ((m->count + 1) * 2 > m->cap) {
 		struct ct_live_map n;
@@ -49,11 +56,14 @@ void ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
 			for (uint64_t i = 0; i < m->cap; i++)
 				if (m->slots[i].key)
 					put(&n, m->slots[i].key, m->slots[i].val);
-			ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
+			ct_live_release(m);
 			*m = n;
+		} else if ((m->count + 1) * 8 > m->cap * 7) {
+			return -1; /* no memory to grow: fuller than this, probes get too long */
 		}
 	}
 	put(m, p, v);
+	return 0;
 }
 
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
@@ -85,12 +95,18 @@ static uint32_t info_slot(uint64_t size, uint32_t stack, uint32_t cap)
 	return (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack) & (cap - 1);
 }
 
-static void info_grow(struct ct_info_map *m)
+void ct_info_release(struct ct_info_map *m)
+{
+	ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
+	*m = (struct ct_info_map){0};
+}
+
+static int info_grow(struct ct_info_map *m)
 {
 	uint32_t cap = m->cap * 2;
-	struct ct_info_slot *t = ct_arena_map(cap * sizeof(*t));
+	struct ct_info_slot *t = cap ? ct_arena_map(cap * sizeof(*t)) : NULL;
 	if (!t)
-		return;
+		return -1;
 	for (uint32_t k = 0; k < m->cap; k++) {
 		if (!m->slots[k].id1)
 			continue;
@@ -102,6 +118,7 @@ static void info_grow(struct ct_info_map *m)
 	ct_arena_unmap(m->slots, m->cap * sizeof(*t));
 	m->slots = t;
 	m->cap = cap;
+	return 0;
 }
 
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new)
@@ -112,10 +129,15 @@ uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, in
 			*is_new = 0;
 			return m->slots[i].id1 - 1;
 		}
+	*is_new = 1;
+	if ((m->count + 1) * 2 > m->cap) {
+		if (info_grow(m) == 0) /* a new table: find the pair's place in it */
+			for (i = info_slot(size, stack, m->cap); m->slots[i].id1; i = (i + 1) & (m->cap - 1))
+				;
+		else if ((m->count + 1) * 8 > m->cap * 7)
+			return UINT32_MAX; /* no memory to grow: fuller than this, probes get too long */
+	}
 	uint32_t id = m->count++;
 	m->slots[i] = (struct ct_info_slot){size, stack, id + 1};
-	if (m->count * 2 > m->cap)
-		info_grow(m);
-	*is_new = 1;
 	return id;
 }

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctrack/format.h"
-#include "shim.h"
+#include "ctrack/record.h"
+#include "writer.h"
 
 struct module {
 	uintptr_t base;
@@ -65,41 +65,33 @@ static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len
 	return NULL;
 }
 
-static void emit_module(struct ct_out *o, const struct dl_phdr_info *info, uint32_t id)
+#define MAX_SEGMENTS 64 /* PT_LOAD headers written per module; linkers emit 2 to 6 */
+
+static void emit_module(struct ct_rec_buf *o, const struct dl_phdr_info *info, uint32_t id)
 {
 	char exe[4096];
-	const char *path = info->dlpi_name;
-	size_t path_len = path ? strlen(path) : 0;
-	if (!path_len) { /* the main program has no name in the loader's list */
+	struct ct_rec_segment segs[MAX_SEGMENTS];
+	struct ct_rec_module m = {.id = id, .base = info->dlpi_addr, .path = info->dlpi_name, .segs = segs};
+	m.path_len = m.path ? strlen(m.path) : 0;
+	if (!m.path_len) { /* the main program has no name in the loader's list */
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
-		path = exe;
-		path_len = n > 0 ? (size_t)n : 0;
+		m.path = exe;
+		m.path_len = n > 0 ? (size_t)n : 0;
 	}
-	size_t id_len;
-	const uint8_t *build_id = find_build_id(info, &id_len);
-	uint64_t nseg = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
-
-	size_t at = ct_out_begin_framed(o, CT_REC_MODULE);
-	ct_out_varint(o, id);
-	ct_out_varint(o, info->dlpi_addr);
-	ct_out_string(o, path, path_len);
-	ct_out_string(o, build_id, id_len);
-	ct_out_varint(o, nseg);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
+	m.build_id = find_build_id(info, &m.build_id_len);
+	for (int i = 0; i < info->dlpi_phnum && m.nseg < MAX_SEGMENTS; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
-		uint8_t prot = (uint8_t)(((ph->p_flags & PF_R) ? CT_SEG_READ : 0) |
-		                         ((ph->p_flags & PF_W) ? CT_SEG_WRITE : 0) |
-		                         ((ph->p_flags & PF_X) ? CT_SEG_EXEC : 0));
-		ct_out_varint(o, ph->p_vaddr);
-		ct_out_varint(o, ph->p_memsz);
-		ct_out_varint(o, ph->p_offset);
-		ct_out_bytes(o, &prot, 1);
+		segs[m.nseg++] = (struct ct_rec_segment){
+			.vaddr = ph->p_vaddr,
+			.memsz = ph->p_memsz,
+			.offset = ph->p_offset,
+			.prot = (uint8_t)(((ph->p_flags & PF_R) ? CT_SEG_READ : 0) | ((ph->p_flags & PF_W) ? CT_SEG_WRITE : 0) |
+			                  ((ph->p_flags & PF_X) ? CT_SEG_EXEC : 0)),
+		};
 	}
-	ct_out_end_framed(o, at);
+	ct_rec_module(o, &m);
 }
 
 static struct module *add(const struct dl_phdr_info *info)
@@ -154,7 +146,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void ct_modules_sync(struct ct_out *o)
+void ct_modules_sync(struct ct_rec_buf *o)
 {
 	atomic_store(&dirty, 0);
 	for (size_t i = 0; i < nmods; i++)
@@ -165,8 +157,6 @@ void ct_modules_sync(struct ct_out *o)
 		if (!m->alive || m->seen)
 			continue;
 		m->alive = 0;
-		size_t at = ct_out_begin_framed(o, CT_REC_UNMODULE);
-		ct_out_varint(o, m->id);
-		ct_out_end_framed(o, at);
+		ct_rec_unmodule(o, m->id);
 	}
 }

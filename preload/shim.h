@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal interfaces of the shim: the data path hook -> tracker -> ring -> writer -> file.
- * Everything declared here may run inside the program's malloc: no malloc, no stdio, no errno change. */
+/* The shim's hot path: what the program's threads run inside malloc (hooks -> tracker -> unwind,
+ * stacks -> ring). Everything declared here may run inside the program's malloc: no malloc, no
+ * stdio, no errno change. The writer thread's side of the shim is in writer.h. */
 #ifndef CTRACK_SHIM_H
 #define CTRACK_SHIM_H
 
@@ -8,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
-#define CT_MAX_DEPTH 256
-#define CT_DEFAULT_DEPTH 64
+#include "rules.h"
 
 #define CT_HIDDEN __attribute__((visibility("hidden")))
 #define CT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -36,6 +37,14 @@ void *ct_arena_map(size_t size) CT_HIDDEN;
 void ct_arena_unmap(void *p, size_t size) CT_HIDDEN;
 /* Moves *p (old_bytes in use) to a new mapping of new_bytes. 0, or -1 with *p untouched. */
 int ct_arena_grow(void **p, size_t old_bytes, size_t new_bytes) CT_HIDDEN;
+
+/* ---- the clock: monotonic nanoseconds (clock_gettime is a vDSO call: no system call, no lock) ---- */
+static inline uint64_t ct_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- ring.c: one single-producer single-consumer ring per thread ----
  * The owning thread appends events and publishes them (release) one by one; the writer thread
@@ -82,15 +91,6 @@ static inline uint32_t ct_seq_take(uint64_t p)
 	return atomic_fetch_add_explicit(&ct_seq[ct_seq_bucket(p)], 1, memory_order_relaxed);
 }
 
-/* The writer's view of one thread's event stream (writer-private). */
-struct ct_stream {
-	uint64_t held_ptr;     /* last allocation, not yet written: it may turn out temporary */
-	uint64_t held;         /* its block: alloc info, and its ALLOC record's number once written */
-	uint64_t pending;      /* block a realloc is replacing, while the realloc runs */
-	uint8_t has_held, has_pending, pending_temp;
-	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
-};
-
 struct ct_ring {
 	_Alignas(64) _Atomic uint64_t head; /* producer: words published */
 	_Alignas(64) _Atomic uint64_t tail; /* writer: words consumed */
@@ -99,8 +99,9 @@ struct ct_ring {
 	_Atomic int state;
 	pid_t tid;
 	struct ct_ring *next; /* all rings, newest first; never unlinked */
-	_Alignas(64) struct ct_stream st; /* writer-private from here on, on lines of its own */
-	uint8_t announced, blocked;
+	/* The consumer's own state for this ring, opaque here: set by the consumer on first sight,
+	 * kept (and reset by the consumer) when the ring is recycled. */
+	_Alignas(64) void *consumer;
 	_Alignas(64) uint64_t words[CT_RING_WORDS];
 };
 
@@ -108,7 +109,17 @@ struct ct_ring *ct_ring_acquire(pid_t tid) CT_HIDDEN; /* NULL if out of memory *
 void ct_ring_release(struct ct_ring *r) CT_HIDDEN;    /* the thread exited */
 struct ct_ring *ct_ring_list(void) CT_HIDDEN;         /* newest first */
 void ct_ring_forget_all(void) CT_HIDDEN;              /* after fork: drop other threads' rings */
-void ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n) CT_HIDDEN;
+/* Appends the n words of one event and publishes them. CT_RING_FULL: nothing was written, the
+ * consumer must make room first; CT_RING_NUDGE: written, and the ring is now half full, so the
+ * consumer should be woken before the producer has to wait for it; CT_RING_OK: written. */
+enum ct_ring_push_result { CT_RING_OK, CT_RING_NUDGE, CT_RING_FULL };
+enum ct_ring_push_result ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n) CT_HIDDEN;
+/* Words of an event, from its first word. */
+static inline unsigned ct_event_words(uint64_t w0)
+{
+	unsigned kind = CT_EV_KIND(w0);
+	return kind == CT_EV_ALLOC ? 3 : kind == CT_EV_RFREE ? 1 : 2;
+}
 
 /* ---- stacks.c: every distinct backtrace interned once, in a trie of return addresses ----
  * Node ids follow format.h (0 root, 1 truncated root, then one per FRAME record, in order). */
@@ -120,65 +131,6 @@ void ct_stacks_node(uint32_t id, uint32_t *parent, uintptr_t *ip) CT_HIDDEN;
 void ct_stacks_reset_index(void) CT_HIDDEN;
 void ct_stacks_lock(void) CT_HIDDEN;   /* around fork */
 void ct_stacks_unlock(void) CT_HIDDEN;
-
-/* ---- modules.c: the loaded ELF objects, as MODULE/UNMODULE records ---- */
-struct ct_out;
-void ct_modules_mark_dirty(void) CT_HIDDEN;              /* a library was unloaded */
-int ct_modules_dirty(void) CT_HIDDEN;
-void ct_modules_sync(struct ct_out *o) CT_HIDDEN;        /* writes records for what changed */
-int ct_modules_covers(uintptr_t ip) CT_HIDDEN;           /* ip inside a module already written */
-void ct_modules_reset(void) CT_HIDDEN;                   /* new trace file: all modules unwritten */
-
-/* ---- maps.c: the writer's maps (writer thread only) ---- */
-/* Live blocks: address -> value (the writer's block: alloc info id and ALLOC record number). Key 0
- * marks an empty slot. */
-struct ct_live_slot {
-	uint64_t key, val;
-};
-struct ct_live_map {
-	struct ct_live_slot *slots;
-	uint64_t cap, count; /* cap: a power of two */
-};
-int ct_live_init(struct ct_live_map *m, uint64_t cap) CT_HIDDEN; /* 0 or -1 (no memory) */
-uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p) CT_HIDDEN; /* the value, or NULL */
-void ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v) CT_HIDDEN; /* p not present */
-void ct_live_erase(struct ct_live_map *m, uint64_t *val) CT_HIDDEN; /* val from ct_live_find */
-
-/* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
-struct ct_info_slot {
-	uint64_t size;
-	uint32_t stack, id1; /* id + 1, 0 = empty */
-};
-struct ct_info_map {
-	struct ct_info_slot *slots;
-	uint32_t cap, count;
-};
-int ct_info_init(struct ct_info_map *m, uint32_t cap) CT_HIDDEN;
-/* The id of (size, stack); *is_new = 1 when this call assigned it. */
-uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new) CT_HIDDEN;
-
-/* ---- output.c: the record buffer ---- */
-struct ct_out {
-	uint8_t *buf;
-	size_t len, cap;
-};
-int ct_out_reserve(struct ct_out *o, size_t n) CT_HIDDEN; /* room for n more bytes: 0, or -1 */
-void ct_out_varint(struct ct_out *o, uint64_t v) CT_HIDDEN;
-void ct_out_bytes(struct ct_out *o, const void *p, size_t n) CT_HIDDEN;
-void ct_out_string(struct ct_out *o, const void *p, size_t n) CT_HIDDEN;
-/* Starts a framed record; ct_out_end_framed fills in its length. Returns the position to pass on. */
-size_t ct_out_begin_framed(struct ct_out *o, unsigned tag) CT_HIDDEN;
-void ct_out_end_framed(struct ct_out *o, size_t at) CT_HIDDEN;
-
-/* ---- writer.c: the background thread that owns the trace file ---- */
-
-int ct_writer_start(int fd) CT_HIDDEN;     /* 0 or -errno */
-void ct_writer_wake(void) CT_HIDDEN;       /* a ring is filling up */
-void ct_writer_sync(void) CT_HIDDEN;       /* wait until all published events are written */
-void ct_writer_exec(const char *path) CT_HIDDEN; /* sync, EXEC record, flush to the file */
-void ct_writer_finish(void) CT_HIDDEN;     /* drain, END record, stop the thread */
-void ct_writer_late(const uint64_t *w, unsigned n, struct ct_ring *r) CT_HIDDEN; /* after finish */
-void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */
 
 /* ---- tracker.c: what the hooks call ---- */
 
@@ -197,6 +149,15 @@ enum ct_state { CT_UNINIT = 0, CT_ACTIVE, CT_OFF, CT_LATE };
 extern _Atomic int ct_state CT_HIDDEN;
 extern int ct_depth CT_HIDDEN;
 
+/* Things the shim could not record, for the NOTE records the writer adds at the end (it reads
+ * them; the hot path only counts). */
+struct ct_losses {
+	_Atomic uint64_t no_ring;    /* events of threads that could get no ring (out of memory) */
+	_Atomic uint64_t no_stack;   /* backtraces the stack table had no room for (kept as the root) */
+	const char *bad_setting;     /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
+};
+extern struct ct_losses ct_losses CT_HIDDEN;
+
 void ct_init(void) CT_HIDDEN;
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
 void ct_track_event(enum ct_event kind, void *p) CT_HIDDEN;
@@ -208,8 +169,5 @@ void ct_track_finish(void) CT_HIDDEN;
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
  * libunwind, libzstd, pthread_create) go straight to the real allocator, uncounted. */
 extern __thread int ct_in_shim CT_HIDDEN;
-
-/* Monotonic clock in nanoseconds. */
-uint64_t ct_now_ns(void) CT_HIDDEN;
 
 #endif

@@ -18,10 +18,12 @@
 
 #include "shim.h"
 #include "unwind.h"
+#include "writer.h"
 
 _Atomic int ct_state;
 _Atomic uint32_t ct_seq[CT_SEQ_BUCKETS];
-int ct_depth = CT_DEFAULT_DEPTH;
+int ct_depth = CT_DEPTH_DEFAULT;
+struct ct_losses ct_losses;
 
 static int follow_children;
 static pid_t traced_pid; /* the process the trace file belongs to */
@@ -39,7 +41,7 @@ struct ct_thread {
 	int last_valid;
 	uint64_t cache_hash[STACK_CACHE];
 	uint32_t cache_id[STACK_CACHE];
-	uintptr_t ips[CT_MAX_DEPTH];
+	uintptr_t ips[CT_DEPTH_MAX];
 };
 
 static __thread struct ct_thread *self;
@@ -132,6 +134,10 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 	if (CT_LIKELY(t->cache_hash[slot] == h))
 		return t->last_id = t->cache_id[slot];
 	uint32_t id = ct_stacks_intern(t->ips, n, truncated);
+	if (CT_UNLIKELY(id == CT_STACK_ROOT && n > 0)) {
+		atomic_fetch_add_explicit(&ct_losses.no_stack, 1, memory_order_relaxed);
+		return t->last_id = id; /* not cached: the table may have room again after a dlclose */
+	}
 	t->cache_hash[slot] = h;
 	t->cache_id[slot] = id;
 	return t->last_id = id;
@@ -139,18 +145,46 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 
 /* ---- events ---- */
 
+/* A full ring waits for the writer, which may need this very core: yield, then sleep briefly. */
+static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
+{
+	for (unsigned spins = 0; ct_ring_push(t->ring, w, n) == CT_RING_FULL; spins++) {
+		ct_writer_wake();
+		if (spins < 8) {
+			sched_yield();
+		} else {
+			struct timespec ts = {0, 50000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 static void push(struct ct_thread *t, const uint64_t *w, unsigned n)
 {
 	if (CT_UNLIKELY(atomic_load_explicit(&ct_state, memory_order_relaxed) == CT_LATE)) {
-		ct_writer_late(w, n, t->ring);
+		ct_writer_late(w);
 		return;
 	}
-	ct_ring_push(t->ring, w, n);
+	enum ct_ring_push_result r = ct_ring_push(t->ring, w, n);
+	if (CT_UNLIKELY(r != CT_RING_OK)) {
+		if (r == CT_RING_FULL)
+			wait_for_room(t, w, n);
+		ct_writer_wake();
+	}
+}
+
+/* The thread has no ring (out of memory): its events are counted, for a NOTE, and dropped. */
+static struct ct_thread *thread_or_count(void)
+{
+	struct ct_thread *t = thread_get();
+	if (CT_UNLIKELY(!t))
+		atomic_fetch_add_explicit(&ct_losses.no_ring, 1, memory_order_relaxed);
+	return t;
 }
 
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 {
-	struct ct_thread *t = thread_get();
+	struct ct_thread *t = thread_or_count();
 	if (CT_UNLIKELY(!t))
 		return;
 	int truncated = 0;
@@ -163,7 +197,7 @@ void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 
 void ct_track_event(enum ct_event kind, void *p)
 {
-	struct ct_thread *t = thread_get();
+	struct ct_thread *t = thread_or_count();
 	if (CT_UNLIKELY(!t))
 		return;
 	uint64_t w[2] = {(uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p, 0};
@@ -177,35 +211,6 @@ void ct_track_event(enum ct_event kind, void *p)
 
 /* ---- configuration and the trace file ---- */
 
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-static size_t append(char *dst, size_t at, size_t cap, const char *src)
-{
-	size_t n = strlen(src);
-	if (at >= cap)
-		return at;
-	if (at + n >= cap)
-		n = cap - at - 1;
-	memcpy(dst + at, src, n);
-	dst[at + n] = 0;
-	return at + n;
-}
-
-static size_t append_uint(char *dst, size_t at, size_t cap, unsigned long v)
-{
-	char tmp[24];
-	int i = sizeof(tmp) - 1;
-	tmp[i] = 0;
-	do
-		tmp[--i] = (char)('0' + v % 10);
-	while ((v /= 10) && i > 0);
-	return append(dst, at, cap, tmp + i);
-}
-
 /* Creates ctrack.NAME.PID.zst (or .PID.N.zst when taken: an exec'd image keeps its pid) in the
  * trace directory: never clobbers, never follows a symlink, mode 0600. */
 static int create_trace(void)
@@ -215,20 +220,8 @@ static int create_trace(void)
 	exe[len > 0 ? len : 0] = 0;
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
 		char path[PATH_MAX];
-		size_t at = 0;
-		if (trace_dir[0]) {
-			at = append(path, at, sizeof(path), trace_dir);
-			at = append(path, at, sizeof(path), "/");
-		}
-		at = append(path, at, sizeof(path), "ctrack.");
-		at = append(path, at, sizeof(path), len > 0 ? basename_of(exe) : "process");
-		at = append(path, at, sizeof(path), ".");
-		at = append_uint(path, at, sizeof(path), (unsigned long)getpid());
-		if (attempt) {
-			at = append(path, at, sizeof(path), ".");
-			at = append_uint(path, at, sizeof(path), attempt);
-		}
-		append(path, at, sizeof(path), ".zst");
+		if (ct_trace_name(path, sizeof(path), trace_dir, len > 0 ? exe : "process", getpid(), attempt) < 0)
+			return -1;
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -240,7 +233,7 @@ static int create_trace(void)
  * descriptor is gone (close-on-exec) or is something else: then the new image makes its own. */
 static int inherited_trace(void)
 {
-	const char *v = getenv("CTRACK_FD");
+	const char *v = getenv(CT_ENV_FD);
 	if (!v || !*v)
 		return -1;
 	char *end;
@@ -264,7 +257,7 @@ static int inherited_trace(void)
  * place (no allocation), restoring exactly what the user had. */
 static void unpreload_self(void)
 {
-	const char *shim = getenv("CTRACK_SHIM");
+	const char *shim = getenv(CT_ENV_SHIM);
 	char *list = getenv("LD_PRELOAD");
 	if (!shim || !*shim || !list)
 		return;
@@ -284,16 +277,26 @@ static void unpreload_self(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/* A setting the shim refused, for the writer's NOTE ("CTRACK_DEPTH=1024"). */
+static void refuse_setting(const char *name, const char *value)
+{
+	static char text[96];
+	size_t n = strlen(name), k = strnlen(value, sizeof(text) - n - 2);
+	memcpy(text, name, n);
+	text[n] = '=';
+	memcpy(text + n + 1, value, k);
+	text[n + 1 + k] = 0;
+	ct_losses.bad_setting = text;
+}
+
 static void read_config(void)
 {
-	const char *v = getenv("CTRACK_DEPTH");
-	if (v && *v) {
-		long d = strtol(v, NULL, 10);
-		ct_depth = d < 1 ? 1 : d > CT_MAX_DEPTH ? CT_MAX_DEPTH : (int)d;
-	}
-	v = getenv("CTRACK_FOLLOW");
+	const char *v = getenv(CT_ENV_DEPTH);
+	if (v && *v && ct_parse_depth(v, &ct_depth) < 0)
+		refuse_setting(CT_ENV_DEPTH, v); /* the launcher refuses it; a direct LD_PRELOAD gets a NOTE */
+	v = getenv(CT_ENV_FOLLOW);
 	follow_children = v && *v == '1';
-	v = getenv("CTRACK_DIR");
+	v = getenv(CT_ENV_DIR);
 	if (v && *v && strlen(v) < sizeof(trace_dir))
 		strcpy(trace_dir, v);
 }
@@ -330,6 +333,8 @@ static void atfork_child(void)
 			self = NULL;
 	}
 	traced_pid = getpid();
+	atomic_store(&ct_losses.no_ring, 0); /* the parent's trace tells its own losses */
+	atomic_store(&ct_losses.no_stack, 0);
 	int fd = follow_children ? create_trace() : -1;
 	if (fd < 0)
 		atomic_store(&ct_state, CT_OFF);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The writer thread: drains the per-thread rings, maps each freed address to the allocation it
- * ends (so the trace holds no addresses), interns (size, stack) pairs, and streams the records of
- * format.h through zstd into the trace file. It alone owns the file, the zstd context and its maps.
- * Cross-thread order: events on one address are applied in the order of their sequence numbers
- * (shim.h), so a block freed by one thread and handed out again to another is never confused. */
+/* The writer thread: drains the per-thread rings into the matcher (match.c), which turns address
+ * events into records, and streams the records through zstd into the trace file, with the
+ * records it writes itself (process, modules, frames, threads, time, RSS, notes, END). It alone
+ * owns the file and the zstd context. Cross-thread order: a ring whose next event must wait for
+ * another thread's (match.h) is left for a later pass. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -17,8 +17,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "ctrack/format.h"
-#include "shim.h"
+#include "ctrack/record.h"
+#include "match.h"
+#include "writer.h"
 
 #define OUT_COMPRESS_AT (256u << 10)
 #define TIME_STEP_NS 1000000ull     /* TIME records: 1 ms resolution */
@@ -30,8 +31,8 @@
 #define BATCH_EVENTS 4096           /* reading ring heads less often keeps them in their threads' caches */
 #define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
 
-enum { DONE, BLOCKED };
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
+enum { NOTE_NO_RING, NOTE_NO_STACK, NOTE_TABLES, NOTE_RECORDS, NOTE_SETTING, NOTE_KINDS };
 
 static struct {
 	int fd;
@@ -39,18 +40,14 @@ static struct {
 	ZSTD_CCtx *zc;
 	uint8_t *zbuf;
 	size_t zcap;
-	struct ct_out out;
-	struct ct_live_map live;
-	struct ct_info_map infos;
-	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
+	struct ct_rec_buf out;
 	uint64_t stalled_since;  /* when rings started waiting with nothing else to do, or 0 */
 	int stuck;              /* the last pass left a ring waiting for a sequence number */
-	struct ct_stream late;  /* events after the thread stopped (late destructors) */
+	struct ct_match_stream late; /* events after the thread stopped (late destructors) */
+	int late_registered;
+	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
 	uint32_t frames;        /* stack nodes written so far */
-	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
-	uintptr_t last_ip;
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
-	uint64_t allocations, frees, bytes, unmatched, lost;
 	dev_t dev;              /* the trace file's identity */
 	ino_t ino;
 	pthread_t thread;
@@ -64,28 +61,86 @@ static struct {
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
 
-uint64_t ct_now_ns(void)
+/* ---- notes: what the shim could not record, said in the trace ---- */
+
+/* A line of text built without stdio or malloc (this thread must not take the program's locks). */
+struct line {
+	char s[320];
+	size_t n;
+};
+
+static void add(struct line *l, const char *s)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	size_t k = strnlen(s, sizeof(l->s) - l->n);
+	memcpy(l->s + l->n, s, k);
+	l->n += k;
 }
 
-/* ALLOC, FREE and TEMP records, in their short form. */
-static void emit_event(unsigned tag, uint64_t info)
+static void add_uint(struct line *l, uint64_t v)
 {
-	struct ct_out *o = &w.out;
-	if (ct_out_reserve(o, 1 + CT_VARINT_MAX) == 0)
-		o->len += ct_put_short_event(o->buf + o->len, tag, info);
+	char tmp[24];
+	int i = sizeof(tmp);
+	do
+		tmp[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i > 0);
+	if (l->n + sizeof(tmp) - (size_t)i <= sizeof(l->s)) {
+		memcpy(l->s + l->n, tmp + i, sizeof(tmp) - (size_t)i);
+		l->n += sizeof(tmp) - (size_t)i;
+	}
 }
 
-static void emit(unsigned tag, uint64_t v)
+/* A warning "<count><text>", written when count has changed since this kind was last noted (END
+ * is written again for late events: a note is not repeated with it). */
+static void note_count(int kind, uint64_t count, const char *text)
 {
-	struct ct_out *o = &w.out;
-	if (ct_out_reserve(o, 1 + CT_VARINT_MAX) < 0)
+	if (!count || count == w.noted[kind])
 		return;
-	o->buf[o->len++] = (uint8_t)tag;
-	o->len += ct_put_varint(o->buf + o->len, v);
+	w.noted[kind] = count;
+	struct line l = {.n = 0};
+	add_uint(&l, count);
+	add(&l, text);
+	ct_rec_note(&w.out, CT_NOTE_WARNING, l.s, l.n);
+}
+
+static void emit_notes(void)
+{
+	note_count(NOTE_NO_RING, atomic_load(&ct_losses.no_ring),
+	           " allocation events were not recorded: a thread could get no event ring (out of memory)");
+	note_count(NOTE_NO_STACK, atomic_load(&ct_losses.no_stack),
+	           " backtraces were not recorded: the stack table is full (those allocations have no stack)");
+	note_count(NOTE_TABLES, ct_match_dropped(),
+	           " allocation events were not recorded: out of memory for the writer's tables");
+	note_count(NOTE_RECORDS, w.out.dropped,
+	           " records were lost: out of memory for the record buffer");
+	if (ct_losses.bad_setting && !w.noted[NOTE_SETTING]) {
+		struct line l = {.n = 0};
+		add(&l, "ignored ");
+		add(&l, ct_losses.bad_setting);
+		add(&l, ": not a depth from 1 to ");
+		add_uint(&l, CT_DEPTH_MAX);
+		add(&l, "; backtraces kept ");
+		add_uint(&l, (uint64_t)ct_depth);
+		add(&l, " frames");
+		ct_rec_note(&w.out, CT_NOTE_WARNING, l.s, l.n);
+		w.noted[NOTE_SETTING] = 1;
+	}
+}
+
+/* The writer's own state for each ring (the ring's opaque consumer pointer), on lines of its own. */
+struct drain {
+	struct ct_match_stream st;
+	uint8_t announced, blocked;
+};
+
+static int grow_out(struct ct_rec_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 1u << 20;
+	while (cap < b->len + need)
+		cap *= 2;
+	if (ct_arena_grow((void **)&b->data, b->len, cap) < 0)
+		return -1;
+	b->cap = cap;
+	return 0;
 }
 
 /* ---- the file ---- */
@@ -117,7 +172,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 /* Compresses the record buffer; flush and end also push zstd's buffered blocks to the file. */
 static void compress(ZSTD_EndDirective mode)
 {
-	ZSTD_inBuffer in = {w.out.buf, w.out.len, 0};
+	ZSTD_inBuffer in = {w.out.data, w.out.len, 0};
 	while (!w.failed) {
 		ZSTD_outBuffer out = {w.zbuf, w.zcap, 0};
 		size_t left = ZSTD_compressStream2(w.zc, &out, &in, mode);
@@ -132,291 +187,58 @@ static void compress(ZSTD_EndDirective mode)
 	w.out.len = 0;
 }
 
-/* ---- maps ---- */
-
-static int maps_init(void)
-{
-	if (!w.expect)
-		w.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*w.expect));
-	if (!w.expect || ct_info_init(&w.infos, 1u << 14) < 0 || ct_live_init(&w.live, 1u << 16) < 0)
-		return -1;
-	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
-	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
-		w.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
-	return 0;
-}
-
 /* ---- stacks and modules ---- */
 
-static void emit_frames(void)
+/* FRAME records for every interned stack node not written yet, each after the MODULE record of
+ * the code it points into. Returns the number of nodes defined in the output. */
+static uint32_t emit_frames(void)
 {
 	uint32_t n = ct_stacks_count();
 	int synced = 0;
-	struct ct_out *o = &w.out;
 	for (; w.frames < n; w.frames++) {
 		uint32_t parent;
 		uintptr_t ip;
 		ct_stacks_node(w.frames, &parent, &ip);
 		if (!synced && !ct_modules_covers(ip)) {
-			ct_modules_sync(o);
+			ct_modules_sync(&w.out);
 			synced = 1;
 		}
-		if (ct_out_reserve(o, 1 + 2 * CT_VARINT_MAX) < 0)
-			return;
-		o->buf[o->len++] = CT_REC_FRAME;
-		o->len += ct_put_varint(o->buf + o->len, parent);
-		o->len += ct_put_varint(o->buf + o->len, ct_zigzag((int64_t)(ip - w.last_ip)));
-		w.last_ip = ip;
+		ct_rec_frame(&w.out, parent, ip);
 	}
+	return w.frames;
 }
 
-/* The id of (size, stack); a new pair is written as an INFO record first (after its frames). */
-static uint32_t intern_info(uint64_t size, uint32_t stack)
+static uint32_t define_stacks(uint32_t upto, void *arg)
 {
-	int is_new;
-	uint32_t id = ct_info_intern(&w.infos, size, stack, &is_new);
-	if (!is_new)
-		return id;
-	if (stack >= w.frames)
-		emit_frames();
-	struct ct_out *o = &w.out;
-	if (ct_out_reserve(o, 1 + 2 * CT_VARINT_MAX) == 0) {
-		o->buf[o->len++] = CT_REC_INFO;
-		o->len += ct_put_varint(o->buf + o->len, size);
-		o->len += ct_put_varint(o->buf + o->len, stack);
-	}
-	return id;
+	(void)upto;
+	(void)arg;
+	return emit_frames();
 }
 
-/* ---- events ---- */
-
-/* A block, as the live map and the streams keep it: its alloc info in the low 32 bits and, once
- * its ALLOC record is written, that record's number (w.alloc_records after it) in the high 32. */
-static uint32_t block_info(uint64_t b) { return (uint32_t)b; }
-
-/* Writes the ALLOC record of block b; returns b with the record's number. */
-static uint64_t write_alloc(uint64_t b)
-{
-	emit_event(CT_REC_ALLOC, block_info(b));
-	return block_info(b) | (uint64_t)++w.alloc_records << 32;
-}
-
-/* Writes the end of written block b: RECENT when its ALLOC is among the last CT_RECENT_WINDOW,
- * which is most frees (a program frees what it just allocated), else FREE. */
-static void write_free(uint64_t b)
-{
-	uint32_t age = w.alloc_records - (uint32_t)(b >> 32) + 1;
-	struct ct_out *o = &w.out;
-	if (age < 1 || age > CT_RECENT_WINDOW) {
-		emit_event(CT_REC_FREE, block_info(b));
-		return;
-	}
-	if (ct_out_reserve(o, 1) == 0)
-		o->len += ct_put_recent(o->buf + o->len, age);
-}
-
-/* Each stream's latest allocation ("held") lives only in the stream until the stream's next
- * event decides its fate; the live map holds every other live block. So a temporary allocation
- * never touches the map, and most allocations in a churn are temporaries. */
-
-/* Puts a block into the live map. If its address is there already, the allocator handed it out
- * again, so the old block was freed where ctrack could not see: end it. */
-static void live_add(uint64_t p, uint64_t b)
-{
-	uint64_t *v = ct_live_find(&w.live, p);
-	if (!v) {
-		ct_live_insert(&w.live, p, b);
-		return;
-	}
-	write_free(*v);
-	*v = b;
-	w.frees++;
-	w.lost++;
-}
-
-static void flush_held(struct ct_stream *s)
-{
-	if (!s->has_held)
-		return;
-	if (!s->held_written)
-		s->held = write_alloc(s->held);
-	live_add(s->held_ptr, s->held);
-	s->has_held = s->held_written = 0;
-}
-
-/* Before a flush to the file: write held allocations now, so a killed process loses none, but
- * keep them held, so a free as the thread's next event still counts them temporary (TEMPFREE). */
-static void write_held(struct ct_stream *s)
-{
-	if (s->has_held && !s->held_written) {
-		s->held = write_alloc(s->held);
-		s->held_written = 1;
-	}
-}
-
-/* The stream, other than s, whose held allocation is p: a block freed by another thread before
- * its own thread did anything else. Rare, so a scan. */
-static struct ct_stream *held_elsewhere(const struct ct_stream *s, uint64_t p)
-{
-	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-		if (&r->st != s && r->st.has_held && r->st.held_ptr == p)
-			return &r->st;
-	return &w.late != s && w.late.has_held && w.late.held_ptr == p ? &w.late : NULL;
-}
-
-/* Block b ends: now, or when the realloc it belongs to completes. */
-static void end_block(struct ct_stream *s, uint64_t b, int temp, int written, int as_pending)
-{
-	if (as_pending) {
-		s->pending = b;
-		s->pending_temp = (uint8_t)temp;
-		s->pending_written = (uint8_t)written;
-		s->has_pending = 1;
-		return;
-	}
-	if (temp)
-		if (written)
-			emit(CT_REC_TEMPFREE, block_info(b));
-		else
-			emit_event(CT_REC_TEMP, block_info(b));
-	else
-		write_free(b);
-	w.frees++;
-}
-
-/* The realloc that the current event completes has freed its old block. */
-static void settle_pending(struct ct_stream *s)
-{
-	if (!s->has_pending)
-		return;
-	s->has_pending = 0;
-	end_block(s, s->pending, s->pending_temp, s->pending_written, 0);
-}
-
-static void on_alloc(struct ct_stream *s, uint64_t p, uint64_t size, uint32_t stack)
-{
-	settle_pending(s);
-	flush_held(s);
-	s->held_ptr = p;
-	s->held = intern_info(size, stack);
-	s->has_held = 1;
-	w.allocations++;
-	w.bytes += size;
-	w.bytes_since_sample += size;
-}
-
-/* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does). */
-static void on_free(struct ct_stream *s, uint64_t p, int as_pending)
-{
-	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
-		int written = s->held_written;
-		s->has_held = s->held_written = 0;
-		end_block(s, s->held, 1, written, as_pending);
-		return;
-	}
-	flush_held(s);
-	uint64_t *v = ct_live_find(&w.live, p);
-	if (v) {
-		uint64_t b = *v;
-		ct_live_erase(&w.live, v);
-		end_block(s, b, 0, 0, as_pending);
-		return;
-	}
-	struct ct_stream *o = held_elsewhere(s, p);
-	if (!o) {
-		w.unmatched++; /* allocated before ctrack started, or by a path it cannot see */
-		return;
-	}
-	if (!o->held_written)
-		o->held = write_alloc(o->held);
-	o->has_held = o->held_written = 0;
-	end_block(s, o->held, 0, 0, as_pending);
-}
-
-/* The realloc failed: its old block is live again, exactly as before. */
-static void on_realloc_failed(struct ct_stream *s, uint64_t p)
-{
-	if (!s->has_pending)
-		return;
-	s->has_pending = 0;
-	if (!s->pending_temp) {
-		live_add(p, s->pending);
-		return;
-	}
-	flush_held(s);
-	s->held_ptr = p;
-	s->held = s->pending;
-	s->held_written = s->pending_written;
-	s->has_held = 1;
-}
-
-static unsigned event_words(uint64_t w0)
-{
-	unsigned kind = CT_EV_KIND(w0);
-	return kind == CT_EV_ALLOC ? 3 : kind == CT_EV_RFREE ? 1 : 2;
-}
-
-static uint32_t event_seq(const uint64_t *ev)
-{
-	return CT_EV_KIND(ev[0]) == CT_EV_ALLOC ? (uint32_t)(ev[2] >> 32) : (uint32_t)ev[1];
-}
-
-/* Applies one event. With ordered set, an event that carries a sequence number waits (BLOCKED)
- * until every earlier event on its bucket has been applied. */
-static int process(struct ct_stream *s, const uint64_t *ev, int ordered)
-{
-	uint64_t p = CT_EV_PTR(ev[0]);
-	unsigned kind = CT_EV_KIND(ev[0]);
-	if (kind != CT_EV_RFREE) {
-		uint32_t *next = &w.expect[ct_seq_bucket(p)];
-		int32_t ahead = (int32_t)(event_seq(ev) - *next);
-		if (ordered && ahead > 0)
-			return BLOCKED;
-		if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
-			*next = event_seq(ev) + 1;
-	}
-	switch (kind) {
-	case CT_EV_ALLOC:
-		on_alloc(s, p, ev[1], (uint32_t)ev[2]);
-		break;
-	case CT_EV_FREE:
-		on_free(s, p, 0);
-		break;
-	case CT_EV_RBEGIN:
-		on_free(s, p, 1);
-		break;
-	case CT_EV_RFAIL:
-		on_realloc_failed(s, p);
-		break;
-	case CT_EV_RFREE:
-		settle_pending(s);
-		break;
-	}
-	return DONE;
-}
+/* ---- draining the rings ---- */
 
 static void fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
 {
 	ev[0] = r->words[t & CT_RING_MASK];
-	for (unsigned i = 1; i < event_words(ev[0]); i++)
+	for (unsigned i = 1; i < ct_event_words(ev[0]); i++)
 		ev[i] = r->words[(t + i) & CT_RING_MASK];
 }
 
-static int drain(struct ct_ring *r, int ordered)
+static int drain(struct ct_ring *r, struct drain *d, int ordered)
 {
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 	int n = 0;
-	r->blocked = 0;
+	d->blocked = 0;
 	while (t < h) {
 		uint64_t ev[3];
 		fetch(r, t, ev);
-		if (process(&r->st, ev, ordered) == BLOCKED) {
-			r->blocked = 1;
+		if (ct_match_event(&d->st, ev, ordered) == CT_MATCH_BLOCKED) {
+			d->blocked = 1;
 			break;
 		}
 		ordered = 1;
-		t += event_words(ev[0]);
+		t += ct_event_words(ev[0]);
 		if ((++n & 4095) == 0)
 			atomic_store_explicit(&r->tail, t, memory_order_release);
 	}
@@ -424,22 +246,26 @@ static int drain(struct ct_ring *r, int ordered)
 	return n;
 }
 
-static void announce(struct ct_ring *r, int state)
+/* The writer's state for r, made on first sight (NULL when out of memory: the ring waits). */
+static struct drain *drain_of(struct ct_ring *r)
 {
-	size_t at = ct_out_begin_framed(&w.out, CT_REC_THREAD);
-	ct_out_varint(&w.out, (uint64_t)r->tid);
-	uint8_t st = (uint8_t)state;
-	ct_out_bytes(&w.out, &st, 1);
-	ct_out_end_framed(&w.out, at);
+	if (CT_LIKELY(r->consumer != NULL))
+		return r->consumer;
+	struct drain *d = ct_arena_map(sizeof(*d));
+	if (d) {
+		ct_match_stream_add(&d->st);
+		r->consumer = d;
+	}
+	return d;
 }
 
-static void retire(struct ct_ring *r)
+/* The ring's thread has exited and its events are all in: the ring can serve a new thread. */
+static void retire(struct ct_ring *r, struct drain *d)
 {
-	flush_held(&r->st);
-	settle_pending(&r->st);
-	if (r->announced)
-		announce(r, 1);
-	r->announced = r->blocked = 0;
+	ct_match_settle(&d->st);
+	if (d->announced)
+		ct_rec_thread(&w.out, (uint64_t)r->tid, CT_THREAD_EXITED);
+	d->announced = d->blocked = 0;
 	atomic_store_explicit(&r->state, CT_RING_FREE, memory_order_release);
 }
 
@@ -452,17 +278,18 @@ static int pump(void)
 	int force = w.stalled_since && ct_now_ns() - w.stalled_since > STALL_NS;
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
 		int st = atomic_load_explicit(&r->state, memory_order_acquire);
-		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
+		struct drain *d;
+		if (st == CT_RING_FREE || st == CT_RING_CLAIMED || !(d = drain_of(r)))
 			continue;
-		if (!r->announced) {
-			announce(r, 0);
-			r->announced = 1;
+		if (!d->announced) {
+			ct_rec_thread(&w.out, (uint64_t)r->tid, CT_THREAD_STARTED);
+			d->announced = 1;
 		}
-		progress += drain(r, !(force && r->blocked));
-		if (r->blocked)
+		progress += drain(r, d, !(force && d->blocked));
+		if (d->blocked)
 			stuck = 1;
 		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
-			retire(r);
+			retire(r, d);
 	}
 	if (progress || !stuck || force)
 		w.stalled_since = 0;
@@ -470,14 +297,6 @@ static int pump(void)
 		w.stalled_since = ct_now_ns();
 	w.stuck = stuck;
 	return progress;
-}
-
-static void flush_all_held(void)
-{
-	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
-		flush_held(&r->st);
-		settle_pending(&r->st);
-	}
 }
 
 /* ---- time, memory samples, flushing ---- */
@@ -506,7 +325,7 @@ static void tick(uint64_t now)
 {
 	uint64_t us = (now - w.start_ns) / 1000;
 	if (us > w.time_us) {
-		emit(CT_REC_TIME, us - w.time_us);
+		ct_rec_time(&w.out, us - w.time_us);
 		w.time_us = us;
 	}
 	w.last_time_ns = now;
@@ -514,9 +333,7 @@ static void tick(uint64_t now)
 
 static void sample(uint64_t now)
 {
-	size_t at = ct_out_begin_framed(&w.out, CT_REC_SAMPLE);
-	ct_out_varint(&w.out, rss_bytes());
-	ct_out_end_framed(&w.out, at);
+	ct_rec_sample(&w.out, rss_bytes());
 	w.last_sample_ns = now;
 	w.bytes_since_sample = 0;
 }
@@ -528,11 +345,14 @@ static void housekeeping(void)
 		tick(now);
 	if (ct_modules_dirty())
 		ct_modules_sync(&w.out);
+	w.bytes_since_sample += ct_match_take_bytes();
 	if (now - w.last_sample_ns >= SAMPLE_NS || w.bytes_since_sample >= SAMPLE_BYTES)
 		sample(now);
 	if (now - w.last_flush_ns >= FLUSH_NS) {
 		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-			write_held(&r->st);
+			if (r->consumer)
+				ct_match_write_held(&((struct drain *)r->consumer)->st);
+		ct_match_write_held(&w.late);
 		compress(ZSTD_e_flush);
 		w.last_flush_ns = now;
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
@@ -543,16 +363,13 @@ static void housekeeping(void)
 static void emit_end(void)
 {
 	uint64_t now = ct_now_ns();
+	struct ct_rec_end e;
 	tick(now);
 	sample(now); /* a short run gets its RSS too */
-	size_t at = ct_out_begin_framed(&w.out, CT_REC_END);
-	ct_out_varint(&w.out, w.allocations);
-	ct_out_varint(&w.out, w.frees);
-	ct_out_varint(&w.out, w.bytes);
-	ct_out_varint(&w.out, w.unmatched);
-	ct_out_varint(&w.out, w.lost);
-	ct_out_varint(&w.out, w.time_us);
-	ct_out_end_framed(&w.out, at);
+	emit_notes();
+	ct_match_totals(&e);
+	e.end_us = w.time_us;
+	ct_rec_end(&w.out, &e);
 	compress(ZSTD_e_end);
 }
 
@@ -595,11 +412,10 @@ static int serve(uint32_t req)
 	int op = w.req_op;
 	drain_everything();
 	if (op == REQ_EXEC || op == REQ_FINISH)
-		flush_all_held();
+		ct_match_settle_all();
 	if (op == REQ_EXEC) {
-		size_t at = ct_out_begin_framed(&w.out, CT_REC_EXEC);
-		ct_out_string(&w.out, w.req_path, strlen(w.req_path));
-		ct_out_end_framed(&w.out, at);
+		emit_notes();
+		ct_rec_exec(&w.out, w.req_path, strlen(w.req_path));
 		compress(ZSTD_e_end);
 	}
 	if (op == REQ_FINISH)
@@ -668,29 +484,22 @@ static size_t read_file(const char *path, uint8_t **buf, size_t *cap)
 
 static void emit_process(void)
 {
-	struct ct_out *o = &w.out;
 	char exe[4096];
 	ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe));
 	uint8_t *cmd = NULL;
-	size_t cap = 0, len = read_file("/proc/self/cmdline", &cmd, &cap);
+	size_t cap = 0;
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
-
-	size_t at = ct_out_begin_framed(o, CT_REC_PROCESS);
-	ct_out_varint(o, (uint64_t)getpid());
-	ct_out_varint(o, (uint64_t)getppid());
-	ct_out_varint(o, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
-	ct_out_string(o, exe, exe_len > 0 ? (size_t)exe_len : 0);
-	uint64_t argc = 0;
-	for (size_t i = 0; i < len; i++)
-		argc += cmd[i] == 0;
-	ct_out_varint(o, argc);
-	for (size_t i = 0; i < len;) {
-		size_t n = strnlen((const char *)cmd + i, len - i);
-		ct_out_string(o, cmd + i, n);
-		i += n + 1;
-	}
-	ct_out_end_framed(o, at);
+	struct ct_rec_process p = {
+		.pid = (uint64_t)getpid(),
+		.ppid = (uint64_t)getppid(),
+		.start_unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+		.exe = exe,
+		.exe_len = exe_len > 0 ? (size_t)exe_len : 0,
+	};
+	p.args_len = read_file("/proc/self/cmdline", &cmd, &cap);
+	p.args = (const char *)cmd;
+	ct_rec_process(&w.out, &p);
 	ct_arena_unmap(cmd, cap);
 }
 
@@ -712,17 +521,22 @@ static int open_file(int fd)
 	w.failed = 0;
 	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();
 	w.time_us = w.bytes_since_sample = 0;
-	w.allocations = w.frees = w.bytes = w.unmatched = w.lost = 0;
 	w.frames = CT_STACK_FIRST;
-	w.alloc_records = 0;
-	w.last_ip = 0;
+	memset(w.noted, 0, sizeof(w.noted));
 	w.out.len = 0;
-	memset(&w.late, 0, sizeof(w.late));
+	w.out.last_ip = 0;
+	w.out.dropped = 0;
+	w.out.grow = grow_out;
 	w.zc = ZSTD_createCCtx();
 	w.zcap = ZSTD_CStreamOutSize();
 	if (!w.zbuf)
 		w.zbuf = ct_arena_map(w.zcap);
-	if (!w.zc || !w.zbuf || maps_init() < 0 || ct_out_reserve(&w.out, 1u << 20) < 0)
+	if (!w.late_registered) {
+		ct_match_stream_add(&w.late);
+		w.late_registered = 1;
+	}
+	struct ct_match_sink sink = {&w.out, define_stacks, NULL};
+	if (!w.zc || !w.zbuf || ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, 1u << 20))
 		return -ENOMEM;
 	/* Programs repeat the same sequences of allocations (a loop body, a request) far apart in the
 	 * stream: long-distance matching over a 4 MiB window finds them, for little time and memory
@@ -733,8 +547,7 @@ static int open_file(int fd)
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_windowLog, 22);
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_enableLongDistanceMatching, 1);
 	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
-	uint8_t header[CT_HEADER_SIZE];
-	ct_out_bytes(&w.out, header, ct_put_header(header));
+	ct_rec_header(&w.out);
 	emit_process();
 	ct_modules_reset();
 	ct_modules_sync(&w.out);
@@ -774,10 +587,9 @@ void ct_writer_after_fork_child(int fd)
 	w.fd = -1;
 	if (fd < 0)
 		return;
-	/* Fresh maps and context: what the parent's writer was doing at the fork is not ours. */
-	memset(&w.live, 0, sizeof(w.live));
-	memset(&w.infos, 0, sizeof(w.infos));
-	w.out.buf = NULL;
+	/* A fresh buffer and context (open_file resets the matcher): what the parent's writer was
+	 * doing at the fork is not ours. */
+	w.out.data = NULL;
 	w.out.cap = w.out.len = 0;
 	if (open_file(fd) < 0 || start_thread() < 0)
 		atomic_store(&ct_state, CT_OFF);
@@ -795,16 +607,13 @@ void ct_writer_finish(void)
 	w.running = 0;
 }
 
-/* After finish: each event is written at once, followed by a new END, as a frame of its own. */
-void ct_writer_late(const uint64_t *ev, unsigned n, struct ct_ring *r)
+void ct_writer_late(const uint64_t *ev)
 {
-	(void)n;
-	(void)r;
 	pthread_mutex_lock(&late_lock);
 	if (w.fd >= 0 && !w.failed) {
 		emit_frames();
-		process(&w.late, ev, 0);
-		flush_held(&w.late);
+		ct_match_event(&w.late, ev, 0);
+		ct_match_settle(&w.late);
 		emit_end();
 	}
 	pthread_mutex_unlock(&late_lock);

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/* Matching frees to allocations (see match.h): per-stream held and pending blocks, the live table,
+ * alloc info interning, sequence order across streams, the totals. One thread at a time, no locks,
+ * no malloc. */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "maps.h"
+#include "match.h"
+#include "shim.h"
+
+static struct {
+	struct ct_match_sink sink;
+	struct ct_live_map live;
+	struct ct_info_map infos;
+	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
+	uint32_t stacks;        /* stack node ids below this are defined in the output */
+	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
+	uint64_t allocations, frees, bytes, unmatched, lost, dropped, bytes_since_taken;
+	struct ct_match_stream *streams;
+} m;
+
+/* ---- alloc infos ---- */
+
+/* The id of (size, stack); a new pair is written as an INFO record first (after its frames).
+ * UINT32_MAX when the table is out of memory. */
+static uint32_t intern_info(uint64_t size, uint32_t stack)
+{
+	int is_new;
+	uint32_t id = ct_info_intern(&m.infos, size, stack, &is_new);
+	if (!is_new || id == UINT32_MAX)
+		return id;
+	if (stack >= m.stacks)
+		m.stacks = m.sink.define_stacks(stack + 1, m.sink.arg);
+	ct_rec_info(m.sink.out, size, stack);
+	return id;
+}
+
+/* ---- blocks ---- */
+
+/* A block, as the live table and the streams keep it: its alloc info in the low 32 bits and, once
+ * its ALLOC record is written, that record's number (m.alloc_records after it) in the high 32. */
+static uint32_t block_info(uint64_t b) { return (uint32_t)b; }
+
+/* Writes the ALLOC record of block b; returns b with the record's number. */
+static uint64_t write_alloc(uint64_t b)
+{
+	ct_rec_alloc(m.sink.out, block_info(b));
+	return block_info(b) | (uint64_t)++m.alloc_records << 32;
+}
+
+/* Writes the end of written block b: RECENT when its ALLOC is among the last CT_RECENT_WINDOW,
+ * which is most frees (a program frees what it just allocated), else FREE. */
+static void write_free(uint64_t b)
+{
+	uint32_t age = m.alloc_records - (uint32_t)(b >> 32) + 1;
+	if (age < 1 || age > CT_RECENT_WINDOW)
+		ct_rec_free(m.sink.out, block_info(b));
+	else
+		ct_rec_recent(m.sink.out, age);
+}
+
+/* Each stream's latest allocation ("held") lives only in the stream until the stream's next
+ * event decides its fate; the live table holds every other live block. So a temporary
+ * allocation never touches the table, and most allocations in a churn are temporaries. */
+
+/* Puts a block into the live table. If its address is there already, the allocator handed it out
+ * again, so the old block was freed where ctrack could not see: end it. */
+static void live_add(uint64_t p, uint64_t b)
+{
+	uint64_t *v = ct_live_find(&m.live, p);
+	if (!v) {
+		if (ct_live_insert(&m.live, p, b) < 0)
+			m.dropped++; /* its free will be unmatched */
+		return;
+	}
+	write_free(*v);
+	*v = b;
+	m.frees++;
+	m.lost++;
+}
+
+static void flush_held(struct ct_match_stream *s)
+{
+	if (!s->has_held)
+		return;
+	if (!s->held_written)
+		s->held = write_alloc(s->held);
+	live_add(s->held_ptr, s->held);
+	s->has_held = s->held_written = 0;
+}
+
+void ct_match_write_held(struct ct_match_stream *s)
+{
+	if (s->has_held && !s->held_written) {
+		s->held = write_alloc(s->held);
+		s->held_written = 1;
+	}
+}
+
+/* The stream, other than s, whose held allocation is p: a block freed by another thread before
+ * its own thread did anything else. Rare, so a scan. */
+static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, uint64_t p)
+{
+	for (struct ct_match_stream *o = m.streams; o; o = o->next)
+		if (o != s && o->has_held && o->held_ptr == p)
+			return o;
+	return NULL;
+}
+
+/* Block b ends: now, or when the realloc it belongs to completes. */
+static void end_block(struct ct_match_stream *s, uint64_t b, int temp, int written, int as_pending)
+{
+	if (as_pending) {
+		s->pending = b;
+		s->pending_temp = (uint8_t)temp;
+		s->pending_written = (uint8_t)written;
+		s->has_pending = 1;
+		return;
+	}
+	if (!temp)
+		write_free(b);
+	else if (written)
+		ct_rec_tempfree(m.sink.out, block_info(b));
+	else
+		ct_rec_temp(m.sink.out, block_info(b));
+	m.frees++;
+}
+
+/* The realloc that the current event completes has freed its old block. */
+static void settle_pending(struct ct_match_stream *s)
+{
+	if (!s->has_pending)
+		return;
+	s->has_pending = 0;
+	end_block(s, s->pending, s->pending_temp, s->pending_written, 0);
+}
+
+/* ---- events ---- */
+
+static void on_alloc(struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack)
+{
+	settle_pending(s);
+	flush_held(s);
+	uint32_t info = intern_info(size, stack);
+	if (info == UINT32_MAX) {
+		m.dropped++;
+		return;
+	}
+	s->held_ptr = p;
+	s->held = info;
+	s->has_held = 1;
+	m.allocations++;
+	m.bytes += size;
+	m.bytes_since_taken += size;
+}
+
+/* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does). */
+static void on_free(struct ct_match_stream *s, uint64_t p, int as_pending)
+{
+	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
+		int written = s->held_written;
+		s->has_held = s->held_written = 0;
+		end_block(s, s->held, 1, written, as_pending);
+		return;
+	}
+	flush_held(s);
+	uint64_t *v = ct_live_find(&m.live, p);
+	if (v) {
+		uint64_t b = *v;
+		ct_live_erase(&m.live, v);
+		end_block(s, b, 0, 0, as_pending);
+		return;
+	}
+	struct ct_match_stream *o = held_elsewhere(s, p);
+	if (!o) {
+		m.unmatched++; /* allocated before ctrack started, or by a path it cannot see */
+		return;
+	}
+	if (!o->held_written)
+		o->held = write_alloc(o->held);
+	o->has_held = o->held_written = 0;
+	end_block(s, o->held, 0, 0, as_pending);
+}
+
+/* The realloc failed: its old block is live again, exactly as before. */
+static void on_realloc_failed(struct ct_match_stream *s, uint64_t p)
+{
+	if (!s->has_pending)
+		return;
+	s->has_pending = 0;
+	if (!s->pending_temp) {
+		live_add(p, s->pending);
+		return;
+	}
+	flush_held(s);
+	s->held_ptr = p;
+	s->held = s->pending;
+	s->held_written = s->pending_written;
+	s->has_held = 1;
+}
+
+static uint32_t event_seq(const uint64_t *ev)
+{
+	return CT_EV_KIND(ev[0]) == CT_EV_ALLOC ? (uint32_t)(ev[2] >> 32) : (uint32_t)ev[1];
+}
+
+int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
+{
+	uint64_t p = CT_EV_PTR(ev[0]);
+	unsigned kind = CT_EV_KIND(ev[0]);
+	if (kind != CT_EV_RFREE) {
+		uint32_t *next = &m.expect[ct_seq_bucket(p)];
+		int32_t ahead = (int32_t)(event_seq(ev) - *next);
+		if (ordered && ahead > 0)
+			return CT_MATCH_BLOCKED;
+		if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
+			*next = event_seq(ev) + 1;
+	}
+	switch (kind) {
+	case CT_EV_ALLOC:
+		on_alloc(s, p, ev[1], (uint32_t)ev[2]);
+		break;
+	case CT_EV_FREE:
+		on_free(s, p, 0);
+		break;
+	case CT_EV_RBEGIN:
+		on_free(s, p, 1);
+		break;
+	case CT_EV_RFAIL:
+		on_realloc_failed(s, p);
+		break;
+	case CT_EV_RFREE:
+		settle_pending(s);
+		break;
+	}
+	return CT_MATCH_DONE;
+}
+
+void ct_match_settle(struct ct_match_stream *s)
+{
+	flush_held(s);
+	settle_pending(s);
+}
+
+void ct_match_settle_all(void)
+{
+	for (struct ct_match_stream *s = m.streams; s; s = s->next)
+		ct_match_settle(s);
+}
+
+/* ---- set-up and totals ---- */
+
+void ct_match_stream_add(struct ct_match_stream *s)
+{
+	s->next = m.streams;
+	m.streams = s;
+}
+
+int ct_match_reset(const struct ct_match_sink *sink)
+{
+	m.sink = *sink;
+	ct_live_release(&m.live);
+	ct_info_release(&m.infos);
+	if (!m.expect)
+		m.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*m.expect));
+	if (!m.expect || ct_info_init(&m.infos, 1u << 14) < 0 || ct_live_init(&m.live, 1u << 16) < 0)
+		return -ENOMEM;
+	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
+	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
+		m.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
+	for (struct ct_match_stream *s = m.streams; s; s = s->next) {
+		struct ct_match_stream *next = s->next;
+		*s = (struct ct_match_stream){.next = next};
+	}
+	m.stacks = CT_STACK_FIRST;
+	m.alloc_records = 0;
+	m.allocations = m.frees = m.bytes = m.unmatched = m.lost = m.dropped = m.bytes_since_taken = 0;
+	return 0;
+}
+
+void ct_match_totals(struct ct_rec_end *e)
+{
+	e->allocations = m.allocations;
+	e->frees = m.frees;
+	e->bytes_allocated = m.bytes;
+	e->unmatched_frees = m.unmatched;
+	e->lost_allocations = m.lost;
+}
+
+uint64_t ct_match_take_bytes(void)
+{
+	uint64_t b = m.bytes_since_taken;
+	m.bytes_since_taken = 0;
+	return b;
+}
+
+uint64_t ct_match_dropped(void) { return m.dropped; }

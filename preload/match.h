@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* Matching frees to allocations: turns each thread's stream of address events into the records of
+ * format.h that name no address (ALLOC, FREE, TEMP, TEMPFREE, RECENT, INFO), with the totals of END.
+ *
+ * Contract. One thread applies events (the writer, or the late path under its lock); no locks
+ * here, no malloc (tables come from the arena), records go to the sink's buffer. Events of one
+ * stream are applied in the order the thread published them; events on one address, across
+ * streams, in the order of their sequence numbers (shim.h): ct_match_event() refuses an event
+ * that comes before its turn (CT_MATCH_BLOCKED) so the caller can apply other streams first.
+ *
+ * A block's fate is decided late: a stream's latest allocation is "held" outside the live table
+ * until the stream's next event, so an allocation freed by the very next event of its thread is
+ * one TEMP record and never touches the table (heaptrack's temporary allocation). A free of a
+ * block among the last CT_RECENT_WINDOW ALLOC records is written as RECENT (its age). */
+#ifndef CTRACK_MATCH_H
+#define CTRACK_MATCH_H
+
+#include <stdint.h>
+
+#include "ctrack/record.h"
+
+/* One thread's event stream as the matcher sees it. Zeroed before first use (ct_match_stream_add);
+ * owned by the caller, which keeps it for as long as the matcher runs. */
+struct ct_match_stream {
+	uint64_t held_ptr; /* last allocation, not yet in the live table: it may turn out temporary */
+	uint64_t held;     /* its block: alloc info, and its ALLOC record's number once written */
+	uint64_t pending;  /* block a realloc is replacing, while the realloc runs */
+	uint8_t has_held, has_pending, pending_temp;
+	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
+	struct ct_match_stream *next;          /* all streams, for frees of another stream's held block */
+};
+
+/* Where records go. define_stacks(upto, arg) must write the FRAME records of every stack node id
+ * below upto (an INFO record names its stack, which must be defined first) and returns how many
+ * ids are defined now (at least upto). */
+struct ct_match_sink {
+	struct ct_rec_buf *out;
+	uint32_t (*define_stacks)(uint32_t upto, void *arg);
+	void *arg;
+};
+
+/* Resets all state for a new trace file: tables emptied (mapped on first call), totals zeroed,
+ * every registered stream emptied, and the sequence expectations set from the current counters
+ * (numbers taken before, e.g. in a parent before fork, are not this trace's). 0, or -ENOMEM. */
+int ct_match_reset(const struct ct_match_sink *sink);
+
+/* Registers a zeroed stream (kept registered for good). */
+void ct_match_stream_add(struct ct_match_stream *s);
+
+enum { CT_MATCH_DONE, CT_MATCH_BLOCKED };
+/* Applies one event (ev: the event's words, ct_event_words(ev[0]) of them). With ordered set, an
+ * event whose sequence number is ahead of its address's turn is not applied: CT_MATCH_BLOCKED.
+ * With ordered clear it is applied regardless (its predecessor will never come). */
+int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered);
+
+/* The stream's thread is gone or the trace ends: its held block becomes an ordinary live block
+ * and a realloc left half-done is settled. */
+void ct_match_settle(struct ct_match_stream *s);
+/* Before the buffer goes to the file: the held block's ALLOC is written now (so a killed process
+ * loses none), though the block stays held (a free as the next event is then a TEMPFREE). */
+void ct_match_write_held(struct ct_match_stream *s);
+/* ct_match_settle on every registered stream. */
+void ct_match_settle_all(void);
+
+/* The totals so far, as END carries them (end_us is the caller's). */
+void ct_match_totals(struct ct_rec_end *e);
+/* Bytes allocated since the last call (drives the writer's RSS samples). */
+uint64_t ct_match_take_bytes(void);
+/* Blocks and infos the tables had no room for (out of memory): their events were dropped. */
+uint64_t ct_match_dropped(void);
+
+#endif
