@@ -32,7 +32,7 @@
 #define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
 
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
-enum { NOTE_NO_RING, NOTE_NO_STACK, NOTE_TABLES, NOTE_RECORDS, NOTE_SETTING, NOTE_KINDS };
+enum { NOTE_NO_RING, NOTE_NO_STACK, NOTE_TABLES, NOTE_RECORDS, NOTE_REOPENED, NOTE_SETTING, NOTE_KINDS };
 
 static struct {
 	int fd;
@@ -50,6 +50,8 @@ static struct {
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	dev_t dev;              /* the trace file's identity */
 	ino_t ino;
+	char path[4096];        /* ... and its path, to open it again (reopen) */
+	uint64_t reopened;
 	pthread_t thread;
 	int running;
 	_Atomic int wake, sleeping;
@@ -89,9 +91,9 @@ static void add_uint(struct line *l, uint64_t v)
 	}
 }
 
-/* A warning "<count><text>", written when count has changed since this kind was last noted (END
+/* A note "<count><text>", written when count has changed since this kind was last noted (END
  * is written again for late events: a note is not repeated with it). */
-static void note_count(int kind, uint64_t count, const char *text)
+static void note_count(int kind, unsigned level, uint64_t count, const char *text)
 {
 	if (!count || count == w.noted[kind])
 		return;
@@ -99,19 +101,21 @@ static void note_count(int kind, uint64_t count, const char *text)
 	struct line l = {.n = 0};
 	add_uint(&l, count);
 	add(&l, text);
-	ct_rec_note(&w.out, CT_NOTE_WARNING, l.s, l.n);
+	ct_rec_note(&w.out, level, l.s, l.n);
 }
 
 static void emit_notes(void)
 {
-	note_count(NOTE_NO_RING, atomic_load(&ct_losses.no_ring),
+	const unsigned warn = CT_NOTE_WARNING;
+	note_count(NOTE_NO_RING, warn, atomic_load(&ct_losses.no_ring),
 	           " allocation events were not recorded: a thread could get no event ring (out of memory)");
-	note_count(NOTE_NO_STACK, atomic_load(&ct_losses.no_stack),
+	note_count(NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
 	           " backtraces were not recorded: the stack table is full (those allocations have no stack)");
-	note_count(NOTE_TABLES, ct_match_dropped(),
+	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
-	note_count(NOTE_RECORDS, w.out.dropped,
-	           " records were lost: out of memory for the record buffer");
+	note_count(NOTE_RECORDS, warn, w.out.dropped, " records were lost: out of memory for the record buffer");
+	note_count(NOTE_REOPENED, CT_NOTE_INFO, w.reopened,
+	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened the file again by its path");
 	if (ct_losses.bad_setting && !w.noted[NOTE_SETTING]) {
 		struct line l = {.n = 0};
 		add(&l, "ignored ");
@@ -153,12 +157,56 @@ static int still_ours(int fd)
 	return fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+/* Moves fd to a high number, out of the way of programs that expect the lowest free numbers. */
+static int move_high(int fd)
 {
-	if (n && !still_ours(fd))
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+	if (high < 0)
+		return fd;
+	close(fd);
+	return high;
+}
+
+/* The program took our descriptor (a daemon closes them all): open the file again by the path it
+ * had, if that is still the same file. The old number is the program's now: never closed. */
+static int reopen(void)
+{
+	if (!w.path[0])
+		return -1;
+	int fd = open(w.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	fd = move_high(fd);
+	if (!still_ours(fd)) {
+		close(fd);
+		return -1;
+	}
+	w.fd = fd;
+	w.reopened++;
+	return 0;
+}
+
+/* The path of the trace file, from /proc (no stdio here): "" when it cannot be known. */
+static void remember_path(int fd)
+{
+	char link[40] = "/proc/self/fd/", digits[12];
+	size_t n = strlen(link);
+	int i = sizeof(digits);
+	do
+		digits[--i] = (char)('0' + fd % 10);
+	while ((fd /= 10) && i > 0);
+	memcpy(link + n, digits + i, sizeof(digits) - (size_t)i);
+	link[n + sizeof(digits) - (size_t)i] = 0;
+	ssize_t k = readlink(link, w.path, sizeof(w.path) - 1);
+	w.path[k > 0 && w.path[0] == '/' ? k : 0] = 0;
+}
+
+static int write_all(const uint8_t *p, size_t n)
+{
+	if (n && !still_ours(w.fd) && reopen() < 0)
 		return -1;
 	while (n) {
-		ssize_t k = write(fd, p, n);
+		ssize_t k = write(w.fd, p, n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -176,7 +224,7 @@ static void compress(ZSTD_EndDirective mode)
 	while (!w.failed) {
 		ZSTD_outBuffer out = {w.zbuf, w.zcap, 0};
 		size_t left = ZSTD_compressStream2(w.zc, &out, &in, mode);
-		if (ZSTD_isError(left) || write_all(w.fd, w.zbuf, out.pos) < 0) {
+		if (ZSTD_isError(left) || write_all(w.zbuf, out.pos) < 0) {
 			w.failed = 1;
 			atomic_store(&ct_state, CT_OFF);
 			break;
@@ -508,16 +556,14 @@ static void emit_process(void)
 static int open_file(int fd)
 {
 	struct stat st;
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-	if (high >= 0) {
-		close(fd);
-		fd = high;
-	}
+	fd = move_high(fd);
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	w.dev = st.st_dev;
 	w.ino = st.st_ino;
 	w.fd = fd;
+	w.reopened = 0;
+	remember_path(fd);
 	w.failed = 0;
 	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();
 	w.time_us = w.bytes_since_sample = 0;
