@@ -52,6 +52,9 @@ static struct {
 	ino_t ino;
 	char path[4096];        /* ... and its path, to open it again (reopen) */
 	uint64_t reopened;
+	uint64_t written;       /* bytes in the file */
+	uint64_t flushed_at;    /* bytes in the file at the last flush: whole records, whole blocks */
+	int frame_open;         /* that flush left the zstd frame open (ZSTD_e_flush, not _e_end) */
 	pthread_t thread;
 	int running;
 	_Atomic int wake, sleeping;
@@ -201,20 +204,81 @@ static void remember_path(int fd)
 	w.path[k > 0 && w.path[0] == '/' ? k : 0] = 0;
 }
 
+/* 0, or the errno of the failure (EBADF: the descriptor is no longer the trace file). */
 static int write_all(const uint8_t *p, size_t n)
 {
 	if (n && !still_ours(w.fd) && reopen() < 0)
-		return -1;
+		return EBADF;
 	while (n) {
 		ssize_t k = write(w.fd, p, n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return -1;
+			return k < 0 ? errno : ENOSPC;
 		p += k;
 		n -= (size_t)k;
+		w.written += (uint64_t)k;
 	}
 	return 0;
+}
+
+/* ---- when the file cannot be written ----
+ * A write fails (a full disk, a file size limit, an I/O error): the trace must say so where it
+ * stops. The file is cut back to the last flush point, which ends a zstd block on a record
+ * boundary, and a NOTE is appended there in a raw zstd block written by hand (zstd's format, RFC
+ * 8878: a 3-byte block header, then the bytes as they are). The frame is left open, so readers
+ * decode everything up to the cut, then the NOTE, then report the trace as truncated. After each
+ * flush a little space is reserved past the end of the file for that block (fallocate). */
+
+#define NOTE_ROOM 4096
+
+static void reserve_note_room(void)
+{
+	if (fallocate(w.fd, FALLOC_FL_KEEP_SIZE, (off_t)w.written, NOTE_ROOM) < 0)
+		return; /* not supported here: the cut back to the flush point frees room enough, mostly */
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void note_write_error(int err)
+{
+	struct line l = {.n = 0};
+	add(&l, "the trace stops here: writing it failed after ");
+	add_uint(&l, w.flushed_at);
+	add(&l, " bytes (");
+	const char *why = strerrordesc_np(err);
+	add(&l, why ? why : "unknown error");
+	add(&l, ") at ");
+	add_uint(&l, w.time_us / 1000);
+	add(&l, " ms; up to the last 100 ms of events before it are lost, and tracing stopped");
+	uint8_t rec[sizeof(l.s) + 16], blk[sizeof(rec) + 16];
+	struct ct_rec_buf b = {.data = rec, .cap = sizeof(rec)};
+	ct_rec_note(&b, CT_NOTE_WARNING, l.s, l.n);
+	size_t n = 0;
+	if (!w.frame_open) { /* the last frame ended: a new one, 1 KiB window, no checksum */
+		put_le(blk, ZSTD_MAGICNUMBER, 4);
+		blk[4] = 0; /* frame header descriptor: no content size, no checksum, no dictionary */
+		blk[5] = 0; /* window descriptor: 2^10 bytes, more than the block */
+		n = 6;
+	}
+	put_le(blk + n, (uint64_t)b.len << 3, 3); /* not the last block, raw, b.len bytes */
+	memcpy(blk + n + 3, rec, b.len);
+	n += 3 + b.len;
+	if (ftruncate(w.fd, (off_t)w.flushed_at) < 0 || pwrite(w.fd, blk, n, (off_t)w.flushed_at) != (ssize_t)n)
+		return; /* the file ends at the flush point: readers see a cut trace */
+}
+
+/* Tracing stops: the program runs on untouched. */
+static void fail(int err)
+{
+	w.failed = 1;
+	atomic_store(&ct_state, CT_OFF);
+	if (err != EBADF && still_ours(w.fd))
+		note_write_error(err);
 }
 
 /* Compresses the record buffer; flush and end also push zstd's buffered blocks to the file. */
@@ -224,15 +288,20 @@ static void compress(ZSTD_EndDirective mode)
 	while (!w.failed) {
 		ZSTD_outBuffer out = {w.zbuf, w.zcap, 0};
 		size_t left = ZSTD_compressStream2(w.zc, &out, &in, mode);
-		if (ZSTD_isError(left) || write_all(w.zbuf, out.pos) < 0) {
-			w.failed = 1;
-			atomic_store(&ct_state, CT_OFF);
+		int err = ZSTD_isError(left) ? EIO : write_all(w.zbuf, out.pos);
+		if (err) {
+			fail(err);
 			break;
 		}
 		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
 			break;
 	}
 	w.out.len = 0;
+	if (mode == ZSTD_e_continue || w.failed)
+		return;
+	w.flushed_at = w.written; /* a block boundary, after whole records */
+	w.frame_open = mode == ZSTD_e_flush;
+	reserve_note_room();
 }
 
 /* ---- stacks and modules ---- */
@@ -562,7 +631,8 @@ static int open_file(int fd)
 	w.dev = st.st_dev;
 	w.ino = st.st_ino;
 	w.fd = fd;
-	w.reopened = 0;
+	w.reopened = w.written = w.flushed_at = 0;
+	w.frame_open = 0;
 	remember_path(fd);
 	w.failed = 0;
 	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();
