@@ -7,21 +7,19 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "closing.h"
 #include "ctrack-config.h"
 #include "elf_static.h"
 #include "locate.h"
+#include "rules.h"
 #include "spawn.h"
 #include "tracefile.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
-#define DEFAULT_DEPTH 64
-#define MAX_DEPTH 1024
 #define STR(x) #x
 #define XSTR(x) STR(x)
 
@@ -59,17 +57,6 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int parse_depth(const char *s, int *depth)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 1 || v > MAX_DEPTH)
-		return -EINVAL;
-	*depth = (int)v;
-	return 0;
-}
-
 static int set_output(struct options *o, const char *arg)
 {
 	o->output = arg;
@@ -84,8 +71,8 @@ static int set_follow(struct options *o, const char *arg)
 
 static int set_depth(struct options *o, const char *arg)
 {
-	if (parse_depth(arg, &o->depth) < 0)
-		return usage_error("--depth: expected a number from 1 to %d, got '%s'", MAX_DEPTH, arg);
+	if (ct_parse_depth(arg, &o->depth) < 0)
+		return usage_error("--depth: expected a number from 1 to %d, got '%s'", CT_DEPTH_MAX, arg);
 	return GO_ON;
 }
 
@@ -113,7 +100,7 @@ static const struct option_spec option_table[] = {
     {'o', NULL, "FILE", set_output, "write the trace to FILE (default: ctrack.PROGRAM.PID.zst)"},
     {0, "follow-children", NULL, set_follow, "trace child processes too (ctrack.NAME.PID.zst beside FILE)"},
     {0, "depth", "N", set_depth,
-     "capture at most N stack frames (1.." XSTR(MAX_DEPTH) ", default " XSTR(DEFAULT_DEPTH) ")"},
+     "capture at most N stack frames (1.." XSTR(CT_DEPTH_MAX) ", default " XSTR(CT_DEPTH_DEFAULT) ")"},
     {'q', NULL, NULL, set_quiet, "no closing summary"},
     {0, "force", NULL, set_force, "overwrite an existing trace file"},
     {0, "help", NULL, show_help, "show this help and exit"},
@@ -183,7 +170,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	struct option longs[N_OPTIONS + 1];
 	int c;
 	getopt_tables(shorts, longs);
-	*o = (struct options){.depth = DEFAULT_DEPTH};
+	*o = (struct options){.depth = CT_DEPTH_DEFAULT};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct option_spec *t = find_option(c);

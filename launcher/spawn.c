@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fork, set up, exec, wait. The launcher has one thread, so the forked child may still allocate
  * and setenv; it reports a failure before exec as {stage, errno} on the pipe, then exits. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -60,6 +61,7 @@ static int set_shim_env(const struct ct_spawn *s, const char *name, int fd)
 {
 	struct stat st;
 	char dir[PATH_MAX], buf[96];
+	assert(s->depth >= 1 && s->depth <= CT_DEPTH_MAX); /* what ct_parse_depth accepts */
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	int rc = ct_tracefile_dir(name, dir);
