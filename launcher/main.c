@@ -163,6 +163,16 @@ static const struct option_spec *find_option(int c)
 	return NULL;
 }
 
+/* getopt_long's ':' (missing argument) or '?' (unknown option, optopt 0 for a long one). */
+static int bad_option(int c, char **argv)
+{
+	if (c == ':')
+		return usage_error("option '%s' needs an argument", argv[optind - 1]);
+	if (optopt)
+		return usage_error("unknown option '-%c'", optopt);
+	return usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
 /* Returns GO_ON with o filled, else the exit status (help, version, errors). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -174,16 +184,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct option_spec *t = find_option(c);
-		int rc = t ? t->parse(o, optarg) : GO_ON;
+		if (!t)
+			return bad_option(c, argv);
+		int rc = t->parse(o, optarg);
 		if (rc != GO_ON)
 			return rc;
-		if (t)
-			continue;
-		if (c == ':')
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		if (optopt)
-			return usage_error("unknown option '-%c'", optopt);
-		return usage_error("unknown option '%s'", argv[optind - 1]);
 	}
 	if (optind >= argc)
 		return usage_error("no program given");
