@@ -254,14 +254,22 @@ def check_options():
     r = run(["--help"], d)
     check("--help on stdout, exit 0", r.returncode == 0 and r.stdout.startswith(b"Usage: ctrack")
           and b"--follow-children" in r.stdout and r.stderr == b"", f"rc {r.returncode}")
+    check("--help gives the depth range of common/rules.h", b"(1..256, default 64)" in r.stdout,
+          r.stdout.decode())
     for args, what in ((["--bogus", "true"], "unknown long option"), (["-x", "true"], "unknown short option"),
-                       (["-o"], "missing argument"), ([], "no program"),
-                       (["--depth", "0", "true"], "depth 0"), (["--depth", "1025", "true"], "depth 1025"),
-                       (["--depth", "12x", "true"], "depth not a number")):
+                       (["-o"], "missing argument"), (["--depth"], "missing depth"), ([], "no program")):
         r = run(args, d)
         lines = r.stderr.decode().splitlines()
         check(f"bad usage ({what}) gives 2 + one line + hint", r.returncode == 2 and len(lines) == 2
               and lines[0].startswith("ctrack: ") and "--help" in lines[1] and r.stdout == b"",
+              f"rc {r.returncode} {r.stderr!r}")
+    # The shim keeps at most 256 frames: a larger --depth is refused, never silently clamped.
+    for depth in ("0", "257", "1024", "abc", "12x", "", "-5", "+8", " 8"):
+        r = run(["--depth", depth, "true"], d)
+        want = ["ctrack: --depth: expected a number from 1 to 256, got '%s'" % depth,
+                "Try 'ctrack --help' for more information."]
+        check(f"--depth {depth!r} refused: exit 2, the range in one line + hint",
+              r.returncode == 2 and r.stderr.decode().splitlines() == want and r.stdout == b"",
               f"rc {r.returncode} {r.stderr!r}")
     check("bad usage leaves no trace file", traces(d) == [], str(traces(d)))
 

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* ctrack: runs a program with libctrack.so preloaded and reports where its trace went. The options
+ * table, and main: find the shim, check the program, run it (spawn.h), close (closing.h). Errors are
+ * reported here, once; the program keeps its own stdio, argv and exit status. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "closing.h"
+#include "ctrack-config.h"
+#include "elf_static.h"
+#include "locate.h"
+#include "rules.h"
+#include "spawn.h"
+#include "tracefile.h"
+
+#define EXIT_USAGE 2
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
+struct options {
+	const char *output; /* -o, or NULL for ctrack.NAME.PID.zst */
+	int follow_children;
+	int depth;
+	int quiet;
+	int force;
+	char **argv; /* PROGRAM ARGS..., NULL-terminated */
+};
+
+/* ---- the options table ---- */
+
+/* An option's parser returns GO_ON, or the exit status to stop with. */
+#define GO_ON (-1)
+
+struct option_spec {
+	int letter;       /* the short option ('o'), or 0 for a long one */
+	const char *name; /* the long option ("depth") when letter is 0 */
+	const char *arg;  /* the argument's name in the help ("N"), or NULL for a flag */
+	int (*parse)(struct options *o, const char *arg);
+	const char *help;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("ctrack: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'ctrack --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int set_output(struct options *o, const char *arg)
+{
+	o->output = arg;
+	return GO_ON;
+}
+
+static int set_follow(struct options *o, const char *arg)
+{
+	o->follow_children = 1;
+	return GO_ON;
+}
+
+static int set_depth(struct options *o, const char *arg)
+{
+	if (ct_parse_depth(arg, &o->depth) < 0)
+		return usage_error("--depth: expected a number from 1 to %d, got '%s'", CT_DEPTH_MAX, arg);
+	return GO_ON;
+}
+
+static int set_quiet(struct options *o, const char *arg)
+{
+	o->quiet = 1;
+	return GO_ON;
+}
+
+static int set_force(struct options *o, const char *arg)
+{
+	o->force = 1;
+	return GO_ON;
+}
+
+static int show_help(struct options *o, const char *arg);
+
+static int show_version(struct options *o, const char *arg)
+{
+	printf("ctrack %s\n", CTRACK_VERSION);
+	return 0;
+}
+
+static const struct option_spec option_table[] = {
+    {'o', NULL, "FILE", set_output, "write the trace to FILE (default: ctrack.PROGRAM.PID.zst)"},
+    {0, "follow-children", NULL, set_follow, "trace child processes too (ctrack.NAME.PID.zst beside FILE)"},
+    {0, "depth", "N", set_depth,
+     "capture at most N stack frames (1.." XSTR(CT_DEPTH_MAX) ", default " XSTR(CT_DEPTH_DEFAULT) ")"},
+    {'q', NULL, NULL, set_quiet, "no closing summary"},
+    {0, "force", NULL, set_force, "overwrite an existing trace file"},
+    {0, "help", NULL, show_help, "show this help and exit"},
+    {0, "version", NULL, show_version, "show the version and exit"},
+};
+#define N_OPTIONS (sizeof(option_table) / sizeof(option_table[0]))
+
+/* getopt_long's value for the long option at index i of the table: above any letter. */
+#define LONG_VAL(i) (256 + (int)(i))
+
+static int show_help(struct options *o, const char *arg)
+{
+	char left[32];
+	fputs("Usage: ctrack [OPTIONS] PROGRAM [ARGS...]\n"
+	      "Run PROGRAM with the ctrack heap tracer preloaded and write its allocation trace.\n\n",
+	      stdout);
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_spec *t = &option_table[i];
+		const char *sep = t->arg ? " " : "", *arg_name = t->arg ? t->arg : "";
+		if (t->letter)
+			snprintf(left, sizeof(left), "  -%c%s%s", t->letter, sep, arg_name);
+		else
+			snprintf(left, sizeof(left), "      --%s%s%s", t->name, sep, arg_name);
+		printf("%-23s  %s\n", left, t->help);
+	}
+	fputs("\nOptions end at the first non-option argument or at '--'.\n"
+	      "Analyze the trace with: ctrack-analyze FILE\n",
+	      stdout);
+	return 0;
+}
+
+/* getopt_long's tables from option_table: "+:" stops at the program and reports a missing
+ * argument as ':'. */
+static void getopt_tables(char *shorts, struct option *longs)
+{
+	char *s = shorts;
+	size_t n = 0;
+	*s++ = '+';
+	*s++ = ':';
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_spec *t = &option_table[i];
+		if (t->letter) {
+			*s++ = (char)t->letter;
+			if (t->arg)
+				*s++ = ':';
+			continue;
+		}
+		longs[n++] =
+		    (struct option){t->name, t->arg ? required_argument : no_argument, NULL, LONG_VAL(i)};
+	}
+	*s = '\0';
+	longs[n] = (struct option){0};
+}
+
+static const struct option_spec *find_option(int c)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (option_table[i].letter ? c == option_table[i].letter : c == LONG_VAL(i))
+			return &option_table[i];
+	return NULL;
+}
+
+/* getopt_long's ':' (missing argument) or '?' (unknown option, optopt 0 for a long one). */
+static int bad_option(int c, char **argv)
+{
+	if (c == ':')
+		return usage_error("option '%s' needs an argument", argv[optind - 1]);
+	if (optopt)
+		return usage_error("unknown option '-%c'", optopt);
+	return usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
+/* Returns GO_ON with o filled, else the exit status (help, version, errors). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	char shorts[2 + 2 * N_OPTIONS + 1];
+	struct option longs[N_OPTIONS + 1];
+	int c;
+	getopt_tables(shorts, longs);
+	*o = (struct options){.depth = CT_DEPTH_DEFAULT};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const struct option_spec *t = find_option(c);
+		if (!t)
+			return bad_option(c, argv);
+		int rc = t->parse(o, optarg);
+		if (rc != GO_ON)
+			return rc;
+	}
+	if (optind >= argc)
+		return usage_error("no program given");
+	o->argv = argv + optind;
+	return GO_ON;
+}
+
+/* ---- errors ---- */
+
+/* err: a positive errno from finding or exec'ing prog. Returns the shell's exit status for it. */
+static int exec_error(const char *prog, int err)
+{
+	if (err == ENOENT && !strchr(prog, '/'))
+		fprintf(stderr, "ctrack: %s: command not found\n", prog);
+	else
+		fprintf(stderr, "ctrack: %s: %s\n", prog, strerror(err));
+	return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+}
+
+/* err: a positive errno from ct_spawn_run. Returns the exit status. */
+static int spawn_error(const struct ct_spawn_result *r, const char *prog, int err)
+{
+	switch (r->stage) {
+	case CT_SPAWN_PIPE:
+		fprintf(stderr, "ctrack: pipe: %s\n", strerror(err));
+		return 1;
+	case CT_SPAWN_FORK:
+		fprintf(stderr, "ctrack: fork: %s\n", strerror(err));
+		return 1;
+	case CT_SPAWN_CREATE:
+		fprintf(stderr, "ctrack: cannot create '%s': %s%s\n", r->trace, strerror(err),
+		        err == EEXIST ? " (use --force to overwrite)" : "");
+		return 1;
+	case CT_SPAWN_EXEC:
+		return exec_error(prog, err);
+	case CT_SPAWN_SETUP:
+		break;
+	}
+	fprintf(stderr, "ctrack: cannot prepare the environment: %s\n", strerror(err));
+	return 1;
+}
+
+/* ---- main ---- */
+
+/* The shim's path into buf: 0, or the exit status after saying why there is none. */
+static int find_shim(char *buf, size_t len)
+{
+	if (ct_locate_shim(buf, len) < 0) {
+		fprintf(stderr, "ctrack: cannot find %s beside ctrack or in %s\n", CTRACK_SHIM_NAME,
+		        CTRACK_SHIM_DIR);
+		return EXIT_USAGE;
+	}
+	if (strpbrk(buf, " :")) { /* LD_PRELOAD splits on both */
+		fprintf(stderr,
+		        "ctrack: the shim path '%s' has a space or colon; LD_PRELOAD cannot hold it\n", buf);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The program's path into buf: 0, or the exit status after saying why it cannot be traced. */
+static int find_program(const char *prog, char *buf, size_t len)
+{
+	int rc = ct_locate_program(prog, buf, len);
+	if (rc < 0)
+		return exec_error(prog, -rc);
+	if (ct_elf_is_static(buf)) {
+		fprintf(stderr,
+		        "ctrack: %s is statically linked; LD_PRELOAD cannot trace it (link it dynamically)\n",
+		        prog);
+		return 1;
+	}
+	return 0;
+}
+
+static int run(const struct options *o, const char *shim, const char *exe)
+{
+	const struct ct_spawn s = {
+	    .shim = shim,
+	    .exe = exe,
+	    .argv = o->argv,
+	    .output = o->output,
+	    .depth = o->depth,
+	    .follow_children = o->follow_children,
+	    .force = o->force,
+	};
+	struct ct_closing closing;
+	struct ct_spawn_result r;
+	char name[PATH_MAX];
+	/* Any pid will do: the closing message only needs the trace's directory, before the run. */
+	ct_tracefile_name(name, sizeof(name), o->output, o->argv[0], 0);
+	ct_closing_init(&closing, name, o->follow_children, o->quiet);
+	fflush(stdout); /* the child must not inherit unwritten output */
+	int rc = ct_spawn_run(&s, &r);
+	if (rc == 0)
+		ct_closing_print(&closing, r.trace);
+	ct_closing_release(&closing);
+	return rc < 0 ? spawn_error(&r, o->argv[0], -rc) : r.status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	char shim[PATH_MAX], exe[PATH_MAX];
+	int rc = parse_args(argc, argv, &o);
+	if (rc != GO_ON)
+		return rc;
+	rc = find_shim(shim, sizeof(shim));
+	if (rc)
+		return rc;
+	rc = find_program(o.argv[0], exe, sizeof(exe));
+	if (rc)
+		return rc;
+	return run(&o, shim, exe);
+}

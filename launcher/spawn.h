@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Running the program under the shim: a forked child creates the trace file, hands the shim its
+ * settings (LD_PRELOAD and the CTRACK_* variables of common/rules.h) and execs the program; the
+ * parent passes on the signals meant for the program and waits. A child that fails before exec
+ * says why on a close-on-exec pipe, whose EOF alone means that the exec succeeded. */
+#ifndef CTRACK_SPAWN_H
+#define CTRACK_SPAWN_H
+
+#include <limits.h>
+
+/* What to run; all borrowed until ct_spawn_run returns. */
+struct ct_spawn {
+	const char *shim;    /* the shim's path (ct_locate_shim), without space or colon */
+	const char *exe;     /* the program's path (ct_locate_program) */
+	char *const *argv;   /* PROGRAM ARGS..., NULL-terminated, argv[0] as typed */
+	const char *output;  /* -o, or NULL for the default trace name */
+	int depth;           /* backtrace depth, 1..CT_DEPTH_MAX; replaces any inherited CTRACK_DEPTH */
+	int follow_children; /* the program's children trace themselves too */
+	int force;           /* replace an existing trace file */
+};
+
+/* What failed when the program did not run. */
+enum ct_spawn_stage {
+	CT_SPAWN_PIPE = 1, /* the launcher's pipe */
+	CT_SPAWN_FORK,     /* the launcher's fork */
+	CT_SPAWN_CREATE,   /* the child creating the trace file */
+	CT_SPAWN_SETUP,    /* the child setting the shim's environment */
+	CT_SPAWN_EXEC,     /* the child's exec of the program */
+};
+
+struct ct_spawn_result {
+	char trace[PATH_MAX];      /* the trace file's name, with the child's pid; "" if none was forked */
+	int status;                /* on success: the program's exit status, 128+N if signal N killed it */
+	enum ct_spawn_stage stage; /* on failure: what failed */
+};
+
+/* Runs s and waits for the program. From the fork on, the launcher forwards SIGTERM, SIGHUP,
+ * SIGUSR1 and SIGUSR2 to it and ignores SIGINT and SIGQUIT, which a terminal sends the program
+ * itself. Returns 0, or a negative errno with r->stage set: the program did not run, and no trace
+ * file was left behind. */
+int ct_spawn_run(const struct ct_spawn *s, struct ct_spawn_result *r);
+
+#endif

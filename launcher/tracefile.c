@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* Naming, locating and creating the trace file. Runs in the forked child too (create), so it
+ * reports errors as negative errnos and prints nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rules.h"
+#include "tracefile.h"
+
+int ct_tracefile_name(char *buf, size_t len, const char *output, const char *program, pid_t pid)
+{
+	if (!output)
+		return ct_trace_name(buf, len, NULL, program, pid, 0);
+	int n = snprintf(buf, len, "%s", output);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ct_tracefile_dir(const char *name, char *buf)
+{
+	char dir[PATH_MAX] = ".";
+	const char *slash = strrchr(name, '/');
+	if (slash) {
+		size_t n = slash == name ? 1 : (size_t)(slash - name); /* "/x" is in the root */
+		if (n >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, name, n);
+		dir[n] = '\0';
+	}
+	return realpath(dir, buf) ? 0 : -errno;
+}
+
+int ct_tracefile_create(const char *name, int force)
+{
+	if (force && unlink(name) < 0 && errno != ENOENT)
+		return -errno;
+	int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (fd > STDERR_FILENO)
+		return fd;
+	/* stdio was closed: keep the trace off fds 0-2, which the program may reopen */
+	int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	int err = errno;
+	close(fd);
+	return moved < 0 ? -err : moved;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The trace file the launcher makes for the program: its name (-o, or common/rules.h's default),
+ * its directory (where the shim writes the traces of followed children), and its creation, which
+ * never overwrites a file or follows a symlink unless told to replace it. */
+#ifndef CTRACK_TRACEFILE_H
+#define CTRACK_TRACEFILE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The trace's name: output (-o) when not NULL, else ct_trace_name's ctrack.NAME.PID.zst in the
+ * current directory, NAME the file name of program (argv[0] as typed). Returns 0, or
+ * -ENAMETOOLONG when it does not fit in len (buf then holds output cut short, for messages only). */
+int ct_tracefile_name(char *buf, size_t len, const char *output, const char *program, pid_t pid);
+
+/* The absolute directory of the file named name, into buf of PATH_MAX bytes. Returns 0 or a
+ * negative errno (realpath's, or -ENAMETOOLONG). */
+int ct_tracefile_dir(const char *name, char *buf);
+
+/* Creates name O_EXCL|O_NOFOLLOW, mode 0600 (a umask can only take bits away), close-on-exec, on a
+ * descriptor above 2. With force, an existing name (a symlink itself, never its target) is unlinked
+ * first. Returns the descriptor, owned by the caller, or a negative errno (-EEXIST: the name exists,
+ * a dangling symlink too). */
+int ct_tracefile_create(const char *name, int force);
+
+#endif
