@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The matcher's two hash tables (maps.h): live blocks and alloc infos. Open addressing with linear
- * probing at most half full, keys stored in the slots so a lookup touches one cache line; memory
- * from the arena. One thread at a time (no locks). */
+/* The matcher's two hash tables (maps.h). Live blocks: open addressing with linear probing at
+ * most half full, keys and values in the slots so a lookup touches one cache line, deletion by
+ * backward shift (the one table that erases, so not an id index). Alloc infos: an id index over an
+ * array of keys. Memory from the arena; one thread at a time (no locks). */
 #include <string.h>
 
 #include "maps.h"
@@ -82,62 +83,68 @@ void ct_live_erase(struct ct_live_map *m, uint64_t *val)
 	m->count--;
 }
 
-int ct_info_init(struct ct_info_map *m, uint32_t cap)
+/* ---- alloc infos: an id index (common/idindex.h) over an array of keys ---- */
+
+static uint32_t info_hash(uint64_t size, uint32_t stack)
 {
-	m->slots = ct_arena_map(cap * sizeof(*m->slots));
-	m->cap = cap;
-	m->count = 0;
-	return m->slots ? 0 : -1;
+	return (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack);
 }
 
-static uint32_t info_slot(uint64_t size, uint32_t stack, uint32_t cap)
+/* Doubles the index and the key array (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
+static int info_grow(struct ct_info_map *m, uint32_t cap)
 {
-	return (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack) & (cap - 1);
+	struct ct_idx_slot *slots = ct_arena_map(cap * sizeof(*slots));
+	void *keys = m->keys;
+	if (!slots || ct_arena_grow(&keys, m->index.count * sizeof(*m->keys), cap / 2 * sizeof(*m->keys)) < 0) {
+		ct_arena_unmap(slots, cap * sizeof(*slots));
+		return -1;
+	}
+	m->keys = keys;
+	ct_arena_unmap(ct_idx_rehash(&m->index, slots, cap), m->index.cap ? cap / 2 * sizeof(*slots) : 0);
+	return 0;
+}
+
+int ct_info_init(struct ct_info_map *m, uint32_t cap)
+{
+	*m = (struct ct_info_map){0};
+	return info_grow(m, cap);
 }
 
 void ct_info_release(struct ct_info_map *m)
 {
-	ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
+	ct_arena_unmap(m->index.slots, m->index.cap * sizeof(*m->index.slots));
+	ct_arena_unmap(m->keys, m->index.cap / 2 * sizeof(*m->keys));
 	*m = (struct ct_info_map){0};
 }
 
-static int info_grow(struct ct_info_map *m)
+struct info_probe {
+	const struct ct_info_key *keys;
+	uint64_t size;
+	uint32_t stack;
+};
+
+static int same_info(const void *ctx, uint32_t id1)
 {
-	uint32_t cap = m->cap * 2;
-	struct ct_info_slot *t = cap ? ct_arena_map(cap * sizeof(*t)) : NULL;
-	if (!t)
-		return -1;
-	for (uint32_t k = 0; k < m->cap; k++) {
-		if (!m->slots[k].id1)
-			continue;
-		uint32_t i = info_slot(m->slots[k].size, m->slots[k].stack, cap);
-		while (t[i].id1)
-			i = (i + 1) & (cap - 1);
-		t[i] = m->slots[k];
-	}
-	ct_arena_unmap(m->slots, m->cap * sizeof(*t));
-	m->slots = t;
-	m->cap = cap;
-	return 0;
+	const struct info_probe *p = ctx;
+	return p->keys[id1 - 1].size == p->size && p->keys[id1 - 1].stack == p->stack;
 }
 
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new)
 {
-	uint32_t i = info_slot(size, stack, m->cap);
-	for (; m->slots[i].id1; i = (i + 1) & (m->cap - 1))
-		if (m->slots[i].size == size && m->slots[i].stack == stack) {
-			*is_new = 0;
-			return m->slots[i].id1 - 1;
-		}
-	*is_new = 1;
-	if ((m->count + 1) * 2 > m->cap) {
-		if (info_grow(m) == 0) /* a new table: find the pair's place in it */
-			for (i = info_slot(size, stack, m->cap); m->slots[i].id1; i = (i + 1) & (m->cap - 1))
-				;
-		else if ((m->count + 1) * 8 > m->cap * 7)
-			return UINT32_MAX; /* no memory to grow: fuller than this, probes get too long */
+	uint32_t h = info_hash(size, stack);
+	struct info_probe probe = {m->keys, size, stack};
+	struct ct_idx_slot *s = ct_idx_find(&m->index, h, same_info, &probe);
+	*is_new = !s->id;
+	if (s->id)
+		return s->id - 1;
+	if (ct_idx_full(&m->index)) {
+		if (info_grow(m, m->index.cap * 2) < 0)
+			return UINT32_MAX;
+		probe.keys = m->keys; /* its place in the new index */
+		s = ct_idx_find(&m->index, h, same_info, &probe);
 	}
-	uint32_t id = m->count++;
-	m->slots[i] = (struct ct_info_slot){size, stack, id + 1};
+	uint32_t id = m->index.count;
+	m->keys[id] = (struct ct_info_key){size, stack};
+	ct_idx_put(&m->index, s, h, id + 1);
 	return id;
 }

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "idindex.h"
+
 /* Live blocks: address -> value (the matcher's block: alloc info id and ALLOC record number). Key
  * 0 marks an empty slot. */
 struct ct_live_slot {
@@ -23,13 +25,13 @@ int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v);
 void ct_live_erase(struct ct_live_map *m, uint64_t *val);       /* val from ct_live_find */
 
 /* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
-struct ct_info_slot {
+struct ct_info_key {
 	uint64_t size;
-	uint32_t stack, id1; /* id + 1, 0 = empty */
+	uint32_t stack;
 };
 struct ct_info_map {
-	struct ct_info_slot *slots;
-	uint32_t cap, count;
+	struct ct_idx index;         /* (size, stack) -> id + 1 */
+	struct ct_info_key *keys;    /* by id: room for index.cap / 2 */
 };
 int ct_info_init(struct ct_info_map *m, uint32_t cap);
 void ct_info_release(struct ct_info_map *m);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctrack/format.h"
+#include "idindex.h"
 #include "shim.h"
 
 #define MAX_NODES (1u << 24) /* 16 M distinct frames: 256 MiB reserved, touched as used */
@@ -16,65 +17,66 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t *parents;
 static uintptr_t *ips;
 static _Atomic uint32_t node_count; /* published: nodes [0, node_count) are readable */
-static uint32_t *table;             /* open addressing: node ids, 0 = empty slot */
-static uint32_t table_cap;          /* power of two */
+static struct ct_idx index_;        /* (parent, ip) -> node id; ids are >= CT_STACK_FIRST, never 0 */
 
-static uint32_t slot_of(uint32_t parent, uintptr_t ip, uint32_t cap)
+static uint32_t hash_of(uint32_t parent, uintptr_t ip)
 {
 	uint64_t h = ((uint64_t)ip ^ ((uint64_t)parent << 40) ^ parent) * 0x9E3779B97F4A7C15ull;
-	return (uint32_t)(h >> 32) & (cap - 1);
+	return (uint32_t)(h >> 32);
+}
+
+struct key {
+	uint32_t parent;
+	uintptr_t ip;
+};
+
+static int same(const void *ctx, uint32_t id)
+{
+	const struct key *k = ctx;
+	return parents[id] == k->parent && ips[id] == k->ip;
+}
+
+/* Doubles the index (the first call makes it). 0, or -1 with the index unchanged. */
+static int grow(void)
+{
+	uint32_t cap = index_.cap ? index_.cap * 2 : 1u << 16;
+	struct ct_idx_slot *slots = ct_arena_map(cap * sizeof(*slots));
+	if (!slots)
+		return -1;
+	ct_arena_unmap(ct_idx_rehash(&index_, slots, cap), cap / 2 * sizeof(*slots));
+	return 0;
 }
 
 static int setup(void)
 {
-	parents = ct_arena_map(MAX_NODES * sizeof(*parents));
-	ips = ct_arena_map(MAX_NODES * sizeof(*ips));
-	table_cap = 1u << 16;
-	table = ct_arena_map(table_cap * sizeof(*table));
-	if (!parents || !ips || !table)
+	if (!parents)
+		parents = ct_arena_map(MAX_NODES * sizeof(*parents));
+	if (!ips)
+		ips = ct_arena_map(MAX_NODES * sizeof(*ips));
+	if (!parents || !ips || grow() < 0)
 		return -1;
 	parents[CT_STACK_ROOT] = parents[CT_STACK_TRUNCATED] = CT_STACK_ROOT;
 	atomic_store_explicit(&node_count, CT_STACK_FIRST, memory_order_release);
 	return 0;
 }
 
-static int grow(void)
-{
-	uint32_t cap = table_cap * 2;
-	uint32_t *t = ct_arena_map(cap * sizeof(*t));
-	if (!t)
-		return -1;
-	for (uint32_t i = 0; i < table_cap; i++) {
-		uint32_t id = table[i];
-		if (!id)
-			continue;
-		uint32_t s = slot_of(parents[id], ips[id], cap);
-		while (t[s])
-			s = (s + 1) & (cap - 1);
-		t[s] = id;
-	}
-	ct_arena_unmap(table, table_cap * sizeof(*table));
-	table = t;
-	table_cap = cap;
-	return 0;
-}
-
 /* Called with the lock held. Returns 0 when the trie is full or memory is out. */
 static uint32_t child(uint32_t parent, uintptr_t ip)
 {
-	uint32_t s = slot_of(parent, ip, table_cap);
-	for (uint32_t id; (id = table[s]); s = (s + 1) & (table_cap - 1))
-		if (parents[id] == parent && ips[id] == ip)
-			return id;
+	if (ct_idx_full(&index_) && grow() < 0)
+		return 0;
+	struct key k = {parent, ip};
+	uint32_t h = hash_of(parent, ip);
+	struct ct_idx_slot *s = ct_idx_find(&index_, h, same, &k);
+	if (s->id)
+		return s->id;
 	uint32_t id = atomic_load_explicit(&node_count, memory_order_relaxed);
 	if (id >= MAX_NODES)
 		return 0;
 	parents[id] = parent;
 	ips[id] = ip;
-	table[s] = id;
+	ct_idx_put(&index_, s, h, id);
 	atomic_store_explicit(&node_count, id + 1, memory_order_release);
-	if ((id + 1) * 2 > table_cap && grow() < 0)
-		return 0;
 	return id;
 }
 
@@ -82,9 +84,9 @@ uint32_t ct_stacks_intern(const uintptr_t *frames, int n, int truncated)
 {
 	pthread_mutex_lock(&lock);
 	uint32_t node = truncated ? CT_STACK_TRUNCATED : CT_STACK_ROOT;
-	if (!table && setup() < 0)
+	if (!index_.cap && setup() < 0)
 		node = 0;
-	for (int i = n - 1; i >= 0 && table; i--) {
+	for (int i = n - 1; i >= 0 && index_.cap; i--) {
 		node = child(node, frames[i]);
 		if (!node)
 			break;
@@ -107,8 +109,9 @@ void ct_stacks_node(uint32_t id, uint32_t *parent, uintptr_t *ip)
 void ct_stacks_reset_index(void)
 {
 	pthread_mutex_lock(&lock);
-	if (table)
-		memset(table, 0, table_cap * sizeof(*table));
+	if (index_.cap)
+		memset(index_.slots, 0, index_.cap * sizeof(*index_.slots));
+	index_.count = 0;
 	pthread_mutex_unlock(&lock);
 }
 

@@ -287,8 +287,34 @@ static void stacks_defined_first(void)
 	expect("one INFO per (size, stack)", "INFO 16/7 ALLOC 0 ALLOC 0 INFO 16/9", 0, 0, 0);
 }
 
+/* Past the alloc info table's first growth (16384 slots hold 8192 ids): ids stay dense, in
+ * order of first sight, and a pair seen before the growth is found after it. */
+static void many_infos(void)
+{
+	enum { N = 20000 };
+	reset();
+	for (uint64_t i = 0; i < N; i++)
+		alloc_at(A, P + 16 * i, 16 + i, 3);
+	alloc_at(A, 0x7f0000, 16, 3); /* the first pair again, at a fresh address: info 0 */
+	ct_match_settle(&streams[A]);
+	char *text = malloc(1 << 20);
+	decode(text, 1 << 20);
+	size_t infos = 0;
+	for (const char *t = text; (t = strstr(t, "INFO")); t++)
+		infos++;
+	const char *tail = strrchr(text, 'A'); /* the last record: "ALLOC 0" */
+	if (infos != N || !tail || strcmp(tail, "ALLOC 0") || !strstr(text, "ALLOC 19999")) {
+		printf("FAIL many infos: %zu INFO records, last record %s\n", infos, tail ? tail : "none");
+		failures++;
+	} else {
+		printf("ok   many infos: %d INFO records, ids dense across the table's growth\n", N);
+	}
+	free(text);
+}
+
 int main(void)
 {
+	many_infos();
 	temporary();
 	live_then_recent();
 	cross_thread_held();
