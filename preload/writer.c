@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer thread: drains the per-thread rings into the matcher (match.c), which turns address
- * events into records, and streams the records through zstd into the trace file, with the
- * records it writes itself (process, modules, frames, threads, time, RSS, notes, END). It alone
- * owns the file and the zstd context. Cross-thread order: a ring whose next event must wait for
- * another thread's (match.h) is left for a later pass. */
+ * events into records, adds the records it writes itself (process, modules, frames, threads, time,
+ * RSS, notes, END), and hands them to the output (output.c: zstd and the file). Cross-thread order:
+ * a ring whose next event must wait for another thread's (match.h) is left for a later pass. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -15,10 +14,10 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "ctrack/record.h"
 #include "match.h"
+#include "text.h"
 #include "writer.h"
 
 #define OUT_COMPRESS_AT (256u << 10)
@@ -35,11 +34,6 @@ enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
 enum { NOTE_NO_RING, NOTE_NO_STACK, NOTE_TABLES, NOTE_RECORDS, NOTE_REOPENED, NOTE_SETTING, NOTE_KINDS };
 
 static struct {
-	int fd;
-	int failed;            /* the file cannot be written: keep draining, write nothing */
-	ZSTD_CCtx *zc;
-	uint8_t *zbuf;
-	size_t zcap;
 	struct ct_rec_buf out;
 	uint64_t stalled_since;  /* when rings started waiting with nothing else to do, or 0 */
 	int stuck;              /* the last pass left a ring waiting for a sequence number */
@@ -48,51 +42,18 @@ static struct {
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
 	uint32_t frames;        /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
-	dev_t dev;              /* the trace file's identity */
-	ino_t ino;
-	char path[4096];        /* ... and its path, to open it again (reopen) */
-	uint64_t reopened;
-	uint64_t written;       /* bytes in the file */
-	uint64_t flushed_at;    /* bytes in the file at the last flush: whole records, whole blocks */
-	int frame_open;         /* that flush left the zstd frame open (ZSTD_e_flush, not _e_end) */
 	pthread_t thread;
 	int running;
 	_Atomic int wake, sleeping;
 	_Atomic uint32_t req, done;
 	int req_op;
 	const char *req_path;
-} w = {.fd = -1};
+} w;
 
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- notes: what the shim could not record, said in the trace ---- */
-
-/* A line of text built without stdio or malloc (this thread must not take the program's locks). */
-struct line {
-	char s[320];
-	size_t n;
-};
-
-static void add(struct line *l, const char *s)
-{
-	size_t k = strnlen(s, sizeof(l->s) - l->n);
-	memcpy(l->s + l->n, s, k);
-	l->n += k;
-}
-
-static void add_uint(struct line *l, uint64_t v)
-{
-	char tmp[24];
-	int i = sizeof(tmp);
-	do
-		tmp[--i] = (char)('0' + v % 10);
-	while ((v /= 10) && i > 0);
-	if (l->n + sizeof(tmp) - (size_t)i <= sizeof(l->s)) {
-		memcpy(l->s + l->n, tmp + i, sizeof(tmp) - (size_t)i);
-		l->n += sizeof(tmp) - (size_t)i;
-	}
-}
 
 /* A note "<count><text>", written when count has changed since this kind was last noted (END
  * is written again for late events: a note is not repeated with it). */
@@ -101,10 +62,11 @@ static void note_count(int kind, unsigned level, uint64_t count, const char *tex
 	if (!count || count == w.noted[kind])
 		return;
 	w.noted[kind] = count;
-	struct line l = {.n = 0};
-	add_uint(&l, count);
-	add(&l, text);
-	ct_rec_note(&w.out, level, l.s, l.n);
+	char buf[320];
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add_uint(&t, count);
+	ct_text_add(&t, text);
+	ct_rec_note(&w.out, level, t.s, t.len);
 }
 
 static void emit_notes(void)
@@ -117,18 +79,19 @@ static void emit_notes(void)
 	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
 	note_count(NOTE_RECORDS, warn, w.out.dropped, " records were lost: out of memory for the record buffer");
-	note_count(NOTE_REOPENED, CT_NOTE_INFO, w.reopened,
+	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
 	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened the file again by its path");
 	if (ct_losses.bad_setting && !w.noted[NOTE_SETTING]) {
-		struct line l = {.n = 0};
-		add(&l, "ignored ");
-		add(&l, ct_losses.bad_setting);
-		add(&l, ": not a depth from 1 to ");
-		add_uint(&l, CT_DEPTH_MAX);
-		add(&l, "; backtraces kept ");
-		add_uint(&l, (uint64_t)ct_depth);
-		add(&l, " frames");
-		ct_rec_note(&w.out, CT_NOTE_WARNING, l.s, l.n);
+		char buf[320];
+		struct ct_text t = ct_text_in(buf, sizeof(buf));
+		ct_text_add(&t, "ignored ");
+		ct_text_add(&t, ct_losses.bad_setting);
+		ct_text_add(&t, ": not a depth from 1 to ");
+		ct_text_add_uint(&t, CT_DEPTH_MAX);
+		ct_text_add(&t, "; backtraces kept ");
+		ct_text_add_uint(&t, (uint64_t)ct_depth);
+		ct_text_add(&t, " frames");
+		ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
 		w.noted[NOTE_SETTING] = 1;
 	}
 }
@@ -148,160 +111,6 @@ static int grow_out(struct ct_rec_buf *b, size_t need)
 		return -1;
 	b->cap = cap;
 	return 0;
-}
-
-/* ---- the file ---- */
-
-/* Programs close descriptors they did not open (daemons close them all) and may get the number
- * back for a file of their own: write only while the descriptor is still the trace file. */
-static int still_ours(int fd)
-{
-	struct stat st;
-	return fstat(fd, &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino;
-}
-
-/* Moves fd to a high number, out of the way of programs that expect the lowest free numbers. */
-static int move_high(int fd)
-{
-	int high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
-	if (high < 0)
-		return fd;
-	close(fd);
-	return high;
-}
-
-/* The program took our descriptor (a daemon closes them all): open the file again by the path it
- * had, if that is still the same file. The old number is the program's now: never closed. */
-static int reopen(void)
-{
-	if (!w.path[0])
-		return -1;
-	int fd = open(w.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	fd = move_high(fd);
-	if (!still_ours(fd)) {
-		close(fd);
-		return -1;
-	}
-	w.fd = fd;
-	w.reopened++;
-	return 0;
-}
-
-/* The path of the trace file, from /proc (no stdio here): "" when it cannot be known. */
-static void remember_path(int fd)
-{
-	char link[40] = "/proc/self/fd/", digits[12];
-	size_t n = strlen(link);
-	int i = sizeof(digits);
-	do
-		digits[--i] = (char)('0' + fd % 10);
-	while ((fd /= 10) && i > 0);
-	memcpy(link + n, digits + i, sizeof(digits) - (size_t)i);
-	link[n + sizeof(digits) - (size_t)i] = 0;
-	ssize_t k = readlink(link, w.path, sizeof(w.path) - 1);
-	w.path[k > 0 && w.path[0] == '/' ? k : 0] = 0;
-}
-
-/* 0, or the errno of the failure (EBADF: the descriptor is no longer the trace file). */
-static int write_all(const uint8_t *p, size_t n)
-{
-	if (n && !still_ours(w.fd) && reopen() < 0)
-		return EBADF;
-	while (n) {
-		ssize_t k = write(w.fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? errno : ENOSPC;
-		p += k;
-		n -= (size_t)k;
-		w.written += (uint64_t)k;
-	}
-	return 0;
-}
-
-/* ---- when the file cannot be written ----
- * A write fails (a full disk, a file size limit, an I/O error): the trace must say so where it
- * stops. The file is cut back to the last flush point, which ends a zstd block on a record
- * boundary, and a NOTE is appended there in a raw zstd block written by hand (zstd's format, RFC
- * 8878: a 3-byte block header, then the bytes as they are). The frame is left open, so readers
- * decode everything up to the cut, then the NOTE, then report the trace as truncated. After each
- * flush a little space is reserved past the end of the file for that block (fallocate). */
-
-#define NOTE_ROOM 4096
-
-static void reserve_note_room(void)
-{
-	if (fallocate(w.fd, FALLOC_FL_KEEP_SIZE, (off_t)w.written, NOTE_ROOM) < 0)
-		return; /* not supported here: the cut back to the flush point frees room enough, mostly */
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void note_write_error(int err)
-{
-	struct line l = {.n = 0};
-	add(&l, "the trace stops here: writing it failed after ");
-	add_uint(&l, w.flushed_at);
-	add(&l, " bytes (");
-	const char *why = strerrordesc_np(err);
-	add(&l, why ? why : "unknown error");
-	add(&l, ") at ");
-	add_uint(&l, w.time_us / 1000);
-	add(&l, " ms; up to the last 100 ms of events before it are lost, and tracing stopped");
-	uint8_t rec[sizeof(l.s) + 16], blk[sizeof(rec) + 16];
-	struct ct_rec_buf b = {.data = rec, .cap = sizeof(rec)};
-	ct_rec_note(&b, CT_NOTE_WARNING, l.s, l.n);
-	size_t n = 0;
-	if (!w.frame_open) { /* the last frame ended: a new one, 1 KiB window, no checksum */
-		put_le(blk, ZSTD_MAGICNUMBER, 4);
-		blk[4] = 0; /* frame header descriptor: no content size, no checksum, no dictionary */
-		blk[5] = 0; /* window descriptor: 2^10 bytes, more than the block */
-		n = 6;
-	}
-	put_le(blk + n, (uint64_t)b.len << 3, 3); /* not the last block, raw, b.len bytes */
-	memcpy(blk + n + 3, rec, b.len);
-	n += 3 + b.len;
-	if (ftruncate(w.fd, (off_t)w.flushed_at) < 0 || pwrite(w.fd, blk, n, (off_t)w.flushed_at) != (ssize_t)n)
-		return; /* the file ends at the flush point: readers see a cut trace */
-}
-
-/* Tracing stops: the program runs on untouched. */
-static void fail(int err)
-{
-	w.failed = 1;
-	atomic_store(&ct_state, CT_OFF);
-	if (err != EBADF && still_ours(w.fd))
-		note_write_error(err);
-}
-
-/* Compresses the record buffer; flush and end also push zstd's buffered blocks to the file. */
-static void compress(ZSTD_EndDirective mode)
-{
-	ZSTD_inBuffer in = {w.out.data, w.out.len, 0};
-	while (!w.failed) {
-		ZSTD_outBuffer out = {w.zbuf, w.zcap, 0};
-		size_t left = ZSTD_compressStream2(w.zc, &out, &in, mode);
-		int err = ZSTD_isError(left) ? EIO : write_all(w.zbuf, out.pos);
-		if (err) {
-			fail(err);
-			break;
-		}
-		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
-			break;
-	}
-	w.out.len = 0;
-	if (mode == ZSTD_e_continue || w.failed)
-		return;
-	w.flushed_at = w.written; /* a block boundary, after whole records */
-	w.frame_open = mode == ZSTD_e_flush;
-	reserve_note_room();
 }
 
 /* ---- stacks and modules ---- */
@@ -470,10 +279,10 @@ static void housekeeping(void)
 			if (r->consumer)
 				ct_match_write_held(&((struct drain *)r->consumer)->st);
 		ct_match_write_held(&w.late);
-		compress(ZSTD_e_flush);
+		ct_output_write(&w.out, CT_OUT_FLUSH);
 		w.last_flush_ns = now;
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
-		compress(ZSTD_e_continue);
+		ct_output_write(&w.out, CT_OUT_CONTINUE);
 	}
 }
 
@@ -487,7 +296,7 @@ static void emit_end(void)
 	ct_match_totals(&e);
 	e.end_us = w.time_us;
 	ct_rec_end(&w.out, &e);
-	compress(ZSTD_e_end);
+	ct_output_write(&w.out, CT_OUT_END);
 }
 
 /* ---- the thread ---- */
@@ -533,7 +342,7 @@ static int serve(uint32_t req)
 	if (op == REQ_EXEC) {
 		emit_notes();
 		ct_rec_exec(&w.out, w.req_path, strlen(w.req_path));
-		compress(ZSTD_e_end);
+		ct_output_write(&w.out, CT_OUT_END);
 	}
 	if (op == REQ_FINISH)
 		emit_end();
@@ -620,21 +429,12 @@ static void emit_process(void)
 	ct_arena_unmap(cmd, cap);
 }
 
-/* Takes the trace file: moved to a high descriptor, out of the way of programs that expect
- * the lowest free numbers, and remembered by identity (still_ours). */
+/* Takes the trace file (output.c) and writes its first records. */
 static int open_file(int fd)
 {
-	struct stat st;
-	fd = move_high(fd);
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	w.dev = st.st_dev;
-	w.ino = st.st_ino;
-	w.fd = fd;
-	w.reopened = w.written = w.flushed_at = 0;
-	w.frame_open = 0;
-	remember_path(fd);
-	w.failed = 0;
+	int rc = ct_output_open(fd);
+	if (rc < 0)
+		return rc;
 	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();
 	w.time_us = w.bytes_since_sample = 0;
 	w.frames = CT_STACK_FIRST;
@@ -643,32 +443,19 @@ static int open_file(int fd)
 	w.out.last_ip = 0;
 	w.out.dropped = 0;
 	w.out.grow = grow_out;
-	w.zc = ZSTD_createCCtx();
-	w.zcap = ZSTD_CStreamOutSize();
-	if (!w.zbuf)
-		w.zbuf = ct_arena_map(w.zcap);
 	if (!w.late_registered) {
 		ct_match_stream_add(&w.late);
 		w.late_registered = 1;
 	}
 	struct ct_match_sink sink = {&w.out, define_stacks, NULL};
-	if (!w.zc || !w.zbuf || ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, 1u << 20))
+	if (ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, 1u << 20))
 		return -ENOMEM;
-	/* Programs repeat the same sequences of allocations (a loop body, a request) far apart in the
-	 * stream: long-distance matching over a 4 MiB window finds them, for little time and memory
-	 * (the sqlite3 benchmark's trace: 190 KiB -> 79 KiB). Level 1, not 3: the writer shares the
-	 * machine with the program, and level 3 cost the churn benchmark 0.27 -> 0.32 s for traces
-	 * at most 6% smaller. */
-	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_windowLog, 22);
-	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_enableLongDistanceMatching, 1);
-	ZSTD_CCtx_setParameter(w.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
 	ct_rec_header(&w.out);
 	emit_process();
 	ct_modules_reset();
 	ct_modules_sync(&w.out);
-	compress(ZSTD_e_flush);
-	return w.failed ? -EIO : 0;
+	ct_output_write(&w.out, CT_OUT_FLUSH);
+	return ct_output_ok() ? 0 : -EIO;
 }
 
 static int start_thread(void)
@@ -698,9 +485,7 @@ void ct_writer_after_fork_child(int fd)
 	w.running = 0;
 	atomic_store(&w.req, 0);
 	atomic_store(&w.done, 0);
-	if (w.fd >= 0)
-		close(w.fd); /* the parent's file: never written by a child */
-	w.fd = -1;
+	ct_output_drop(); /* the parent's file: never written by a child */
 	if (fd < 0)
 		return;
 	/* A fresh buffer and context (open_file resets the matcher): what the parent's writer was
@@ -726,7 +511,7 @@ void ct_writer_finish(void)
 void ct_writer_late(const uint64_t *ev)
 {
 	pthread_mutex_lock(&late_lock);
-	if (w.fd >= 0 && !w.failed) {
+	if (ct_output_ok()) {
 		emit_frames();
 		ct_match_event(&w.late, ev, 0);
 		ct_match_settle(&w.late);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The writer's side of the shim: the background thread that owns the trace file (writer.c), and
- * the module records it writes (modules.c). Program threads call only the ct_writer_* requests;
+/* The writer's side of the shim: the background thread that owns the trace file (writer.c), the
+ * file and its zstd stream (output.c), and the module records it writes (modules.c). Program threads call only the ct_writer_* requests;
  * the rest runs on the writer thread (or on the late path, under the writer's lock). */
 #ifndef CTRACK_WRITER_H
 #define CTRACK_WRITER_H
@@ -19,6 +19,19 @@ void ct_writer_finish(void) CT_HIDDEN;           /* drain, END record, stop the 
 /* After finish: the event is written at once, followed by a new END, as a frame of its own. */
 void ct_writer_late(const uint64_t *ev) CT_HIDDEN;
 void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */
+
+/* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
+/* Takes fd as the trace file (moved to a high number, remembered by identity and path) and
+ * starts a zstd stream. 0 or -errno. */
+int ct_output_open(int fd) CT_HIDDEN;
+enum ct_out_mode { CT_OUT_CONTINUE, CT_OUT_FLUSH, CT_OUT_END };
+/* Compresses b's records into the file and empties b. CONTINUE writes what zstd has ready; FLUSH
+ * writes all of it, leaving the frame open; END closes the frame. On a write failure tracing
+ * stops (ct_state = CT_OFF) and the file ends with a NOTE saying why. */
+void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
+int ct_output_ok(void) CT_HIDDEN;               /* open, and writing has not failed */
+uint64_t ct_output_reopened(void) CT_HIDDEN;     /* times the file was opened again by its path */
+void ct_output_drop(void) CT_HIDDEN;             /* after fork: the parent's file, closed unwritten */
 
 /* ---- modules.c: the loaded ELF objects, as MODULE/UNMODULE records ---- */
 void ct_modules_mark_dirty(void) CT_HIDDEN;                /* a library was unloaded */
