@@ -18,18 +18,45 @@
 /* DWARF register numbers on x86_64, and the few DW_EH_PE / DW_CFA constants we decode. */
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 enum {
-	PE_ABSPTR = 0x00, PE_ULEB = 0x01, PE_UDATA2 = 0x02, PE_UDATA4 = 0x03, PE_UDATA8 = 0x04,
-	PE_SLEB = 0x09, PE_SDATA2 = 0x0a, PE_SDATA4 = 0x0b, PE_SDATA8 = 0x0c,
-	PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80, PE_OMIT = 0xff,
+	PE_ABSPTR = 0x00,
+	PE_ULEB = 0x01,
+	PE_UDATA2 = 0x02,
+	PE_UDATA4 = 0x03,
+	PE_UDATA8 = 0x04,
+	PE_SLEB = 0x09,
+	PE_SDATA2 = 0x0a,
+	PE_SDATA4 = 0x0b,
+	PE_SDATA8 = 0x0c,
+	PE_PCREL = 0x10,
+	PE_DATAREL = 0x30,
+	PE_INDIRECT = 0x80,
+	PE_OMIT = 0xff,
 };
 enum {
-	CFA_NOP = 0x00, CFA_SET_LOC = 0x01, CFA_ADVANCE_LOC1 = 0x02, CFA_ADVANCE_LOC2 = 0x03,
-	CFA_ADVANCE_LOC4 = 0x04, CFA_OFFSET_EXT = 0x05, CFA_RESTORE_EXT = 0x06, CFA_UNDEFINED = 0x07,
-	CFA_SAME_VALUE = 0x08, CFA_REGISTER = 0x09, CFA_REMEMBER_STATE = 0x0a, CFA_RESTORE_STATE = 0x0b,
-	CFA_DEF_CFA = 0x0c, CFA_DEF_CFA_REGISTER = 0x0d, CFA_DEF_CFA_OFFSET = 0x0e,
-	CFA_DEF_CFA_EXPRESSION = 0x0f, CFA_EXPRESSION = 0x10, CFA_OFFSET_EXT_SF = 0x11,
-	CFA_DEF_CFA_SF = 0x12, CFA_DEF_CFA_OFFSET_SF = 0x13, CFA_VAL_OFFSET = 0x14,
-	CFA_VAL_OFFSET_SF = 0x15, CFA_VAL_EXPRESSION = 0x16, CFA_GNU_ARGS_SIZE = 0x2e,
+	CFA_NOP = 0x00,
+	CFA_SET_LOC = 0x01,
+	CFA_ADVANCE_LOC1 = 0x02,
+	CFA_ADVANCE_LOC2 = 0x03,
+	CFA_ADVANCE_LOC4 = 0x04,
+	CFA_OFFSET_EXT = 0x05,
+	CFA_RESTORE_EXT = 0x06,
+	CFA_UNDEFINED = 0x07,
+	CFA_SAME_VALUE = 0x08,
+	CFA_REGISTER = 0x09,
+	CFA_REMEMBER_STATE = 0x0a,
+	CFA_RESTORE_STATE = 0x0b,
+	CFA_DEF_CFA = 0x0c,
+	CFA_DEF_CFA_REGISTER = 0x0d,
+	CFA_DEF_CFA_OFFSET = 0x0e,
+	CFA_DEF_CFA_EXPRESSION = 0x0f,
+	CFA_EXPRESSION = 0x10,
+	CFA_OFFSET_EXT_SF = 0x11,
+	CFA_DEF_CFA_SF = 0x12,
+	CFA_DEF_CFA_OFFSET_SF = 0x13,
+	CFA_VAL_OFFSET = 0x14,
+	CFA_VAL_OFFSET_SF = 0x15,
+	CFA_VAL_EXPRESSION = 0x16,
+	CFA_GNU_ARGS_SIZE = 0x2e,
 	CFA_GNU_NEG_OFFSET_EXT = 0x2f,
 };
 
@@ -138,8 +165,14 @@ static uint64_t rd_leb(struct cur *c, int is_signed)
 	return v;
 }
 
-static uint64_t rd_uleb(struct cur *c) { return rd_leb(c, 0); }
-static int64_t rd_sleb(struct cur *c) { return (int64_t)rd_leb(c, 1); }
+static uint64_t rd_uleb(struct cur *c)
+{
+	return rd_leb(c, 0);
+}
+static int64_t rd_sleb(struct cur *c)
+{
+	return (int64_t)rd_leb(c, 1);
+}
 
 /* Decodes a DW_EH_PE pointer. datarel needs a base (the .eh_frame_hdr); indirect pointers are
  * only ever skipped (personality), so their value is returned undereferenced. */
@@ -153,24 +186,45 @@ static int rd_encoded(struct cur *c, uint8_t enc, uintptr_t datarel, uint64_t *o
 		return 0;
 	}
 	switch (enc & 0x0f) {
-	case PE_ABSPTR: case PE_UDATA8: case PE_SDATA8: v = rd_fixed(c, 8); break;
-	case PE_ULEB: v = rd_uleb(c); break;
-	case PE_SLEB: v = (uint64_t)rd_sleb(c); break;
-	case PE_UDATA2: v = rd_fixed(c, 2); break;
-	case PE_SDATA2: v = (uint64_t)(int64_t)(int16_t)rd_fixed(c, 2); break;
-	case PE_UDATA4: v = rd_fixed(c, 4); break;
-	case PE_SDATA4: v = (uint64_t)(int64_t)(int32_t)rd_fixed(c, 4); break;
-	default: return -EINVAL;
+	case PE_ABSPTR:
+	case PE_UDATA8:
+	case PE_SDATA8:
+		v = rd_fixed(c, 8);
+		break;
+	case PE_ULEB:
+		v = rd_uleb(c);
+		break;
+	case PE_SLEB:
+		v = (uint64_t)rd_sleb(c);
+		break;
+	case PE_UDATA2:
+		v = rd_fixed(c, 2);
+		break;
+	case PE_SDATA2:
+		v = (uint64_t)(int64_t)(int16_t)rd_fixed(c, 2);
+		break;
+	case PE_UDATA4:
+		v = rd_fixed(c, 4);
+		break;
+	case PE_SDATA4:
+		v = (uint64_t)(int64_t)(int32_t)rd_fixed(c, 4);
+		break;
+	default:
+		return -EINVAL;
 	}
 	switch (enc & 0x70) {
-	case 0: break;
-	case PE_PCREL: v += (uintptr_t)at; break;
+	case 0:
+		break;
+	case PE_PCREL:
+		v += (uintptr_t)at;
+		break;
 	case PE_DATAREL:
 		if (!datarel)
 			return -EINVAL;
 		v += datarel;
 		break;
-	default: return -EINVAL;
+	default:
+		return -EINVAL;
 	}
 	*out = v;
 	return c->bad ? -EINVAL : 0;
@@ -242,8 +296,12 @@ static int parse_cie_aug(struct cur *c, const char *aug, struct cfi *f)
 
 	for (; *aug; aug++) {
 		switch (*aug) {
-		case 'R': f->fde_enc = (uint8_t)rd_fixed(c, 1); break;
-		case 'L': rd_fixed(c, 1); break;
+		case 'R':
+			f->fde_enc = (uint8_t)rd_fixed(c, 1);
+			break;
+		case 'L':
+			rd_fixed(c, 1);
+			break;
 		case 'P': {
 			uint8_t enc = (uint8_t)rd_fixed(c, 1);
 			/* Only the size matters; the base is irrelevant to skipping it. */
@@ -252,7 +310,8 @@ static int parse_cie_aug(struct cur *c, const char *aug, struct cfi *f)
 			break;
 		}
 		case 'S': /* signal frame: the ip is exact, registers come from expressions */
-		default: return -EINVAL;
+		default:
+			return -EINVAL;
 		}
 	}
 	if (c->bad || end > c->end)
@@ -329,20 +388,38 @@ struct regs {
 static void set_rule(struct regs *s, uint64_t reg, uint8_t kind, int64_t off)
 {
 	switch (reg) {
-	case DW_RBP: s->rbp = kind; s->rbp_off = off; break;
-	case DW_RA: s->ra = kind; s->ra_off = off; break;
-	case DW_RSP: s->rsp = kind; break;
-	default: break;
+	case DW_RBP:
+		s->rbp = kind;
+		s->rbp_off = off;
+		break;
+	case DW_RA:
+		s->ra = kind;
+		s->ra_off = off;
+		break;
+	case DW_RSP:
+		s->rsp = kind;
+		break;
+	default:
+		break;
 	}
 }
 
 static void restore_rule(struct regs *s, uint64_t reg, const struct regs *init)
 {
 	switch (reg) {
-	case DW_RBP: s->rbp = init->rbp; s->rbp_off = init->rbp_off; break;
-	case DW_RA: s->ra = init->ra; s->ra_off = init->ra_off; break;
-	case DW_RSP: s->rsp = init->rsp; break;
-	default: break;
+	case DW_RBP:
+		s->rbp = init->rbp;
+		s->rbp_off = init->rbp_off;
+		break;
+	case DW_RA:
+		s->ra = init->ra;
+		s->ra_off = init->ra_off;
+		break;
+	case DW_RSP:
+		s->rsp = init->rsp;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -382,12 +459,18 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 			if (advance(&loc, (op & 0x3f) * f->code_align, ip))
 				return 0;
 			continue;
-		case 2: set_rule(s, op & 0x3f, R_OFFSET, (int64_t)rd_uleb(&c) * da); continue;
-		case 3: restore_rule(s, op & 0x3f, init); continue;
-		default: break;
+		case 2:
+			set_rule(s, op & 0x3f, R_OFFSET, (int64_t)rd_uleb(&c) * da);
+			continue;
+		case 3:
+			restore_rule(s, op & 0x3f, init);
+			continue;
+		default:
+			break;
 		}
 		switch (op) {
-		case CFA_NOP: break;
+		case CFA_NOP:
+			break;
 		case CFA_SET_LOC:
 			if (rd_encoded(&c, f->fde_enc, 0, &nloc))
 				return -EINVAL;
@@ -398,15 +481,33 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 		case CFA_ADVANCE_LOC1:
 		case CFA_ADVANCE_LOC2:
 		case CFA_ADVANCE_LOC4:
-			if (advance(&loc, rd_fixed(&c, op == CFA_ADVANCE_LOC4 ? 4u : (size_t)op - 1) * f->code_align, ip))
+			if (advance(&loc,
+			            rd_fixed(&c, op == CFA_ADVANCE_LOC4 ? 4u : (size_t)op - 1) *
+			                f->code_align,
+			            ip))
 				return 0;
 			break;
-		case CFA_OFFSET_EXT: reg = rd_uleb(&c); set_rule(s, reg, R_OFFSET, (int64_t)rd_uleb(&c) * da); break;
-		case CFA_OFFSET_EXT_SF: reg = rd_uleb(&c); set_rule(s, reg, R_OFFSET, rd_sleb(&c) * da); break;
-		case CFA_GNU_NEG_OFFSET_EXT: reg = rd_uleb(&c); set_rule(s, reg, R_OFFSET, -(int64_t)rd_uleb(&c) * da); break;
-		case CFA_RESTORE_EXT: restore_rule(s, rd_uleb(&c), init); break;
-		case CFA_UNDEFINED: set_rule(s, rd_uleb(&c), R_UNDEF, 0); break;
-		case CFA_SAME_VALUE: set_rule(s, rd_uleb(&c), R_SAME, 0); break;
+		case CFA_OFFSET_EXT:
+			reg = rd_uleb(&c);
+			set_rule(s, reg, R_OFFSET, (int64_t)rd_uleb(&c) * da);
+			break;
+		case CFA_OFFSET_EXT_SF:
+			reg = rd_uleb(&c);
+			set_rule(s, reg, R_OFFSET, rd_sleb(&c) * da);
+			break;
+		case CFA_GNU_NEG_OFFSET_EXT:
+			reg = rd_uleb(&c);
+			set_rule(s, reg, R_OFFSET, -(int64_t)rd_uleb(&c) * da);
+			break;
+		case CFA_RESTORE_EXT:
+			restore_rule(s, rd_uleb(&c), init);
+			break;
+		case CFA_UNDEFINED:
+			set_rule(s, rd_uleb(&c), R_UNDEF, 0);
+			break;
+		case CFA_SAME_VALUE:
+			set_rule(s, rd_uleb(&c), R_SAME, 0);
+			break;
 		case CFA_REGISTER:
 		case CFA_VAL_OFFSET:
 			reg = rd_uleb(&c);
@@ -434,14 +535,34 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 				return -EINVAL;
 			*s = saved[--depth];
 			break;
-		case CFA_DEF_CFA: s->cfa_reg = rd_uleb(&c); s->cfa_off = (int64_t)rd_uleb(&c); s->cfa_expr = 0; break;
-		case CFA_DEF_CFA_SF: s->cfa_reg = rd_uleb(&c); s->cfa_off = rd_sleb(&c) * da; s->cfa_expr = 0; break;
-		case CFA_DEF_CFA_REGISTER: s->cfa_reg = rd_uleb(&c); break;
-		case CFA_DEF_CFA_OFFSET: s->cfa_off = (int64_t)rd_uleb(&c); break;
-		case CFA_DEF_CFA_OFFSET_SF: s->cfa_off = rd_sleb(&c) * da; break;
-		case CFA_DEF_CFA_EXPRESSION: skip_block(&c); s->cfa_expr = 1; break;
-		case CFA_GNU_ARGS_SIZE: rd_uleb(&c); break;
-		default: return -EINVAL;
+		case CFA_DEF_CFA:
+			s->cfa_reg = rd_uleb(&c);
+			s->cfa_off = (int64_t)rd_uleb(&c);
+			s->cfa_expr = 0;
+			break;
+		case CFA_DEF_CFA_SF:
+			s->cfa_reg = rd_uleb(&c);
+			s->cfa_off = rd_sleb(&c) * da;
+			s->cfa_expr = 0;
+			break;
+		case CFA_DEF_CFA_REGISTER:
+			s->cfa_reg = rd_uleb(&c);
+			break;
+		case CFA_DEF_CFA_OFFSET:
+			s->cfa_off = (int64_t)rd_uleb(&c);
+			break;
+		case CFA_DEF_CFA_OFFSET_SF:
+			s->cfa_off = rd_sleb(&c) * da;
+			break;
+		case CFA_DEF_CFA_EXPRESSION:
+			skip_block(&c);
+			s->cfa_expr = 1;
+			break;
+		case CFA_GNU_ARGS_SIZE:
+			rd_uleb(&c);
+			break;
+		default:
+			return -EINVAL;
 		}
 	}
 	return c.bad ? -EINVAL : 0;
@@ -584,7 +705,9 @@ static uintptr_t hex(const char **p)
 {
 	uintptr_t v = 0;
 	for (;; (*p)++) {
-		unsigned c = (unsigned char)**p, d = c - '0' < 10 ? c - '0' : (c | 32) - 'a' < 6 ? (c | 32) - 'a' + 10 : 16;
+		unsigned c = (unsigned char)**p, d = c - '0' < 10         ? c - '0'
+		                                     : (c | 32) - 'a' < 6 ? (c | 32) - 'a' + 10
+		                                                          : 16;
 		if (d == 16)
 			return v;
 		v = v << 4 | d;
@@ -716,15 +839,16 @@ static int memo_matches(const struct memo *m, int k, const struct frame *f)
 		const struct memo_frame *cur = &m->f[i], *up = &m->f[i + 1];
 		if (*(const uintptr_t *)(up->sp - 8) != up->ip)
 			return 0;
-		if (cur->rbp_slot && (up->flags & MEMO_NEEDS_BP) && *(const uintptr_t *)cur->rbp_slot != up->bp)
+		if (cur->rbp_slot && (up->flags & MEMO_NEEDS_BP) &&
+		    *(const uintptr_t *)cur->rbp_slot != up->bp)
 			return 0;
 	}
 	return 1;
 }
 
 /* This walk's frames so far are in `next` (count m); the previous walk's from frame k on follow. */
-static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, uintptr_t *ips,
-                      int n, int max, int *truncated)
+static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, uintptr_t *ips, int n,
+                      int max, int *truncated)
 {
 	int tail = prev->n - k, copied = tail < max - n ? tail : max - n;
 
