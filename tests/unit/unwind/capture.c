@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The unwinder test library: unwind.c compiled into its own shared object, exactly as in the shim,
- * so "skip the frames of our own object" is exercised; included to reach its fallback counter. */
+/* The unwinder test library: unwind.c in its own shared object (cfi.c built beside it), as in the
+ * shim, so "skip the frames of our own object" is exercised; included to reach its fallback counter. */
 #include "unwind.c"
 
 #include "capture.h"
