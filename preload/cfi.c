@@ -161,6 +161,16 @@ static int rd_encoded(struct cur *c, uint8_t enc, uintptr_t datarel, uint64_t *o
 	return c->bad ? -EINVAL : 0;
 }
 
+/* Skips a block that starts with its uleb128 length (an expression, augmentation data). */
+static void skip_block(struct cur *c)
+{
+	uint64_t len = rd_uleb(c);
+	if (len > (uint64_t)(c->end - c->p))
+		c->bad = 1;
+	else
+		c->p += len;
+}
+
 static int32_t rd_s32(const uint8_t *p)
 {
 	int32_t v;
@@ -203,13 +213,14 @@ int ct_cfi_find_fde(const uint8_t *hdr, uintptr_t ip, const uint8_t **fde)
 	return 0;
 }
 
-/* A CIE/FDE record: returns its body (after the length) and sets *end; NULL for the terminator
- * or the 64-bit format, which .eh_frame never uses in practice. */
+/* A CIE/FDE record: returns its body (after the length) and sets *end; NULL for the terminator,
+ * a record too short for its CIE id or pointer, or the 64-bit format, which .eh_frame never uses
+ * in practice. */
 static const uint8_t *record_body(const uint8_t *p, const uint8_t **end)
 {
 	uint32_t len;
 	memcpy(&len, p, sizeof(len));
-	if (len == 0 || len == 0xffffffffu)
+	if (len < 4 || len == 0xffffffffu)
 		return NULL;
 	*end = p + 4 + len;
 	return p + 4;
@@ -227,8 +238,11 @@ struct cfi {
 static int parse_cie_aug(struct cur *c, const char *aug, struct cfi *f)
 {
 	uint64_t len = rd_uleb(c), skipped;
-	const uint8_t *end = c->p + len;
 	int rc;
+
+	if (c->bad || len > (uint64_t)(c->end - c->p)) /* checked first: a huge length would wrap */
+		return -EINVAL;
+	const uint8_t *end = c->p + len;
 
 	for (; *aug; aug++) {
 		switch (*aug) {
@@ -250,7 +264,7 @@ static int parse_cie_aug(struct cur *c, const char *aug, struct cfi *f)
 			return -ENOTSUP;
 		}
 	}
-	if (c->bad || end > c->end)
+	if (c->bad || c->p > end) /* the data is shorter than its letters say */
 		return -EINVAL;
 	c->p = end;
 	return 0;
@@ -292,7 +306,7 @@ static int parse_fde(const uint8_t *fde, uintptr_t ip, struct cfi *f)
 {
 	const uint8_t *end;
 	const uint8_t *body = record_body(fde, &end);
-	uint64_t begin, range, aug_len;
+	uint64_t begin, range;
 	int rc;
 
 	if (!body || rd_s32(body) == 0)
@@ -307,11 +321,9 @@ static int parse_fde(const uint8_t *fde, uintptr_t ip, struct cfi *f)
 		return rc;
 	if (ip < begin || ip - begin >= range)
 		return -ENOENT;
-	if (f->has_z) {
-		aug_len = rd_uleb(&c);
-		c.p += aug_len;
-	}
-	if (c.bad || c.p > end)
+	if (f->has_z)
+		skip_block(&c);
+	if (c.bad)
 		return -EINVAL;
 	f->fde_insns = c;
 	f->pc_begin = (uintptr_t)begin;
@@ -374,15 +386,6 @@ static int advance(uintptr_t *loc, uint64_t delta, uintptr_t ip)
 		return 1;
 	*loc += delta;
 	return 0;
-}
-
-static void skip_block(struct cur *c)
-{
-	uint64_t len = rd_uleb(c);
-	if (len > (uint64_t)(c->end - c->p))
-		c->bad = 1;
-	else
-		c->p += len;
 }
 
 /* Executes instructions until the row for ip; init is the CIE state (NULL while running it). */

@@ -4,13 +4,13 @@
  *
  * Input: a loaded .eh_frame_hdr (version 1, table encoded DW_EH_PE_datarel|sdata4, as every linker
  * writes it) and the .eh_frame records it points to, as mapped in memory: pc-relative and datarel
- * values are taken relative to where the bytes sit. The table and each record's length field are
- * trusted to describe mapped memory; inside a record, any content gives a result or an error,
- * never a read past the record's end. Errors are negative errnos:
+ * values are taken relative to where the bytes sit. The table, each record's length and an FDE's
+ * CIE pointer are trusted to describe mapped memory; inside a record, any content gives a result
+ * or an error, never a read past the record's end. Errors are negative errnos:
  *   -ENOENT   no FDE covers ip (the caller may guess a frame-pointer frame);
- *   -ENOTSUP  well-formed CFI this decoder does not handle (another .eh_frame_hdr layout,
- *             augmentation 'S' or an unknown one, a return address column other than 16,
- *             DW_EH_PE_indirect/datarel/textrel/funcrel/aligned addresses);
+ *   -ENOTSUP  well-formed CFI this decoder does not handle (another .eh_frame_hdr layout, a CIE
+ *             version other than 1 or 3, augmentation 'S' or an unknown one, a return address
+ *             column other than 16, DW_EH_PE_indirect/datarel/textrel/funcrel/aligned addresses);
  *   -EINVAL   corrupt or truncated records, an unknown DW_CFA opcode, an unbalanced restore_state;
  *   -E2BIG    DW_CFA_remember_state nested deeper than 8. */
 #ifndef CT_PRELOAD_CFI_H
