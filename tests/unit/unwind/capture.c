@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The unwinder test library: unwind.c compiled into its own shared object, exactly as in the shim,
- * so "skip the frames of our own object" is exercised; included to reach its fallback counter. */
+/* The unwinder test library: unwind.c in its own shared object (cfi.c built beside it), as in the
+ * shim, so "skip the frames of our own object" is exercised; included to reach its fallback counter. */
 #include "unwind.c"
 
 #include "capture.h"
@@ -18,8 +18,9 @@ CTU_API __attribute__((noinline)) void ctu_capture(int max, struct ctu_walk *fas
 	fast->from_differs = 0;
 	if (outer) {
 		from.n = ct_unwind_from(fp[1], (uintptr_t)(fp + 2), fp[0], from.ips, max, &from.truncated);
-		fast->from_differs = from.n != fast->n || from.truncated != fast->truncated ||
-		                     memcmp(from.ips, fast->ips, (size_t)(from.n > 0 ? from.n : 0) * sizeof(uintptr_t));
+		fast->from_differs =
+		    from.n != fast->n || from.truncated != fast->truncated ||
+		    memcmp(from.ips, fast->ips, (size_t)(from.n > 0 ? from.n : 0) * sizeof(uintptr_t));
 	}
 	capturing--;
 }
