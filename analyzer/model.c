@@ -239,7 +239,7 @@ int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
 		return -ENOMEM;
 	m->last_ip += (uint64_t)ip_delta;
 	m->nodes[m->nnodes++] = (struct ct_node){
-		.parent = (uint32_t)parent, .module = find_module(m, m->last_ip), .ip = m->last_ip};
+	    .parent = (uint32_t)parent, .module = find_module(m, m->last_ip), .ip = m->last_ip};
 	return 0;
 }
 
@@ -295,16 +295,21 @@ void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, u
 	m->t.end_us = end_us;
 }
 
-void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns,
-                      struct ct_bytes exe, struct ct_bytes *argv, size_t argc)
+void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,
+                      struct ct_bytes *argv, size_t argc)
 {
 	struct ct_process *p = &m->proc;
 	for (size_t i = 0; i < p->argc; i++)
 		free(p->argv[i].data);
 	free(p->argv);
 	free(p->exe.data);
-	*p = (struct ct_process){.seen = 1, .pid = pid, .ppid = ppid, .start_unix_ns = start_ns,
-	                         .exe = exe, .argv = argv, .argc = argc};
+	*p = (struct ct_process){.seen = 1,
+	                         .pid = pid,
+	                         .ppid = ppid,
+	                         .start_unix_ns = start_ns,
+	                         .exe = exe,
+	                         .argv = argv,
+	                         .argc = argc};
 }
 
 /* ---- queries ---- */

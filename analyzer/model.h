@@ -79,10 +79,10 @@ struct ct_model {
 	uint64_t peak_version;
 	struct ct_totals t;
 	struct ct_process proc;
-	int complete;   /* the last record read was END or EXEC */
-	int exec_last;  /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
+	int complete;  /* the last record read was END or EXEC */
+	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
-	uint32_t last_module; /* lookup cache: module that held the previous FRAME's ip */
+	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip */
 	/* Downsampled time series: at most CT_SERIES_MAX points, buckets of series_width_us. */
 	struct ct_point *series;
 	size_t nseries;
@@ -110,8 +110,8 @@ int ct_model_module(struct ct_model *m, const struct ct_module *mod);
 int ct_model_unmodule(struct ct_model *m, uint64_t id);
 void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, uint64_t end_us);
 /* Takes ownership of exe and argv (heap blocks). */
-void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns,
-                      struct ct_bytes exe, struct ct_bytes *argv, size_t argc);
+void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,
+                      struct ct_bytes *argv, size_t argc);
 
 /* Number of allocations of info live at the global peak. */
 uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info);

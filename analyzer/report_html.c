@@ -375,7 +375,8 @@ static int put_flame(FILE *out, const struct ct_tree *t, enum ct_cost cost)
 {
 	char id[32];
 	snprintf(id, sizeof(id), "fg-%s", ct_cost_name(cost));
-	struct ct_flame_opts o = {.cost = cost, .embedded = 1, .id = id, .width = 1200, .min_width = 1, .max_frames = 3000};
+	struct ct_flame_opts o = {
+	    .cost = cost, .embedded = 1, .id = id, .width = 1200, .min_width = 1, .max_frames = 3000};
 	fprintf(out, "<div class=\"flame box\" id=\"flame-%s\" data-cost=\"%s\">\n", ct_cost_name(cost),
 	        ct_cost_name(cost));
 	int rc = ct_write_flamegraph(out, t, &o);

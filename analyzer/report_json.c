@@ -34,10 +34,12 @@ static void put_summary(const struct ct_report *r)
 	fprintf(r->out,
 	        "{\"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
 	        ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
-	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
-	        ", \"leaked_allocations\": %" PRIu64 ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64 "}",
+	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64
+	        ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64
+	        ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64 "}",
 	        t->allocations, t->frees, t->bytes_allocated, t->temporary, t->peak, t->peak_time_us * 1000,
-	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000, t->unmatched_frees);
+	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000,
+	        t->unmatched_frees);
 }
 
 void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
@@ -72,17 +74,20 @@ static void put_figures(FILE *out, enum ct_rank by, const struct ct_site *s)
 {
 	switch (by) {
 	case CT_BY_LEAKED:
-		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->leaked_bytes, s->leaked_allocations);
+		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->leaked_bytes,
+		        s->leaked_allocations);
 		break;
 	case CT_BY_PEAK:
-		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->peak_bytes, s->peak_allocations);
+		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->peak_bytes,
+		        s->peak_allocations);
 		break;
 	case CT_BY_ALLOCATIONS:
-		fprintf(out, "\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64, s->allocations, s->bytes_allocated);
+		fprintf(out, "\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64, s->allocations,
+		        s->bytes_allocated);
 		break;
 	case CT_BY_TEMPORARY:
-		fprintf(out, "\"temporary_allocations\": %" PRIu64 ", \"allocations\": %" PRIu64, s->temporary,
-		        s->allocations);
+		fprintf(out, "\"temporary_allocations\": %" PRIu64 ", \"allocations\": %" PRIu64,
+		        s->temporary, s->allocations);
 		break;
 	}
 }
@@ -105,7 +110,8 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *n
 			free(v);
 			return (int)folded;
 		}
-		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s}", folded, truncated ? "true" : "false");
+		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s}", folded,
+		        truncated ? "true" : "false");
 	}
 	fputs(n ? "\n]" : "]", r->out);
 	free(v);
@@ -121,8 +127,9 @@ void ct_quality_json(FILE *out, const struct ct_quality_list *l)
 		ct_json_cstring(out, q->path);
 		fputs(", \"build_id\": ", out);
 		ct_json_cstring(out, q->build_id);
-		fprintf(out, ", \"symbols\": \"%s\", \"line_tables\": %s, \"inline_info\": %s, \"debug_file\": ", q->symbols,
-		        q->line_tables ? "true" : "false", q->inline_info ? "true" : "false");
+		fprintf(out,
+		        ", \"symbols\": \"%s\", \"line_tables\": %s, \"inline_info\": %s, \"debug_file\": ",
+		        q->symbols, q->line_tables ? "true" : "false", q->inline_info ? "true" : "false");
 		ct_json_cstring(out, q->debug_file);
 		fputs(", \"advice\": ", out);
 		ct_json_cstring(out, q->advice);

@@ -22,15 +22,15 @@ int ct_trace_summarize(const char *path, struct ct_trace_summary *s, char *err, 
 		return -1;
 	}
 	*s = (struct ct_trace_summary){
-		.allocations = m.t.allocations,
-		.frees = m.t.frees,
-		.bytes_allocated = m.t.bytes_allocated,
-		.temporary = m.t.temporary,
-		.peak_heap_bytes = m.t.peak,
-		.leaked_bytes = m.t.current,
-		.leaked_allocations = m.t.live_allocations,
-		.runtime_ns = ct_model_runtime_us(&m) * 1000,
-		.complete = m.complete,
+	    .allocations = m.t.allocations,
+	    .frees = m.t.frees,
+	    .bytes_allocated = m.t.bytes_allocated,
+	    .temporary = m.t.temporary,
+	    .peak_heap_bytes = m.t.peak,
+	    .leaked_bytes = m.t.current,
+	    .leaked_allocations = m.t.live_allocations,
+	    .runtime_ns = ct_model_runtime_us(&m) * 1000,
+	    .complete = m.complete,
 	};
 	if (m.exec_last && m.exec_path.data)
 		snprintf(s->exec_path, sizeof(s->exec_path), "%s", m.exec_path.data);
