@@ -302,6 +302,20 @@ static int rec_end(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+/* The text is used where it lies: a long one is not copied whole, only the part the model keeps. */
+static int rec_note(struct reader *r, struct cursor *c)
+{
+	unsigned level = cur_u8(c);
+	uint64_t n = cur_v(c);
+	if (c->shorted || n > (uint64_t)(c->end - c->p)) {
+		c->shorted = 1;
+		return 0;
+	}
+	int rc = ct_model_note(r->m, level, (const char *)c->p, (size_t)n);
+	c->p += n;
+	return rc;
+}
+
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
 static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
 {
@@ -335,8 +349,10 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 			ct_model_sample(r->m, rss);
 		break;
 	}
-	case CT_REC_THREAD:
 	case CT_REC_NOTE:
+		rc = rec_note(r, &c);
+		break;
+	case CT_REC_THREAD:
 		break;
 	default:
 		if (!ct_tag_is_optional(tag))

@@ -28,6 +28,20 @@ static void put_process(const struct ct_report *r)
 	fprintf(out, "], \"start_unix_ns\": %" PRIu64 "}", p->start_unix_ns);
 }
 
+/* The shim's notes: [{"level": "warning", "text": "...", "count": 3}, ...]. */
+static void put_notes(FILE *out, const struct ct_model *m)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct ct_note *n = &m->notes[i];
+		fprintf(out, "%s\n  {\"level\": \"%s\", \"text\": ", i ? "," : "",
+		        n->warning ? "warning" : "info");
+		ct_json_string(out, n->text.data, n->text.len);
+		fprintf(out, ", \"count\": %" PRIu64 "}", n->count);
+	}
+	fputs(m->nnotes ? "\n]" : "]", out);
+}
+
 static void put_summary(const struct ct_report *r)
 {
 	const struct ct_totals *t = &r->m->t;
@@ -156,7 +170,9 @@ int ct_report_json(const struct ct_report *r)
 	FILE *out = r->out;
 	fputs("{\"trace\": ", out);
 	ct_json_cstring(out, r->path);
-	fprintf(out, ", \"complete\": %s,\n\"process\": ", r->m->complete ? "true" : "false");
+	fprintf(out, ", \"complete\": %s,\n\"notes\": ", r->m->complete ? "true" : "false");
+	put_notes(out, r->m);
+	fputs(",\n\"process\": ", out);
 	put_process(r);
 	fputs(",\n\"summary\": ", out);
 	put_summary(r);

@@ -65,6 +65,37 @@ static void put_command(FILE *out, const struct ct_process *p)
 	fputc('\n', out);
 }
 
+/* A note's text on one line: control bytes as C escapes, so no text can forge a line of the report. */
+static void put_note_text(FILE *out, const struct ct_bytes *text)
+{
+	for (size_t i = 0; i < text->len; i++) {
+		unsigned char c = (unsigned char)text->data[i];
+		if (c == '\\')
+			fputs("\\\\", out);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (control_byte(c))
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}
+
+/* The shim's notes, one line each: "warning: TEXT (3 times)" or "note: TEXT". */
+static void put_notes(FILE *out, const struct ct_model *m)
+{
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct ct_note *n = &m->notes[i];
+		fputs(n->warning ? "warning: " : "note: ", out);
+		put_note_text(out, &n->text);
+		if (n->count > 1)
+			fprintf(out, " (%" PRIu64 " times)", n->count);
+		fputc('\n', out);
+	}
+}
+
 static const char *allocations(uint64_t n)
 {
 	return n == 1 ? "allocation" : "allocations";
@@ -87,6 +118,7 @@ static void put_summary(const struct ct_report *r)
 	FILE *out = r->out;
 	char b[64];
 	fprintf(out, "trace: %s%s\n", r->path, m->complete ? "" : " (truncated)");
+	put_notes(out, m);
 	if (m->proc.seen) {
 		put_command(out, &m->proc);
 		fprintf(out, "pid: %" PRIu64 "\n", m->proc.pid);

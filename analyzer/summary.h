@@ -18,6 +18,9 @@ struct ct_trace_summary {
 	uint64_t runtime_ns;
 	int complete;         /* 1: the trace ends with END or EXEC; 0: it was cut (killed process) */
 	char exec_path[4096]; /* when the trace ends with EXEC: the program the process became */
+	uint64_t warnings;    /* NOTE records of level warning: the shim saw trouble (dropped events, ...) */
+	/* The first warning's text, cut to fit, control bytes as '?' (one printable line); "" if none. */
+	char first_warning[1024];
 };
 
 /* Reads the trace at path and fills *s. Returns 0 on success, or -1 with a one-line reason in

@@ -390,6 +390,48 @@ static void corrupt(const char *dir)
 	enc_write(&e, dir, "badtag.zst", SIZE_MAX);
 }
 
+static void note(struct enc *e, unsigned level, const char *text)
+{
+	ct_rec_note(&e->b, level, text, strlen(text));
+}
+
+/* NOTE records as the shim writes them (texts and counts are checked in test_reader.py): a warning
+ * three times, an info, a warning holding a newline, an info of 2000 bytes. */
+static void notes(const char *dir)
+{
+	static const char w1[] = "dropped 5 events: the stack table is full";
+	char *long_text = malloc(2001);
+	memset(long_text, 'x', 2000);
+	long_text[2000] = 0;
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(&e.b, 8, 2);
+	note(&e, CT_NOTE_WARNING, w1);
+	ct_rec_alloc(&e.b, 0);
+	note(&e, CT_NOTE_INFO, "CTRACK_DEPTH=1000 clamped to 256");
+	note(&e, CT_NOTE_WARNING, w1);
+	compress(&e, ZSTD_e_flush);
+	note(&e, CT_NOTE_WARNING, "write error: No space left on device\nretrying");
+	note(&e, CT_NOTE_WARNING, w1);
+	note(&e, CT_NOTE_INFO, long_text);
+	end(&e, 0, 5);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "notes.zst", SIZE_MAX);
+	free(long_text);
+
+	/* More distinct texts than the reader keeps: 70 warnings, "note 0" to "note 69". */
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	for (int i = 0; i < 70; i++) {
+		char text[32];
+		snprintf(text, sizeof(text), "note %d", i);
+		note(&e, CT_NOTE_WARNING, text);
+	}
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "notes_many.zst", SIZE_MAX);
+}
+
 /* zstd, but not a trace. */
 static void other(const char *dir)
 {
@@ -455,9 +497,13 @@ static int summary(const char *path)
 	printf("{\"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
 	       ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
 	       ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64
-	       ", \"runtime_ns\": %" PRIu64 ", \"complete\": %s}\n",
+	       ", \"runtime_ns\": %" PRIu64 ", \"complete\": %s, \"warnings\": %" PRIu64
+	       ", \"first_warning\": \"",
 	       s.allocations, s.frees, s.bytes_allocated, s.temporary, s.peak_heap_bytes, s.leaked_bytes,
-	       s.leaked_allocations, s.runtime_ns, s.complete ? "true" : "false");
+	       s.leaked_allocations, s.runtime_ns, s.complete ? "true" : "false", s.warnings);
+	for (const char *p = s.first_warning; *p; p++) /* one line, no control bytes: quote " and \ */
+		printf("%s%c", *p == '"' || *p == '\\' ? "\\" : "", *p);
+	printf("\"}\n");
 	return 0;
 }
 
@@ -484,6 +530,7 @@ int main(int argc, char **argv)
 	big_record(dir);
 	truncated(dir);
 	no_end(dir);
+	notes(dir);
 	newer(dir);
 	corrupt(dir);
 	other(dir);

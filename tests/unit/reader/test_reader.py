@@ -71,7 +71,45 @@ def test_basic(exe, gen, d):
     check("basic: ct_trace_summarize", summary, {
         "allocations": 10, "frees": 4, "bytes_allocated": 8330, "temporary_allocations": 2,
         "peak_heap_bytes": 5320, "leaked_bytes": 2220, "leaked_allocations": 6, "runtime_ns": 25000,
-        "complete": True})
+        "complete": True, "warnings": 0, "first_warning": ""})
+    check("basic: no notes", doc["notes"], [])
+
+
+def test_notes(exe, gen, d):
+    # gen_trace's notes(): its texts, levels and repeats.
+    w1 = "dropped 5 events: the stack table is full"
+    long_kept = "x" * 1024 + "..."  # 2000 bytes, cut at the reader's bound of 1024
+    doc, err = analyze_json(exe, f"{d}/notes.zst")
+    check("notes: stderr", err, "")
+    check("notes: json", doc["notes"], [
+        {"level": "warning", "text": w1, "count": 3},
+        {"level": "info", "text": "CTRACK_DEPTH=1000 clamped to 256", "count": 1},
+        {"level": "warning", "text": "write error: No space left on device\nretrying", "count": 1},
+        {"level": "info", "text": long_kept, "count": 1}])
+    check("notes: figures beside them", (doc["summary"]["allocations"], doc["summary"]["leaked_bytes"]), (1, 8))
+    rc, out, _ = analyze(exe, f"{d}/notes.zst")
+    text = out.decode()
+    want = (f"warning: {w1} (3 times)\n"
+            "note: CTRACK_DEPTH=1000 clamped to 256\n"
+            "warning: write error: No space left on device\\nretrying\n"  # one line: the newline escaped
+            f"note: {long_kept}\n")
+    check("notes: text report, after the trace line", text.split("\n", 1)[1].startswith(want), True)
+    rc, out, _ = analyze(exe, "--html", "-", f"{d}/notes.zst")
+    html = out.decode()
+    for li in (f'<li class="note warning" data-count="3"><b>warning:</b> {w1} (3 times)</li>',
+               '<li class="note info" data-count="1"><b>note:</b> CTRACK_DEPTH=1000 clamped to 256</li>'):
+        check(f"notes: html has {li!r}", li in html, True)
+    summary = json.loads(subprocess.run([gen, "--summary", f"{d}/notes.zst"], capture_output=True).stdout)
+    check("notes: ct_trace_summarize", (summary["warnings"], summary["first_warning"]), (4, w1))
+    # 70 distinct warnings: the first 64 kept, the other 6 counted in one more entry.
+    doc, _ = analyze_json(exe, f"{d}/notes_many.zst")
+    notes = doc["notes"]
+    check("notes_many: kept", [(n["level"], n["text"], n["count"]) for n in notes[:64]],
+          [("warning", f"note {i}", 1) for i in range(64)])
+    check("notes_many: the rest in one entry", (len(notes), notes[-1]["level"], notes[-1]["count"]),
+          (65, "warning", 6))
+    summary = json.loads(subprocess.run([gen, "--summary", f"{d}/notes_many.zst"], capture_output=True).stdout)
+    check("notes_many: ct_trace_summarize", (summary["warnings"], summary["first_warning"]), (70, "note 0"))
 
 
 def test_peak_and_ties(exe, d):
@@ -185,6 +223,7 @@ def main():
         else:
             subprocess.run([gen, d], check=True)
             test_basic(exe, gen, d)
+            test_notes(exe, gen, d)
             test_peak_and_ties(exe, d)
             test_short_events(exe, d)
             test_argv(exe, d)
