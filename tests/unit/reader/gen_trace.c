@@ -350,6 +350,74 @@ static void truncated(const char *dir)
 	enc_write(&e, dir, "truncated.zst", keep + (e.zlen - keep) / 2);
 }
 
+/* The figures a reader must show for the records up to a flush point of cuts(). */
+struct cut_point {
+	size_t offset; /* bytes of the file up to the flush */
+	uint64_t allocations, frees, bytes, leaked, runtime_us;
+};
+
+/* A trace written the way the shim writes one, for test_reader.py to cut anywhere: eight batches
+ * of events, each flushed (a reader gets every record up to a flush), then END in the last block.
+ * With `checksum` (as the shim) the frame ends with its 4-byte checksum; without, END is flushed
+ * too and the frame ends with an empty last block: either way the last bytes of the file hold no
+ * record, and a cut there leaves every record readable but the frame unfinished. NAME.json lists
+ * the flush points and the figures up to each. */
+static void cuts(const char *dir, const char *name, int checksum)
+{
+	struct cut_point pt[8], now = {0};
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	ZSTD_CCtx_setParameter(e.cctx, ZSTD_c_checksumFlag, checksum);
+	struct ct_rec_buf *b = &e.b;
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(b, 64, 2);  /* info 0 */
+	ct_rec_info(b, 100, 2); /* info 1 */
+	for (unsigned k = 0; k < 8; k++) {
+		/* INFO records of scattered sizes, never used: a batch fills a compressed block of some
+		 * hundred bytes, so a cut can land inside one. */
+		for (uint64_t i = 0; i < 100; i++)
+			ct_rec_info(b, ((k * 100 + i) * 2654435761u) & 0xffff, 2);
+		ct_rec_time(b, 1000);
+		now.runtime_us += 1000;
+		for (unsigned i = 0; i <= k; i++)
+			ct_rec_alloc(b, 0);
+		ct_rec_free(b, 0);
+		ct_rec_alloc(b, 1);
+		now.allocations += k + 2;
+		now.frees++;
+		now.bytes += 64 * (k + 1) + 100;
+		now.leaked += 64 * k + 100;
+		compress(&e, ZSTD_e_flush);
+		now.offset = e.zlen;
+		pt[k] = now;
+	}
+	end(&e, 0, now.runtime_us + 500);
+	if (!checksum)
+		compress(&e, ZSTD_e_flush);
+	compress(&e, ZSTD_e_end);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "[");
+	for (unsigned k = 0; k < 8; k++)
+		fprintf(f,
+		        "%s{\"offset\": %zu, \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64
+		        ", \"bytes_allocated\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
+		        ", \"runtime_ns\": %" PRIu64 "}",
+		        k ? ", " : "", pt[k].offset, pt[k].allocations, pt[k].frees, pt[k].bytes,
+		        pt[k].leaked, pt[k].runtime_us * 1000);
+	fprintf(f, "]\n");
+	if (fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+	enc_write(&e, dir, name, SIZE_MAX);
+}
+
 /* Whole frames, but the writer never wrote END: killed after a flush. */
 static void no_end(const char *dir)
 {
@@ -531,6 +599,8 @@ int main(int argc, char **argv)
 	truncated(dir);
 	no_end(dir);
 	notes(dir);
+	cuts(dir, "cuts.zst", 1);
+	cuts(dir, "cuts_nocheck.zst", 0);
 	newer(dir);
 	corrupt(dir);
 	other(dir);

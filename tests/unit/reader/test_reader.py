@@ -177,10 +177,12 @@ def test_errors(exe, d):
     check("usage: unknown option", analyze(exe, "--frobnicate", f"{d}/basic.zst")[0], 2)
 
 
+def warning(path):
+    return (f"ctrack-analyze: warning: {path} is truncated (the process was killed?); "
+            "figures cover what was recorded\n")
+
+
 def test_truncated(exe, d):
-    def warning(path):
-        return (f"ctrack-analyze: warning: {path} is truncated (the process was killed?); "
-                "figures cover what was recorded\n")
     doc, err = analyze_json(exe, f"{d}/truncated.zst")
     check("truncated: warning", err, warning(f"{d}/truncated.zst"))
     check("truncated: complete", doc["complete"], False)
@@ -194,6 +196,43 @@ def test_truncated(exe, d):
           (False, 8, 3000))
     doc, err = analyze_json(exe, f"{d}/big.zst")
     check("big record", (err, len(doc["process"]["argv"][1])), ("", 3 << 20))
+
+
+def test_cuts(exe, d):
+    """A trace cut anywhere after its header reads as truncated, with a warning, never as complete --
+    also when only its last bytes are gone, which hold no record (the frame's checksum, or the empty
+    last block) -- and has every figure up to the cut. The flush points and their figures come from
+    gen_trace's cuts() in NAME.json."""
+    keys = ("allocations", "frees", "bytes_allocated", "leaked_bytes", "runtime_ns")
+    for name in ("cuts.zst", "cuts_nocheck.zst"):
+        with open(f"{d}/{name}", "rb") as f:
+            data = f.read()
+        with open(f"{d}/{name}.json") as f:
+            points = json.load(f)
+        doc, err = analyze_json(exe, f"{d}/{name}")
+        check(f"{name}: whole", (doc["complete"], err), (True, ""))
+        cuts = [(f"without its last {k} bytes", len(data) - k) for k in (1, 2, 4, 8)]
+        cuts += [(f"at flush {i}", p["offset"]) for i, p in enumerate(points)]
+        cuts += [(f"between flushes {i} and {i + 1}", (p["offset"] + q["offset"]) // 2)
+                 for i, (p, q) in enumerate(zip(points, points[1:]))]
+        cuts += [(f"{k} bytes after flush {i}", p["offset"] + k) for i, p in enumerate(points[:-1]) for k in (1, 4)]
+        for label, n in cuts:
+            label = f"{name} cut {label} ({n} of {len(data)} bytes)"
+            path = f"{d}/cut.zst"
+            with open(path, "wb") as f:
+                f.write(data[:n])
+            doc, err = analyze_json(exe, path)
+            check(f"{label}: warning", err, warning(path))
+            check(f"{label}: complete", doc["complete"], False)
+            # Every record up to the last flush before the cut is there; nothing after the next.
+            before = [p for p in points if p["offset"] <= n][-1]
+            after = ([p for p in points if p["offset"] > n] or [before])[0]
+            s = doc["summary"]
+            for k in ("allocations", "frees", "bytes_allocated"):
+                check(f"{label}: {k} {s[k]} within flush {points.index(before)}'s {before[k]} and the next's "
+                      f"{after[k]}", before[k] <= s[k] <= after[k], True)
+            if n == before["offset"]:
+                check(f"{label}: figures", {k: s[k] for k in keys}, {k: before[k] for k in keys})
 
 
 def bench(exe, gen, d, events):
@@ -229,6 +268,7 @@ def main():
             test_argv(exe, d)
             test_errors(exe, d)
             test_truncated(exe, d)
+            test_cuts(exe, d)
             bench(exe, gen, d, 1000000)  # records straddle the reader's window many times
     for f in failures:
         print("FAIL:", f)
