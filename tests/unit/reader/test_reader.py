@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Runs the real ctrack-analyze on synthetic traces (written by gen_trace) and checks exact figures,
 # rankings, error messages and JSON validity. --bench N: the reader's speed on an N-event trace.
+import gzip
 import json
 import os
 import subprocess
@@ -99,6 +100,8 @@ def test_notes(exe, gen, d):
     for li in (f'<li class="note warning" data-count="3"><b>warning:</b> {w1} (3 times)</li>',
                '<li class="note info" data-count="1"><b>note:</b> CTRACK_DEPTH=1000 clamped to 256</li>'):
         check(f"notes: html has {li!r}", li in html, True)
+    rc, out, _ = analyze(exe, "--pprof", "-", f"{d}/notes.zst")  # the comments: strings of the profile
+    check("notes: pprof comment", f"warning: {w1} (3 times)".encode() in gzip.decompress(out), True)
     summary = json.loads(subprocess.run([gen, "--summary", f"{d}/notes.zst"], capture_output=True).stdout)
     check("notes: ct_trace_summarize", (summary["warnings"], summary["first_warning"]), (4, w1))
     # 70 distinct warnings: the first 64 kept, the other 6 counted in one more entry.
