@@ -3,6 +3,8 @@
  * site, a Location per shown return address with its inline chain as Lines (innermost first, as pprof
  * wants), a Function per (name, file), a Mapping per module holding a location, the main program first. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,7 +419,29 @@ static int set_type(struct pprof *p, Perftools__Profiles__ValueType *t, const ch
 	return 0;
 }
 
-/* The header fields: sample and period types, times, the comment. */
+/* The comments after the first: the trace's notes, "warning: TEXT (3 times)" (-comments shows them).
+ * comment[] has room for them; returns 0 or -ENOMEM. */
+static int note_comments(struct pprof *p, Perftools__Profiles__Profile *pr, int64_t *comment)
+{
+	const struct ct_model *m = p->r->m;
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct ct_note *n = &m->notes[i];
+		char *s = NULL, times[32] = "";
+		if (n->count > 1)
+			snprintf(times, sizeof(times), " (%" PRIu64 " times)", n->count);
+		if (asprintf(&s, "%s: %s%s", n->warning ? "warning" : "note", n->text.data, times) < 0)
+			return -ENOMEM;
+		long id = string_id(p, s);
+		free(s);
+		if (id < 0)
+			return -ENOMEM;
+		comment[pr->n_comment++] = id;
+	}
+	return 0;
+}
+
+/* The header fields: sample and period types, times, the comments (comment[], room for 1 + the
+ * trace's notes). */
 static int describe(struct pprof *p, Perftools__Profiles__Profile *pr, Perftools__Profiles__ValueType types[],
                     Perftools__Profiles__ValueType **type_ptrs, int64_t *comment, int at_peak)
 {
@@ -439,6 +463,8 @@ static int describe(struct pprof *p, Perftools__Profiles__Profile *pr, Perftools
 	pr->period_type = &types[NVALUES], pr->period = 1;
 	pr->default_sample_type = def;
 	*comment = text, pr->comment = comment, pr->n_comment = 1;
+	if (note_comments(p, pr, comment) < 0)
+		return -ENOMEM;
 	pr->time_nanos = m->proc.seen ? (int64_t)m->proc.start_unix_ns : 0;
 	pr->duration_nanos = (int64_t)ct_model_runtime_us(m) * 1000;
 	return 0;
@@ -521,10 +547,11 @@ static int build_and_write(struct pprof *p, FILE *out, int at_peak)
 	Perftools__Profiles__ValueType types[NVALUES + 1], *type_ptrs[NVALUES];
 	Perftools__Profiles__Line **lines = NULL;
 	Perftools__Profiles__Mapping *maps = NULL, **map_ptrs = NULL;
-	int64_t comment;
+	int64_t *comment = calloc(1 + p->r->m->nnotes, sizeof(*comment));
 	size_t nmaps = 0;
 	perftools__profiles__profile__init(&pr);
-	int rc = string_id(p, "") < 0 ? -ENOMEM : describe(p, &pr, types, type_ptrs, &comment, at_peak);
+	int rc =
+	    !comment || string_id(p, "") < 0 ? -ENOMEM : describe(p, &pr, types, type_ptrs, comment, at_peak);
 	for (size_t i = 0; !rc && i < p->r->nsites; i++)
 		rc = add_sample(p, &p->r->sites[i], at_peak);
 	if (!rc && !(maps = mappings(p, &nmaps)))
@@ -544,6 +571,7 @@ static int build_and_write(struct pprof *p, FILE *out, int at_peak)
 	free(lines);
 	free(map_ptrs);
 	free(maps);
+	free(comment);
 	return rc;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* ctrack-analyze: reads a trace, builds the model, prints the text or JSON report.
+/* ctrack-analyze: reads a trace, builds the model, writes the outputs asked for (the `outputs` table:
+ * the text or JSON report on stdout, flame graphs, HTML, pprof, ...), or compares two traces.
  * Exit status: 0 (also for a truncated trace, with a warning), 1 on error, 2 on a usage error. */
 #include <errno.h>
 #include <limits.h>
@@ -18,25 +19,125 @@
 
 #define PROG "ctrack-analyze"
 
-static const char usage[] =
+/* What the writers are given: the report, and the options that tune them. */
+struct exports {
+	const struct ct_report *r;
+	struct ct_tree tree; /* root first (the folded stacks, the flame graph unless --reverse) */
+	int has_tree;        /* tree is built: --diff builds it, else the first writer that needs it */
+	enum ct_cost cost;
+	int reverse, diff, pprof_peak;
+};
+
+/* x's root-first tree, built on first use: the exporters that draw their own (HTML, speedscope,
+ * massif) never hold two trees at once. */
+static int root_tree(struct exports *x, const struct ct_tree **t)
+{
+	int rc = x->has_tree ? 0 : ct_tree_build(&x->tree, x->r, 0);
+	x->has_tree = !rc;
+	*t = &x->tree;
+	return rc;
+}
+
+static int write_flamegraph(FILE *out, struct exports *x)
+{
+	struct ct_tree reversed;
+	const struct ct_tree *t = &reversed;
+	int rc, rebuild = x->reverse && !x->diff; /* --diff's tree is reversed already */
+	if ((rc = rebuild ? ct_tree_build(&reversed, x->r, 1) : root_tree(x, &t)))
+		return rc;
+	/* Zooming reveals detail, so a standalone graph keeps frames down to 0.1 px, but not without
+	 * bound: a trace of a million distinct stacks must still give a file a browser opens. */
+	struct ct_flame_opts fo = {.cost = x->cost, .diff = x->diff, .max_frames = 30000};
+	rc = ct_write_flamegraph(out, t, &fo);
+	if (rebuild)
+		ct_tree_destroy(&reversed);
+	return rc;
+}
+
+static int write_folded(FILE *out, struct exports *x)
+{
+	const struct ct_tree *t;
+	int rc = root_tree(x, &t);
+	return rc ? rc : ct_write_folded(out, t, x->cost);
+}
+static int write_html(FILE *out, struct exports *x)
+{
+	return ct_write_html(out, x->r);
+}
+static int write_pprof(FILE *out, struct exports *x)
+{
+	return ct_write_pprof(out, x->r, x->pprof_peak);
+}
+static int write_speedscope(FILE *out, struct exports *x)
+{
+	return ct_write_speedscope(out, x->r);
+}
+static int write_massif(FILE *out, struct exports *x)
+{
+	return ct_write_massif(out, x->r);
+}
+
+/* The reports print to their report's stream: a copy of it aimed at out. */
+static int write_json(FILE *out, struct exports *x)
+{
+	struct ct_report r = *x->r;
+	r.out = out;
+	return ct_report_json(&r);
+}
+static int write_text(FILE *out, struct exports *x)
+{
+	struct ct_report r = *x->r;
+	r.out = out;
+	return ct_report_text(&r);
+}
+
+enum {
+	OUT_FILE = 1, /* the option takes a FILE ("-": stdout); else it is a flag and writes to stdout */
+	OUT_DIFF = 2, /* also with --diff (which writes its own report on stdout) */
+};
+
+/* Every output, one row each. The files asked for are written first, in this order, then the
+ * report on stdout: --json, or the text report when no other output is asked for. */
+static const struct output {
+	const char *option; /* NULL: the text report, the default */
+	int (*write)(FILE *out, struct exports *x);
+	unsigned flags;       /* OUT_* */
+	const char *synopsis; /* a file option's words in the usage lines, with the options that tune it */
+	const char *help;     /* its lines in --help, with the options that tune it */
+} outputs[] = {
+    {"--json", write_json, OUT_DIFF, NULL,
+     "  --json           one JSON document on stdout (schema: docs/json-schema.md)\n"},
+    {"--flamegraph", write_flamegraph, OUT_FILE | OUT_DIFF,
+     "[--flamegraph FILE.svg] [--cost COST] [--reverse]",
+     "  --flamegraph FILE  an interactive SVG flame graph (click to zoom, search, tooltips)\n"
+     "  --cost COST      what flame graph widths measure: leaked, peak, allocations, temporary or\n"
+     "                   allocated (bytes); default leaked when the program leaked, else peak\n"
+     "  --reverse        the flame graph upside down from the allocation sites (icicle: callers below)\n"},
+    {"--folded", write_folded, OUT_FILE, "[--folded FILE]",
+     "  --folded FILE    folded stacks (main;parse;xmalloc 1234) for flamegraph.pl or inferno\n"},
+    {"--html", write_html, OUT_FILE, "[--html FILE.html]",
+     "  --html FILE      a self-contained HTML report: summary, memory over time, flame graphs, leaks\n"},
+    {"--pprof", write_pprof, OUT_FILE, "[--pprof FILE.pb.gz] [--pprof-at exit|peak]",
+     "  --pprof FILE     pprof's profile.proto, gzipped (go tool pprof FILE); in-use figures are the\n"
+     "                   leaks at exit, or the heap at its peak with --pprof-at peak\n"},
+    {"--speedscope", write_speedscope, OUT_FILE, "[--speedscope FILE.json]",
+     "  --speedscope FILE  speedscope's JSON format, one profile per cost\n"},
+    {"--massif", write_massif, OUT_FILE, "[--massif FILE]",
+     "  --massif FILE    valgrind massif's format (ms_print FILE, massif-visualizer)\n"},
+    {NULL, write_text, 0, NULL, NULL},
+};
+
+#define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
+#define USAGE_WIDTH 100 /* the usage lines wrap before this column */
+
+static const char usage_head[] =
     "usage: " PROG " [--json] [--top N] [--group site|backtrace] [--fold FILE] [--all-frames]\n"
-    "       [--debug-dir DIR]... TRACE\n"
-    "       [--flamegraph FILE.svg] [--cost COST] [--reverse] [--folded FILE] [--html FILE.html]\n"
-    "       [--pprof FILE.pb.gz] [--pprof-at exit|peak] [--speedscope FILE.json] [--massif FILE]\n"
+    "       [--debug-dir DIR]... TRACE\n";
+static const char usage_modes[] =
     "       " PROG " [--json] [--flamegraph FILE.svg] [--cost COST] --diff BASE NEW\n"
     "       " PROG " [--json] --symbols BINARY...\n"
-    "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n"
-    "  --json           one JSON document on stdout (schema: docs/json-schema.md)\n"
-    "  --flamegraph FILE  an interactive SVG flame graph (click to zoom, search, tooltips)\n"
-    "  --cost COST      what flame graph widths measure: leaked, peak, allocations, temporary or\n"
-    "                   allocated (bytes); default leaked when the program leaked, else peak\n"
-    "  --reverse        the flame graph upside down from the allocation sites (icicle: callers below)\n"
-    "  --folded FILE    folded stacks (main;parse;xmalloc 1234) for flamegraph.pl or inferno\n"
-    "  --html FILE      a self-contained HTML report: summary, memory over time, flame graphs, leaks\n"
-    "  --pprof FILE     pprof's profile.proto, gzipped (go tool pprof FILE); in-use figures are the\n"
-    "                   leaks at exit, or the heap at its peak with --pprof-at peak\n"
-    "  --speedscope FILE  speedscope's JSON format, one profile per cost\n"
-    "  --massif FILE    valgrind massif's format (ms_print FILE, massif-visualizer)\n"
+    "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n";
+static const char usage_tail[] =
     "  --diff BASE NEW  per backtrace, the change in leaked bytes, peak and allocations from BASE\n"
     "                   to NEW, matched by function, file and line; with --flamegraph, coloured\n"
     "                   red where NEW grew and blue where it shrank\n"
@@ -53,8 +154,28 @@ static const char usage[] =
     "                   or by .gnu_debuglink), after /usr/lib/debug; repeatable. Debuginfod is\n"
     "                   asked only when DEBUGINFOD_URLS is set\n";
 
+/* --help: the file options' synopses wrapped into usage lines, then every output's help lines. */
+static void put_usage(FILE *out)
+{
+	size_t col = 0;
+	fputs(usage_head, out);
+	for (size_t i = 0; i < NOUTPUTS; i++) {
+		const char *s = outputs[i].synopsis;
+		if (!s)
+			continue;
+		if (col && col + 1 + strlen(s) >= USAGE_WIDTH)
+			col = (size_t)fprintf(out, "\n       %s", s) - 1;
+		else
+			col += (size_t)fprintf(out, col ? " %s" : "       %s", s);
+	}
+	fputs(col ? "\n" : "", out);
+	fputs(usage_modes, out);
+	for (size_t i = 0; i < NOUTPUTS; i++)
+		fputs(outputs[i].help ? outputs[i].help : "", out);
+	fputs(usage_tail, out);
+}
+
 struct options {
-	int json;
 	size_t top;
 	const char *trace;
 	char *debug_dirs;  /* colon-separated absolute paths, or NULL */
@@ -65,9 +186,8 @@ struct options {
 	enum ct_grouping group;
 	const char *fold_files[8];
 	size_t nfold;
-	/* files to write, NULL when not asked for */
-	const char *flamegraph, *folded, *html, *pprof, *speedscope, *massif;
-	int cost; /* enum ct_cost, or -1: leaked when anything leaked, else peak */
+	const char *out[NOUTPUTS]; /* per output: its file ("-" for stdout), NULL when not asked for */
+	int cost;                  /* enum ct_cost, or -1: leaked when anything leaked, else peak */
 	int reverse, pprof_peak, diff;
 };
 
@@ -156,19 +276,24 @@ static const char *option_value(int argc, char **argv, int *i, size_t name_len)
 	return *i + 1 < argc ? argv[++*i] : NULL;
 }
 
-static const char *const file_options[] = {"--flamegraph", "--folded",     "--html",
-                                           "--pprof",      "--speedscope", "--massif"};
-
-/* Where the file option a ("--html" or "--html=FILE") is kept; NULL when a is no file option. */
-static const char **file_option_target(struct options *o, const char *a)
+/* The output whose option a is ("--json"; "--html" or "--html=FILE" for a file), or NULL. */
+static const struct output *find_output(const char *a)
 {
-	const char **targets[] = {&o->flamegraph, &o->folded,     &o->html,
-	                          &o->pprof,      &o->speedscope, &o->massif};
 	size_t n = strcspn(a, "=");
-	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
-		if (strlen(file_options[i]) == n && !strncmp(a, file_options[i], n))
-			return targets[i];
+	for (size_t i = 0; i < NOUTPUTS; i++) {
+		const struct output *w = &outputs[i];
+		if (w->option && strlen(w->option) == n && !strncmp(a, w->option, n) &&
+		    (w->flags & OUT_FILE || !a[n]))
+			return w;
+	}
 	return NULL;
+}
+
+/* Whether the output of option `option` was asked for. */
+static int asked(const struct options *o, const char *option)
+{
+	const struct output *w = find_output(option);
+	return w && o->out[w - outputs];
 }
 
 /* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
@@ -178,28 +303,29 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (!o->args)
 		return fprintf(stderr, PROG ": out of memory\n"), 1;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], **target;
+		const char *a = argv[i];
+		const struct output *w;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
+			put_usage(stdout);
 			return 0;
 		} else if (!strcmp(a, "--version")) {
 			printf(PROG " %s\n", CTRACK_VERSION);
 			return 0;
 		} else if (!strcmp(a, "--symbols")) {
 			o->symbols = 1;
-		} else if (!strcmp(a, "--json")) {
-			o->json = 1;
 		} else if (!strcmp(a, "--all-frames")) {
 			o->all_frames = 1;
 		} else if (!strcmp(a, "--reverse")) {
 			o->reverse = 1;
 		} else if (!strcmp(a, "--diff")) {
 			o->diff = 1;
-		} else if ((target = file_option_target(o, a))) {
+		} else if ((w = find_output(a)) && !(w->flags & OUT_FILE)) {
+			o->out[w - outputs] = "-";
+		} else if (w) {
 			const char *v = option_value(argc, argv, &i, strcspn(a, "="));
 			if (!v || !*v)
 				return usage_error("%s needs a file", a);
-			*target = v;
+			o->out[w - outputs] = v;
 		} else if (!strcmp(a, "--cost") || !strncmp(a, "--cost=", 7)) {
 			const char *v = option_value(argc, argv, &i, 6);
 			if (!v || (o->cost = ct_cost_parse(v)) < 0)
@@ -250,10 +376,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("%s", o->symbols ? "no binary given" : "no trace file given");
 	if (o->diff && o->nargs != 2)
 		return usage_error("--diff needs two traces, BASE and NEW%s", "");
-	if (o->diff && (o->folded || o->html || o->pprof || o->speedscope || o->massif))
-		return usage_error("--diff writes a flame graph (--flamegraph) but no other file%s", "");
+	for (size_t k = 0; o->diff && k < NOUTPUTS; k++)
+		if (o->out[k] && !(outputs[k].flags & OUT_DIFF))
+			return usage_error("--diff writes a flame graph (--flamegraph) but no other file%s",
+			                   "");
 	if (!o->symbols && !o->diff && o->nargs > 1)
 		return usage_error("one trace at a time ('%s' is one too many)", o->args[1]);
+	size_t n = 0, text = 0;
+	for (size_t k = 0; k < NOUTPUTS; k++) {
+		n += o->out[k] != NULL;
+		text = outputs[k].option ? text : k;
+	}
+	if (!n) /* the default: the text report */
+		o->out[text] = "-";
 	return -1;
 }
 
@@ -299,64 +434,6 @@ static void close_report(struct ct_report *r)
 	free(r->sites);
 }
 
-/* What the exporters are given. */
-struct exports {
-	const struct options *o;
-	const struct ct_report *r;
-	struct ct_tree tree; /* root first (the folded stacks, the flame graph unless --reverse) */
-	int has_tree;        /* tree is built: --diff builds it, else the first exporter that needs it */
-	enum ct_cost cost;
-};
-
-/* x's root-first tree, built on first use: the exporters that draw their own (HTML, speedscope,
- * massif) never hold two trees at once. */
-static int root_tree(struct exports *x, const struct ct_tree **t)
-{
-	int rc = x->has_tree ? 0 : ct_tree_build(&x->tree, x->r, 0);
-	x->has_tree = !rc;
-	*t = &x->tree;
-	return rc;
-}
-
-static int write_flamegraph(FILE *out, struct exports *x)
-{
-	struct ct_tree reversed;
-	const struct ct_tree *t = &reversed;
-	int rc, rebuild = x->o->reverse && !x->o->diff; /* --diff's tree is reversed already */
-	if ((rc = rebuild ? ct_tree_build(&reversed, x->r, 1) : root_tree(x, &t)))
-		return rc;
-	/* Zooming reveals detail, so a standalone graph keeps frames down to 0.1 px, but not without
-	 * bound: a trace of a million distinct stacks must still give a file a browser opens. */
-	struct ct_flame_opts fo = {.cost = x->cost, .diff = x->o->diff, .max_frames = 30000};
-	rc = ct_write_flamegraph(out, t, &fo);
-	if (rebuild)
-		ct_tree_destroy(&reversed);
-	return rc;
-}
-
-static int write_folded(FILE *out, struct exports *x)
-{
-	const struct ct_tree *t;
-	int rc = root_tree(x, &t);
-	return rc ? rc : ct_write_folded(out, t, x->cost);
-}
-static int write_html(FILE *out, struct exports *x)
-{
-	return ct_write_html(out, x->r);
-}
-static int write_pprof(FILE *out, struct exports *x)
-{
-	return ct_write_pprof(out, x->r, x->o->pprof_peak);
-}
-static int write_speedscope(FILE *out, struct exports *x)
-{
-	return ct_write_speedscope(out, x->r);
-}
-static int write_massif(FILE *out, struct exports *x)
-{
-	return ct_write_massif(out, x->r);
-}
-
 /* Writes one file ("-": standard output) with fn; 0, or -1 after one line on stderr. */
 static int write_file(const char *path, int (*fn)(FILE *, struct exports *), struct exports *x)
 {
@@ -384,21 +461,20 @@ static enum ct_cost pick_cost(const struct options *o, const struct ct_model *a,
 	return a->t.live_allocations || (b && b->t.live_allocations) ? CT_COST_LEAKED : CT_COST_PEAK;
 }
 
-static int any_file(const struct options *o)
+/* The outputs asked for: the files in table order, then the report on stdout. Returns 0, 1 when a
+ * file could not be written (said on stderr), or the stdout report's negative errno. */
+static int write_outputs(const struct options *o, const struct ct_report *r)
 {
-	return o->flamegraph || o->folded || o->html || o->pprof || o->speedscope || o->massif;
-}
-
-static int write_files(const struct options *o, const struct ct_report *r)
-{
-	struct exports x = {.o = o, .r = r, .cost = pick_cost(o, r->m, NULL)};
+	struct exports x = {
+	    .r = r, .cost = pick_cost(o, r->m, NULL), .reverse = o->reverse, .pprof_peak = o->pprof_peak};
 	int rc = 0;
-	const char *paths[] = {o->flamegraph, o->folded, o->html, o->pprof, o->speedscope, o->massif};
-	int (*fns[])(FILE *, struct exports *) = {write_flamegraph, write_folded,     write_html,
-	                                          write_pprof,      write_speedscope, write_massif};
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && !rc; i++)
-		if (paths[i])
-			rc = write_file(paths[i], fns[i], &x);
+	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
+		if (o->out[i] && outputs[i].flags & OUT_FILE &&
+		    write_file(o->out[i], outputs[i].write, &x) < 0)
+			rc = 1;
+	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
+		if (o->out[i] && !(outputs[i].flags & OUT_FILE))
+			rc = outputs[i].write(stdout, &x);
 	if (x.has_tree)
 		ct_tree_destroy(&x.tree);
 	return rc;
@@ -411,10 +487,8 @@ static int report(const struct options *o, const struct ct_model *m)
 	if (load_fold(o, &fold) < 0)
 		return -1;
 	int rc = open_report(o, o->trace, m, fold, &r);
-	if (!rc && any_file(o) && write_files(o, &r) < 0)
-		rc = 1; /* said already */
-	else if (!rc && (o->json || !any_file(o)))
-		rc = o->json ? ct_report_json(&r) : ct_report_text(&r);
+	if (!rc)
+		rc = write_outputs(o, &r);
 	close_report(&r);
 	ct_fold_free(fold);
 	if (rc < 0)
@@ -431,7 +505,8 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	struct ct_report rb, rn;
 	if (load_fold(o, &fold) < 0)
 		return -1;
-	struct exports x = {.o = o, .r = &rn, .has_tree = 1, .cost = pick_cost(o, base, new)};
+	struct exports x = {
+	    .r = &rn, .has_tree = 1, .cost = pick_cost(o, base, new), .reverse = o->reverse, .diff = 1};
 	int rc = open_report(o, o->args[0], base, fold, &rb);
 	if (!rc)
 		rc = open_report(o, o->args[1], new, fold, &rn);
@@ -444,11 +519,12 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	if (!rc)
 		rc = ct_tree_finish(&x.tree);
 	if (!rc)
-		rc = ct_write_diff(stdout, &x.tree, &rb, &rn, o->json);
+		rc = ct_write_diff(stdout, &x.tree, &rb, &rn, asked(o, "--json"));
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
-	else if (o->flamegraph)
-		rc = write_file(o->flamegraph, write_flamegraph, &x);
+	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
+		if (o->out[i] && outputs[i].flags & OUT_FILE)
+			rc = write_file(o->out[i], outputs[i].write, &x);
 	ct_tree_destroy(&x.tree);
 	close_report(&rb);
 	close_report(&rn);
@@ -474,7 +550,7 @@ static int check_symbols(const struct options *o)
 	}
 	for (size_t i = 0; i < o->nargs && !rc; i++)
 		rc = ct_diagnose_needed(&l, o->args[i]);
-	if (!rc && o->json) {
+	if (!rc && asked(o, "--json")) {
 		fputs("{\"modules\": ", stdout);
 		ct_quality_json(stdout, &l);
 		fputs("}\n", stdout);

@@ -57,11 +57,83 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->proc.argv);
 	free(m->proc.exe.data);
 	free(m->exec_path.data);
+	for (size_t i = 0; i < m->nnotes; i++)
+		free(m->notes[i].text.data);
+	free(m->notes);
 	free(m->modules);
 	free(m->infos);
 	free(m->nodes);
 	free(m->series);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---- notes ---- */
+
+/* FNV-1a of the level and the text. */
+static uint64_t note_hash(int warning, const char *text, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)warning;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)text[i]) * 0x100000001b3ull;
+	return h;
+}
+
+_Static_assert(CT_NOTES_MAX == 64, "CT_NOTE_OTHERS names the bound");
+
+/* The length of a text of len bytes as kept: cut at CT_NOTE_TEXT_MAX, then "...". */
+static size_t note_kept_len(size_t len)
+{
+	return len > CT_NOTE_TEXT_MAX ? CT_NOTE_TEXT_MAX + 3 : len;
+}
+
+/* A new entry for the text, kept NUL-terminated; NULL when out of memory. */
+static struct ct_note *note_add(struct ct_model *m, int warning, const char *text, size_t len, uint64_t hash)
+{
+	size_t n = note_kept_len(len), keep = len > CT_NOTE_TEXT_MAX ? CT_NOTE_TEXT_MAX : len;
+	char *copy = malloc(n + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, keep);
+	memcpy(copy + keep, "...", n - keep);
+	copy[n] = 0;
+	struct ct_note *note = &m->notes[m->nnotes++];
+	*note = (struct ct_note){.warning = warning, .text = {copy, n}, .hash = hash};
+	return note;
+}
+
+/* The kept entry for this level and text, or NULL. Repeats are found by the text as kept: texts
+ * alike in their first CT_NOTE_TEXT_MAX bytes, both longer, are one. */
+static struct ct_note *note_find(struct ct_model *m, int warning, const char *text, size_t len, uint64_t hash)
+{
+	size_t n = note_kept_len(len), keep = len > CT_NOTE_TEXT_MAX ? CT_NOTE_TEXT_MAX : len;
+	for (size_t i = 0; i < m->nnotes && i < CT_NOTES_MAX; i++) {
+		struct ct_note *note = &m->notes[i];
+		if (note->hash == hash && note->warning == warning && note->text.len == n &&
+		    !memcmp(note->text.data, text, keep))
+			return note;
+	}
+	return NULL;
+}
+
+int ct_model_note(struct ct_model *m, unsigned level, const char *text, size_t len)
+{
+	int warning = level != 0;
+	if (!m->notes && !(m->notes = calloc(CT_NOTES_MAX + 1, sizeof(*m->notes))))
+		return -ENOMEM;
+	m->warnings += (uint64_t)warning;
+	uint64_t hash = note_hash(warning, text, len < CT_NOTE_TEXT_MAX ? len : CT_NOTE_TEXT_MAX);
+	struct ct_note *note = note_find(m, warning, text, len, hash);
+	if (!note && m->nnotes < CT_NOTES_MAX)
+		note = note_add(m, warning, text, len, hash);
+	else if (!note && m->nnotes == CT_NOTES_MAX)
+		note = note_add(m, warning, CT_NOTE_OTHERS, sizeof(CT_NOTE_OTHERS) - 1, 0);
+	else if (!note)
+		note = &m->notes[CT_NOTES_MAX];
+	if (!note)
+		return -ENOMEM;
+	note->warning |= warning; /* the others' entry is a warning when any of them is */
+	note->count++;
+	return 0;
 }
 
 /* ---- time series ---- */
@@ -239,7 +311,7 @@ int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
 		return -ENOMEM;
 	m->last_ip += (uint64_t)ip_delta;
 	m->nodes[m->nnodes++] = (struct ct_node){
-		.parent = (uint32_t)parent, .module = find_module(m, m->last_ip), .ip = m->last_ip};
+	    .parent = (uint32_t)parent, .module = find_module(m, m->last_ip), .ip = m->last_ip};
 	return 0;
 }
 
@@ -295,16 +367,21 @@ void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, u
 	m->t.end_us = end_us;
 }
 
-void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns,
-                      struct ct_bytes exe, struct ct_bytes *argv, size_t argc)
+void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,
+                      struct ct_bytes *argv, size_t argc)
 {
 	struct ct_process *p = &m->proc;
 	for (size_t i = 0; i < p->argc; i++)
 		free(p->argv[i].data);
 	free(p->argv);
 	free(p->exe.data);
-	*p = (struct ct_process){.seen = 1, .pid = pid, .ppid = ppid, .start_unix_ns = start_ns,
-	                         .exe = exe, .argv = argv, .argc = argc};
+	*p = (struct ct_process){.seen = 1,
+	                         .pid = pid,
+	                         .ppid = ppid,
+	                         .start_unix_ns = start_ns,
+	                         .exe = exe,
+	                         .argv = argv,
+	                         .argc = argc};
 }
 
 /* ---- queries ---- */

@@ -68,6 +68,20 @@ struct ct_totals {
 	uint64_t end_us, unmatched_frees, lost_allocations;
 };
 
+/* NOTE records: a message from the shim (a dropped event, a write error, a clamped setting). A
+ * hostile trace may hold any number, so the model keeps at most CT_NOTES_MAX distinct ones (by level
+ * and text) and counts repeats; the records beyond those go to one more entry, CT_NOTE_OTHERS. */
+#define CT_NOTES_MAX 64
+#define CT_NOTE_TEXT_MAX 1024 /* bytes of a text kept; a longer one is cut and ends in "..." */
+#define CT_NOTE_OTHERS "(more notes, not shown: only the first 64 distinct texts are kept)"
+
+struct ct_note {
+	int warning;          /* level 1, warning (or a level a newer writer added); 0: info */
+	struct ct_bytes text; /* as the shim wrote it (any bytes), cut at CT_NOTE_TEXT_MAX */
+	uint64_t count;       /* NOTE records with this level and text */
+	uint64_t hash;        /* of level and kept text: a repeat is found without comparing texts */
+};
+
 struct ct_model {
 	struct ct_info *infos;
 	size_t ninfos, cap_infos;
@@ -79,10 +93,14 @@ struct ct_model {
 	uint64_t peak_version;
 	struct ct_totals t;
 	struct ct_process proc;
-	int complete;   /* the last record read was END or EXEC */
-	int exec_last;  /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
+	int complete;  /* the last record read was END or EXEC */
+	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
-	uint32_t last_module; /* lookup cache: module that held the previous FRAME's ip */
+	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip */
+	/* Distinct notes in the order they first came (at most CT_NOTES_MAX + 1: see struct ct_note). */
+	struct ct_note *notes;
+	size_t nnotes;
+	uint64_t warnings; /* NOTE records of level warning, repeats and those not kept included */
 	/* Downsampled time series: at most CT_SERIES_MAX points, buckets of series_width_us. */
 	struct ct_point *series;
 	size_t nseries;
@@ -109,9 +127,11 @@ void ct_model_sample(struct ct_model *m, uint64_t rss);
 int ct_model_module(struct ct_model *m, const struct ct_module *mod);
 int ct_model_unmodule(struct ct_model *m, uint64_t id);
 void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, uint64_t end_us);
+/* A NOTE record: level (0 info, else warning) and len bytes of text (copied). 0 or -ENOMEM. */
+int ct_model_note(struct ct_model *m, unsigned level, const char *text, size_t len);
 /* Takes ownership of exe and argv (heap blocks). */
-void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns,
-                      struct ct_bytes exe, struct ct_bytes *argv, size_t argc);
+void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,
+                      struct ct_bytes *argv, size_t argc);
 
 /* Number of allocations of info live at the global peak. */
 uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info);

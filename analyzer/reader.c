@@ -29,9 +29,9 @@ struct reader {
 	int pending;    /* the last zstd call filled the output buffer */
 	int zstd_magic; /* the file starts like a zstd frame */
 	uint64_t file_off;
-	uint8_t *buf;   /* decompressed bytes [pos, len) not decoded yet */
+	uint8_t *buf; /* decompressed bytes [pos, len) not decoded yet */
 	size_t pos, len, cap;
-	uint64_t base;  /* stream offset of buf[0] */
+	uint64_t base; /* stream offset of buf[0] */
 	unsigned last_tag;
 	struct ct_model *m;
 	char *err;
@@ -39,8 +39,8 @@ struct reader {
 	ct_progress_fn progress; /* called after each read of the file, or NULL */
 	void *progress_arg;
 	uint64_t file_size;
-	unsigned version;                   /* the file's format version */
-	uint64_t allocs;                    /* ALLOC records read */
+	unsigned version;                  /* the file's format version */
+	uint64_t allocs;                   /* ALLOC records read */
 	uint64_t recent[CT_RECENT_WINDOW]; /* infos of the last ALLOC records, for RECENT */
 };
 
@@ -55,7 +55,8 @@ static int fail(struct reader *r, const char *fmt, ...)
 }
 
 /* A corrupt record at p (inside buf). */
-static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
 {
 	char why[256];
@@ -117,7 +118,8 @@ static int fill(struct reader *r)
 		if (ZSTD_isError(ret)) {
 			if (!r->base && !r->len)
 				return fail(r, "'%s' is not a ctrack trace", r->path);
-			return fail(r, "corrupt trace: damaged compressed data near byte %llu of the file (%s)",
+			return fail(r,
+			            "corrupt trace: damaged compressed data near byte %llu of the file (%s)",
 			            (unsigned long long)(r->file_off + r->zin.pos), ZSTD_getErrorName(ret));
 		}
 		/* A full output buffer may leave decompressed bytes inside zstd: ask again before reading. */
@@ -143,26 +145,32 @@ static int read_header(struct reader *r)
 	if (memcmp(r->buf, CTRACK_MAGIC, magic) || (!r->len && !r->zstd_magic))
 		return fail(r, "'%s' is not a ctrack trace", r->path);
 	if (r->len < CT_HEADER_SIZE)
-		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)", r->path);
+		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)",
+		            r->path);
 	const uint8_t *h = r->buf;
 	unsigned version = ct_get_u16(h + 8), min_version = ct_get_u16(h + 10), size = ct_get_u16(h + 12);
 	if (min_version > CTRACK_FORMAT_VERSION)
-		return fail(r, "'%s' has trace format version %u (readable from version %u on); this ctrack-analyze reads version %u: upgrade ctrack",
+		return fail(r,
+		            "'%s' has trace format version %u (readable from version %u on); this "
+		            "ctrack-analyze reads version %u: upgrade ctrack",
 		            r->path, version, min_version, CTRACK_FORMAT_VERSION);
 	if (version < CTRACK_FORMAT_MIN_VERSION)
-		return fail(r, "'%s' has trace format version %u; this ctrack-analyze reads versions %u to %u",
+		return fail(r,
+		            "'%s' has trace format version %u; this ctrack-analyze reads versions %u to %u",
 		            r->path, version, CTRACK_FORMAT_MIN_VERSION, CTRACK_FORMAT_VERSION);
 	if (size < CT_HEADER_SIZE)
 		return corrupt(r, h + 12, "header size %u is below %u", size, CT_HEADER_SIZE);
 	r->version = version;
 	if (h[14] != 8)
-		return fail(r, "'%s' was recorded with %u-byte pointers; only 8 is supported", r->path, h[14]);
+		return fail(r, "'%s' was recorded with %u-byte pointers; only 8 is supported", r->path,
+		            h[14]);
 	while (r->len < size && (rc = fill(r)) > 0)
 		;
 	if (rc < 0)
 		return -1;
 	if (r->len < size)
-		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)", r->path);
+		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)",
+		            r->path);
 	r->pos = size;
 	return 0;
 }
@@ -294,6 +302,20 @@ static int rec_end(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+/* The text is used where it lies: a long one is not copied whole, only the part the model keeps. */
+static int rec_note(struct reader *r, struct cursor *c)
+{
+	unsigned level = cur_u8(c);
+	uint64_t n = cur_v(c);
+	if (c->shorted || n > (uint64_t)(c->end - c->p)) {
+		c->shorted = 1;
+		return 0;
+	}
+	int rc = ct_model_note(r->m, level, (const char *)c->p, (size_t)n);
+	c->p += n;
+	return rc;
+}
+
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
 static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
 {
@@ -327,12 +349,15 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 			ct_model_sample(r->m, rss);
 		break;
 	}
-	case CT_REC_THREAD:
 	case CT_REC_NOTE:
+		rc = rec_note(r, &c);
+		break;
+	case CT_REC_THREAD:
 		break;
 	default:
 		if (!ct_tag_is_optional(tag))
-			return corrupt(r, rec, "unknown required record tag 0x%02x (written by a newer ctrack?)", tag);
+			return corrupt(
+			    r, rec, "unknown required record tag 0x%02x (written by a newer ctrack?)", tag);
 		break;
 	}
 	if (c.nomem || rc == -ENOMEM)
@@ -374,8 +399,8 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 			if (r->version < 2)
 				return corrupt(r, p, "RECENT record in a version %u file", r->version);
 			if (a < 1 || a > CT_RECENT_WINDOW || a > r->allocs)
-				return corrupt(r, p, "RECENT of age %llu, after %llu ALLOC records", (unsigned long long)a,
-				               (unsigned long long)r->allocs);
+				return corrupt(r, p, "RECENT of age %llu, after %llu ALLOC records",
+				               (unsigned long long)a, (unsigned long long)r->allocs);
 			a = r->recent[(r->allocs - a) % CT_RECENT_WINDOW];
 			tag = CT_REC_FREE;
 			/* fall through */
@@ -396,13 +421,16 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 		case CT_REC_FRAME:
 			l = ct_get_varint(p + 1 + k, end, &b);
 			if (l <= 0)
-				return l ? corrupt(r, p, "varint longer than 64 bits in %s", ct_record_name(tag)) : 0;
+				return l ? corrupt(r, p, "varint longer than 64 bits in %s",
+				                   ct_record_name(tag))
+				         : 0;
 			if (tag == CT_REC_INFO)
 				rc = ct_model_info(r->m, a, b);
 			else
 				rc = ct_model_frame(r->m, a, ct_unzigzag(b));
 			if (rc == -EINVAL)
-				return corrupt(r, p, "%s refers to undefined stack node %llu", ct_record_name(tag),
+				return corrupt(r, p, "%s refers to undefined stack node %llu",
+				               ct_record_name(tag),
 				               (unsigned long long)(tag == CT_REC_INFO ? b : a));
 			k += l;
 			break;
@@ -422,8 +450,8 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 	if (k <= 0)
 		return k ? corrupt(r, p, "varint longer than 64 bits in a record length") : 0;
 	if (a > MAX_FRAMED)
-		return corrupt(r, p, "%s record claims %llu bytes", ct_record_name(tag) ? ct_record_name(tag) : "a",
-		               (unsigned long long)a);
+		return corrupt(r, p, "%s record claims %llu bytes",
+		               ct_record_name(tag) ? ct_record_name(tag) : "a", (unsigned long long)a);
 	if ((uint64_t)(end - p) < 1 + k + a)
 		return 0;
 	const uint8_t *payload = p + 1 + k;
@@ -495,10 +523,15 @@ int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen
 	return ct_read_trace_progress(path, m, err, errlen, NULL, NULL);
 }
 
-int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen, ct_progress_fn progress,
-                           void *arg)
+int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen,
+                           ct_progress_fn progress, void *arg)
 {
-	struct reader r = {.path = path, .fd = -1, .m = m, .err = err, .errlen = errlen, .progress = progress,
+	struct reader r = {.path = path,
+	                   .fd = -1,
+	                   .m = m,
+	                   .err = err,
+	                   .errlen = errlen,
+	                   .progress = progress,
 	                   .progress_arg = arg};
 	int rc = open_trace(&r);
 	if (!rc)

@@ -46,7 +46,9 @@ static const char style[] =
     ".bt .addr,.bt .mod{color:#777}.bt .loc{color:#0b6e75}.bt .inl{color:#8a5a00}\n"
     "table.symbols{border-collapse:collapse}.symbols th,.symbols td{border:1px solid #ddd;padding:2px 8px;"
     "text-align:left}\n"
-    ".symbols tr.bad td{background:#fff4e5}\n";
+    ".symbols tr.bad td{background:#fff4e5}\n"
+    "ul.notes{list-style:none;padding:0;margin:10px 0}.note{padding:3px 8px;margin:3px 0;border-radius:4px;"
+    "background:#eef4fb}.note.warning{background:#fff4e5;border-left:4px solid #d9661f}\n";
 
 /* Records uncaught errors on <html data-errors>, so a headless browser's DOM dump shows them. */
 static const char error_script[] =
@@ -123,6 +125,25 @@ static void put_head(FILE *out, const struct ct_report *r)
 	      "<a href=\"#flames\">flame graphs</a> · <a href=\"#leaks\">leaks</a> · "
 	      "<a href=\"#symbols\">symbols</a></p>\n",
 	      out);
+}
+
+/* The shim's notes (a dropped event, a write error, a clamped setting), above the figures they
+ * qualify; nothing when there are none. */
+static void put_notes(FILE *out, const struct ct_model *m)
+{
+	if (!m->nnotes)
+		return;
+	fputs("<ul class=\"notes\" id=\"notes\">\n", out);
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct ct_note *n = &m->notes[i];
+		fprintf(out, "<li class=\"note %s\" data-count=\"%" PRIu64 "\"><b>%s:</b> ",
+		        n->warning ? "warning" : "info", n->count, n->warning ? "warning" : "note");
+		ct_xml_text(out, n->text.data);
+		if (n->count > 1)
+			fprintf(out, " (%" PRIu64 " times)", n->count);
+		fputs("</li>\n", out);
+	}
+	fputs("</ul>\n", out);
 }
 
 /* One figure: its exact value in data-value, its text as the text report words it. */
@@ -375,7 +396,8 @@ static int put_flame(FILE *out, const struct ct_tree *t, enum ct_cost cost)
 {
 	char id[32];
 	snprintf(id, sizeof(id), "fg-%s", ct_cost_name(cost));
-	struct ct_flame_opts o = {.cost = cost, .embedded = 1, .id = id, .width = 1200, .min_width = 1, .max_frames = 3000};
+	struct ct_flame_opts o = {
+	    .cost = cost, .embedded = 1, .id = id, .width = 1200, .min_width = 1, .max_frames = 3000};
 	fprintf(out, "<div class=\"flame box\" id=\"flame-%s\" data-cost=\"%s\">\n", ct_cost_name(cost),
 	        ct_cost_name(cost));
 	int rc = ct_write_flamegraph(out, t, &o);
@@ -537,6 +559,7 @@ static int put_symbols(FILE *out, const struct ct_report *r)
 int ct_write_html(FILE *out, const struct ct_report *r)
 {
 	put_head(out, r);
+	put_notes(out, r->m);
 	put_summary(out, r);
 	put_chart(out, r->m);
 	int rc = put_flames(out, r);

@@ -28,16 +28,32 @@ static void put_process(const struct ct_report *r)
 	fprintf(out, "], \"start_unix_ns\": %" PRIu64 "}", p->start_unix_ns);
 }
 
+/* The shim's notes: [{"level": "warning", "text": "...", "count": 3}, ...]. */
+static void put_notes(FILE *out, const struct ct_model *m)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct ct_note *n = &m->notes[i];
+		fprintf(out, "%s\n  {\"level\": \"%s\", \"text\": ", i ? "," : "",
+		        n->warning ? "warning" : "info");
+		ct_json_string(out, n->text.data, n->text.len);
+		fprintf(out, ", \"count\": %" PRIu64 "}", n->count);
+	}
+	fputs(m->nnotes ? "\n]" : "]", out);
+}
+
 static void put_summary(const struct ct_report *r)
 {
 	const struct ct_totals *t = &r->m->t;
 	fprintf(r->out,
 	        "{\"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
 	        ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
-	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
-	        ", \"leaked_allocations\": %" PRIu64 ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64 "}",
+	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64
+	        ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64
+	        ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64 "}",
 	        t->allocations, t->frees, t->bytes_allocated, t->temporary, t->peak, t->peak_time_us * 1000,
-	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000, t->unmatched_frees);
+	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000,
+	        t->unmatched_frees);
 }
 
 void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
@@ -72,17 +88,20 @@ static void put_figures(FILE *out, enum ct_rank by, const struct ct_site *s)
 {
 	switch (by) {
 	case CT_BY_LEAKED:
-		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->leaked_bytes, s->leaked_allocations);
+		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->leaked_bytes,
+		        s->leaked_allocations);
 		break;
 	case CT_BY_PEAK:
-		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->peak_bytes, s->peak_allocations);
+		fprintf(out, "\"bytes\": %" PRIu64 ", \"allocations\": %" PRIu64, s->peak_bytes,
+		        s->peak_allocations);
 		break;
 	case CT_BY_ALLOCATIONS:
-		fprintf(out, "\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64, s->allocations, s->bytes_allocated);
+		fprintf(out, "\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64, s->allocations,
+		        s->bytes_allocated);
 		break;
 	case CT_BY_TEMPORARY:
-		fprintf(out, "\"temporary_allocations\": %" PRIu64 ", \"allocations\": %" PRIu64, s->temporary,
-		        s->allocations);
+		fprintf(out, "\"temporary_allocations\": %" PRIu64 ", \"allocations\": %" PRIu64,
+		        s->temporary, s->allocations);
 		break;
 	}
 }
@@ -105,7 +124,8 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *n
 			free(v);
 			return (int)folded;
 		}
-		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s}", folded, truncated ? "true" : "false");
+		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s}", folded,
+		        truncated ? "true" : "false");
 	}
 	fputs(n ? "\n]" : "]", r->out);
 	free(v);
@@ -121,8 +141,9 @@ void ct_quality_json(FILE *out, const struct ct_quality_list *l)
 		ct_json_cstring(out, q->path);
 		fputs(", \"build_id\": ", out);
 		ct_json_cstring(out, q->build_id);
-		fprintf(out, ", \"symbols\": \"%s\", \"line_tables\": %s, \"inline_info\": %s, \"debug_file\": ", q->symbols,
-		        q->line_tables ? "true" : "false", q->inline_info ? "true" : "false");
+		fprintf(out,
+		        ", \"symbols\": \"%s\", \"line_tables\": %s, \"inline_info\": %s, \"debug_file\": ",
+		        q->symbols, q->line_tables ? "true" : "false", q->inline_info ? "true" : "false");
 		ct_json_cstring(out, q->debug_file);
 		fputs(", \"advice\": ", out);
 		ct_json_cstring(out, q->advice);
@@ -149,7 +170,9 @@ int ct_report_json(const struct ct_report *r)
 	FILE *out = r->out;
 	fputs("{\"trace\": ", out);
 	ct_json_cstring(out, r->path);
-	fprintf(out, ", \"complete\": %s,\n\"process\": ", r->m->complete ? "true" : "false");
+	fprintf(out, ", \"complete\": %s,\n\"notes\": ", r->m->complete ? "true" : "false");
+	put_notes(out, r->m);
+	fputs(",\n\"process\": ", out);
 	put_process(r);
 	fputs(",\n\"summary\": ", out);
 	put_summary(r);

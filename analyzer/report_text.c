@@ -17,7 +17,10 @@ static int safe_shell_byte(unsigned char c)
 	       strchr("_@%+=:,./-", c);
 }
 
-static int control_byte(unsigned char c) { return c < 0x20 || c == 0x7f; }
+static int control_byte(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f;
+}
 
 /* One argument as a shell would need it: bare, '...' or $'...' (the last for control bytes). */
 static void put_shell_word(FILE *out, const struct ct_bytes *w)
@@ -62,11 +65,51 @@ static void put_command(FILE *out, const struct ct_process *p)
 	fputc('\n', out);
 }
 
-static const char *allocations(uint64_t n) { return n == 1 ? "allocation" : "allocations"; }
+/* A note's text on one line: control bytes as C escapes, so no text can forge a line of the report. */
+static void put_note_text(FILE *out, const struct ct_bytes *text)
+{
+	for (size_t i = 0; i < text->len; i++) {
+		unsigned char c = (unsigned char)text->data[i];
+		if (c == '\\')
+			fputs("\\\\", out);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (control_byte(c))
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+}
 
-static double seconds(uint64_t us) { return (double)us / 1e6; }
+/* The shim's notes, one line each: "warning: TEXT (3 times)" or "note: TEXT". */
+static void put_notes(FILE *out, const struct ct_model *m)
+{
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct ct_note *n = &m->notes[i];
+		fputs(n->warning ? "warning: " : "note: ", out);
+		put_note_text(out, &n->text);
+		if (n->count > 1)
+			fprintf(out, " (%" PRIu64 " times)", n->count);
+		fputc('\n', out);
+	}
+}
 
-static double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
+static const char *allocations(uint64_t n)
+{
+	return n == 1 ? "allocation" : "allocations";
+}
+
+static double seconds(uint64_t us)
+{
+	return (double)us / 1e6;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
 
 static void put_summary(const struct ct_report *r)
 {
@@ -75,6 +118,7 @@ static void put_summary(const struct ct_report *r)
 	FILE *out = r->out;
 	char b[64];
 	fprintf(out, "trace: %s%s\n", r->path, m->complete ? "" : " (truncated)");
+	put_notes(out, m);
 	if (m->proc.seen) {
 		put_command(out, &m->proc);
 		fprintf(out, "pid: %" PRIu64 "\n", m->proc.pid);
@@ -88,10 +132,11 @@ static void put_summary(const struct ct_report *r)
 	fprintf(out, "bytes allocated: %s\n", ct_fmt_bytes(b, sizeof(b), t->bytes_allocated));
 	fprintf(out, "temporary allocations: %" PRIu64 " (%.1f%% of allocations)\n", t->temporary,
 	        percent(t->temporary, t->allocations));
-	fprintf(out, "peak heap: %s at %.3f s\n", ct_fmt_bytes(b, sizeof(b), t->peak), seconds(t->peak_time_us));
+	fprintf(out, "peak heap: %s at %.3f s\n", ct_fmt_bytes(b, sizeof(b), t->peak),
+	        seconds(t->peak_time_us));
 	fprintf(out, "peak RSS: %s\n", t->peak_rss ? ct_fmt_bytes(b, sizeof(b), t->peak_rss) : "not sampled");
-	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), t->current), t->live_allocations,
-	        allocations(t->live_allocations));
+	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), t->current),
+	        t->live_allocations, allocations(t->live_allocations));
 	if (t->unmatched_frees)
 		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
 }
@@ -124,8 +169,8 @@ static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
 	struct frame_printer *p = ctx;
 	int c = p->colour;
-	fprintf(p->out, "  #%u %s0x%" PRIx64 "%s %s%s%s", index, DIM(c), f->address, RESET(c), BOLD(c), f->function,
-	        RESET(c));
+	fprintf(p->out, "  #%u %s0x%" PRIx64 "%s %s%s%s", index, DIM(c), f->address, RESET(c), BOLD(c),
+	        f->function, RESET(c));
 	if (f->file)
 		fprintf(p->out, " at %s%s:%u%s", CYAN(c), f->file, f->line, RESET(c));
 	if (f->module && (!p->module || strcmp(p->module, f->module)))
@@ -153,8 +198,8 @@ static void put_site_head(const struct ct_report *r, enum ct_rank by, const stru
 		        ct_fmt_bytes(b, sizeof(b), s->bytes_allocated));
 		break;
 	case CT_BY_TEMPORARY:
-		fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " %s (%.1f%%)\n", s->temporary, s->allocations,
-		        allocations(s->allocations), percent(s->temporary, s->allocations));
+		fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " %s (%.1f%%)\n", s->temporary,
+		        s->allocations, allocations(s->allocations), percent(s->temporary, s->allocations));
 		break;
 	}
 }
@@ -193,10 +238,14 @@ void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_on
 		const struct ct_quality *q = &l->v[i];
 		if (problems_only && !q->advice)
 			continue;
-		/* Line tables and no advice without inline records: full debug info where nothing was inlined. */
-		const char *inl = q->inline_info ? "yes" : q->line_tables && !q->advice ? "no (none inlined)" : "no";
-		fprintf(out, "%s: symbols %s, line tables %s, inline info %s", problems_only ? base_name(q->path) : q->path,
-		        q->symbols, q->line_tables ? "yes" : "no", inl);
+		/* Line tables and no advice without inline records: full debug info where nothing was
+		 * inlined. */
+		const char *inl = q->inline_info                 ? "yes"
+		                  : q->line_tables && !q->advice ? "no (none inlined)"
+		                                                 : "no";
+		fprintf(out, "%s: symbols %s, line tables %s, inline info %s",
+		        problems_only ? base_name(q->path) : q->path, q->symbols,
+		        q->line_tables ? "yes" : "no", inl);
 		if (!problems_only && q->debug_file && strcmp(q->debug_file, q->path))
 			fprintf(out, ", debug file %s", q->debug_file);
 		fprintf(out, "%s%s\n", q->advice ? ": " : "", q->advice ? q->advice : "");
@@ -225,10 +274,10 @@ int ct_report_text(const struct ct_report *r)
 		enum ct_rank by;
 		const char *title;
 	} rankings[] = {
-		{CT_BY_LEAKED, "MOST LEAKED BYTES"},
-		{CT_BY_PEAK, "MOST BYTES AT THE PEAK"},
-		{CT_BY_ALLOCATIONS, "MOST ALLOCATIONS"},
-		{CT_BY_TEMPORARY, "MOST TEMPORARY ALLOCATIONS"},
+	    {CT_BY_LEAKED, "MOST LEAKED BYTES"},
+	    {CT_BY_PEAK, "MOST BYTES AT THE PEAK"},
+	    {CT_BY_ALLOCATIONS, "MOST ALLOCATIONS"},
+	    {CT_BY_TEMPORARY, "MOST TEMPORARY ALLOCATIONS"},
 	};
 	put_summary(r);
 	for (size_t i = 0; i < sizeof(rankings) / sizeof(rankings[0]); i++) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Test-only trace encoder: writes the synthetic traces test_reader.py checks, a big trace for the
- * reader's speed, and prints ct_trace_summarize()'s figures. Encodes only with format.h's helpers. */
+/* Test-only trace generator: writes the synthetic traces test_reader.py checks, a big trace for the
+ * reader's speed, and prints ct_trace_summarize()'s figures. Records are encoded by the writer's own
+ * encoder (ctrack/record.h); only bytes that are no valid record are written by hand. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,17 +10,15 @@
 #include <zstd.h>
 
 #include "summary.h"
-#include "ctrack/format.h"
+#include "ctrack/record.h"
 
-/* ---- the encoder: records into raw, raw into zstd frames into z ---- */
+/* ---- records into a ct_rec_buf (record.h, the writer's encoder), then into zstd frames in z ---- */
 
 struct enc {
-	uint8_t *raw;
-	size_t len, cap;
+	struct ct_rec_buf b;
 	uint8_t *z;
 	size_t zlen, zcap;
 	ZSTD_CCtx *cctx;
-	uint64_t last_ip;
 };
 
 static void *xrealloc(void *p, size_t n)
@@ -32,44 +31,35 @@ static void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-static void need(uint8_t **buf, size_t *cap, size_t len, size_t more)
+/* The ct_rec_buf's growth: realloc, doubling. */
+static int grow(struct ct_rec_buf *b, size_t need)
 {
-	while (len + more > *cap) {
-		*cap = *cap ? *cap * 2 : 1 << 16;
-		*buf = xrealloc(*buf, *cap);
-	}
+	size_t cap = b->cap ? b->cap : 1 << 16;
+	while (b->len + need > cap)
+		cap *= 2;
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
+	return 0;
 }
 
-static void put_bytes(struct enc *e, const void *p, size_t n)
+/* Bytes no encoder writes on purpose: invalid records and data that is no trace. */
+static void put_raw(struct enc *e, const void *p, size_t n)
 {
-	need(&e->raw, &e->cap, e->len, n);
-	memcpy(e->raw + e->len, p, n);
-	e->len += n;
+	if (ct_rec_room(&e->b, n))
+		ct_rec_raw(&e->b, p, n);
 }
 
-static void put_u8(struct enc *e, uint8_t b) { put_bytes(e, &b, 1); }
-
-static void put_v(struct enc *e, uint64_t v)
-{
-	uint8_t b[CT_VARINT_MAX];
-	put_bytes(e, b, ct_put_varint(b, v));
-}
-
-static void put_s(struct enc *e, const char *s, size_t n)
-{
-	put_v(e, n);
-	put_bytes(e, s, n);
-}
-
-static void put_str(struct enc *e, const char *s) { put_s(e, s, strlen(s)); }
-
-/* Compresses what is in raw; mode ZSTD_e_flush keeps the frame open, ZSTD_e_end closes it. */
+/* Compresses what is in the record buffer; mode ZSTD_e_flush keeps the frame open, ZSTD_e_end
+ * closes it. */
 static void compress(struct enc *e, ZSTD_EndDirective mode)
 {
-	ZSTD_inBuffer in = {e->raw, e->len, 0};
+	ZSTD_inBuffer in = {e->b.data, e->b.len, 0};
 	size_t left;
 	do {
-		need(&e->z, &e->zcap, e->zlen, ZSTD_CStreamOutSize());
+		if (e->zlen + ZSTD_CStreamOutSize() > e->zcap) {
+			e->zcap = (e->zlen + ZSTD_CStreamOutSize()) * 2;
+			e->z = xrealloc(e->z, e->zcap);
+		}
 		ZSTD_outBuffer out = {e->z, e->zcap, e->zlen};
 		left = ZSTD_compressStream2(e->cctx, &out, &in, mode);
 		if (ZSTD_isError(left)) {
@@ -78,18 +68,21 @@ static void compress(struct enc *e, ZSTD_EndDirective mode)
 		}
 		e->zlen = out.pos;
 	} while (left || in.pos < in.size);
-	e->len = 0;
+	e->b.len = 0;
 }
 
+/* A file header naming `version` and `min_version` (the encoder's own header patched: other
+ * versions than this ctrack writes), or no header at all when version is 0. */
 static void enc_init(struct enc *e, uint16_t version, uint16_t min_version)
 {
 	memset(e, 0, sizeof(*e));
+	e->b.grow = grow;
 	e->cctx = ZSTD_createCCtx();
-	uint8_t h[CT_HEADER_SIZE];
-	ct_put_header(h);
-	ct_put_u16(h + 8, version);
-	ct_put_u16(h + 10, min_version);
-	put_bytes(e, h, sizeof(h));
+	if (!version)
+		return;
+	ct_rec_header(&e->b);
+	ct_put_u16(e->b.data + 8, version);
+	ct_put_u16(e->b.data + 10, min_version);
 }
 
 /* Writes the first `keep` compressed bytes (all if keep == SIZE_MAX) and frees the encoder. */
@@ -97,97 +90,73 @@ static void enc_write(struct enc *e, const char *dir, const char *name, size_t k
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+	size_t n = keep < e->zlen ? keep : e->zlen;
 	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(e->z, 1, keep < e->zlen ? keep : e->zlen, f) != (keep < e->zlen ? keep : e->zlen) ||
-	    fclose(f)) {
+	if (e->b.dropped || !f || fwrite(e->z, 1, n, f) != n || fclose(f)) {
 		perror(path);
 		exit(1);
 	}
 	ZSTD_freeCCtx(e->cctx);
-	free(e->raw);
+	free(e->b.data);
 	free(e->z);
 }
 
-static void core(struct enc *e, enum ct_record_tag tag, uint64_t v)
-{
-	put_u8(e, (uint8_t)tag);
-	put_v(e, v);
-}
-
-static void info(struct enc *e, uint64_t size, uint64_t stack)
-{
-	put_u8(e, CT_REC_INFO);
-	put_v(e, size);
-	put_v(e, stack);
-}
-
-static void frame(struct enc *e, uint64_t parent, uint64_t ip)
-{
-	put_u8(e, CT_REC_FRAME);
-	put_v(e, parent);
-	put_v(e, ct_zigzag((int64_t)(ip - e->last_ip)));
-	e->last_ip = ip;
-}
-
-/* Framed records: the payload is built in a second encoder's raw buffer, then framed. */
-static void framed(struct enc *e, enum ct_record_tag tag, const struct enc *payload)
-{
-	put_u8(e, (uint8_t)tag);
-	put_v(e, payload->len);
-	put_bytes(e, payload->raw, payload->len);
-}
-
+/* PROCESS of pid 42, ppid 1, started at 1700000000 s. */
 static void process(struct enc *e, const char *exe, int argc, const char *const *argv)
 {
-	struct enc p = {0};
-	put_v(&p, 42);
-	put_v(&p, 1);
-	put_v(&p, 1700000000000000000ull);
-	put_str(&p, exe);
-	put_v(&p, (uint64_t)argc);
+	size_t n = 0;
 	for (int i = 0; i < argc; i++)
-		put_str(&p, argv[i]);
-	framed(e, CT_REC_PROCESS, &p);
-	free(p.raw);
+		n += strlen(argv[i]) + 1;
+	char *args = xrealloc(NULL, n ? n : 1), *p = args;
+	for (int i = 0; i < argc; i++) {
+		size_t k = strlen(argv[i]) + 1; /* /proc/self/cmdline's layout: each argument and its NUL */
+		memcpy(p, argv[i], k);
+		p += k;
+	}
+	struct ct_rec_process r = {.pid = 42,
+	                           .ppid = 1,
+	                           .start_unix_ns = 1700000000000000000ull,
+	                           .exe = exe,
+	                           .exe_len = strlen(exe),
+	                           .args = args,
+	                           .args_len = n};
+	ct_rec_process(&e->b, &r);
+	free(args);
 }
 
 static void end(struct enc *e, uint64_t unmatched, uint64_t end_us)
 {
-	struct enc p = {0};
-	for (int i = 0; i < 3; i++)
-		put_v(&p, 0); /* allocations, frees, bytes: the reader counts them itself */
-	put_v(&p, unmatched);
-	put_v(&p, 0);
-	put_v(&p, end_us);
-	framed(e, CT_REC_END, &p);
-	free(p.raw);
+	/* allocations, frees, bytes: 0, the reader counts them itself */
+	struct ct_rec_end r = {.unmatched_frees = unmatched, .end_us = end_us};
+	ct_rec_end(&e->b, &r);
 }
 
-static void one_varint_record(struct enc *e, enum ct_record_tag tag, uint64_t v, const char *extra)
+/* A framed record of one varint followed by bytes a newer writer might append. */
+static void one_varint_record(struct enc *e, unsigned tag, uint64_t v, const char *extra)
 {
-	struct enc p = {0};
-	put_v(&p, v);
-	put_bytes(&p, extra, strlen(extra)); /* trailing bytes a newer writer might append */
-	framed(e, tag, &p);
-	free(p.raw);
+	size_t at = ct_rec_open(&e->b, tag, CT_VARINT_MAX + strlen(extra));
+	if (!at)
+		return;
+	ct_rec_v(&e->b, v);
+	ct_rec_raw(&e->b, extra, strlen(extra));
+	ct_rec_close(&e->b, at);
 }
 
 /* ---- the cases (expected figures are in test_reader.py) ---- */
 
 static void module(struct enc *e)
 {
-	struct enc p = {0};
-	put_v(&p, 0);
-	put_v(&p, 0x400000);
-	put_str(&p, "/nonexistent/libfoo.so");
-	put_s(&p, "\x01\x02\x03\x04", 4);
-	put_v(&p, 1);
-	put_v(&p, 0x1000);
-	put_v(&p, 0x1000);
-	put_v(&p, 0x1000);
-	put_u8(&p, CT_SEG_READ | CT_SEG_EXEC);
-	framed(e, CT_REC_MODULE, &p);
-	free(p.raw);
+	static const struct ct_rec_segment seg = {0x1000, 0x1000, 0x1000, CT_SEG_READ | CT_SEG_EXEC};
+	static const char path[] = "/nonexistent/libfoo.so";
+	struct ct_rec_module m = {.id = 0,
+	                          .base = 0x400000,
+	                          .path = path,
+	                          .path_len = strlen(path),
+	                          .build_id = (const uint8_t *)"\x01\x02\x03\x04",
+	                          .build_id_len = 4,
+	                          .segs = &seg,
+	                          .nseg = 1};
+	ct_rec_module(&e->b, &m);
 }
 
 static void basic(const char *dir)
@@ -195,60 +164,61 @@ static void basic(const char *dir)
 	static const char *const argv[] = {"prog", "a b"};
 	struct enc e;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	struct ct_rec_buf *b = &e.b;
 	process(&e, "/bin/prog", 2, argv);
 	module(&e);
-	frame(&e, CT_STACK_ROOT, 0x401000);      /* 2: main */
-	frame(&e, 2, 0x401100);                  /* 3: site A */
-	frame(&e, 2, 0x401200);                  /* 4: site B */
-	frame(&e, CT_STACK_TRUNCATED, 0x401300); /* 5: site C, deeper frames cut */
-	info(&e, 100, 3);
-	info(&e, 1000, 4);
-	info(&e, 10, 3);
-	info(&e, 5000, 5);
-	core(&e, CT_REC_TIME, 10);
+	ct_rec_frame(b, CT_STACK_ROOT, 0x401000);      /* 2: main */
+	ct_rec_frame(b, 2, 0x401100);                  /* 3: site A */
+	ct_rec_frame(b, 2, 0x401200);                  /* 4: site B */
+	ct_rec_frame(b, CT_STACK_TRUNCATED, 0x401300); /* 5: site C, deeper frames cut */
+	ct_rec_info(b, 100, 3);
+	ct_rec_info(b, 1000, 4);
+	ct_rec_info(b, 10, 3);
+	ct_rec_info(b, 5000, 5);
+	ct_rec_time(b, 10);
 	for (int i = 0; i < 3; i++)
-		core(&e, CT_REC_ALLOC, 0);
+		ct_rec_alloc(b, 0);
 	compress(&e, ZSTD_e_flush);
-	core(&e, CT_REC_ALLOC, 2);
-	core(&e, CT_REC_ALLOC, 2);
-	core(&e, CT_REC_ALLOC, 1);
+	ct_rec_alloc(b, 2);
+	ct_rec_alloc(b, 2);
+	ct_rec_alloc(b, 1);
 	compress(&e, ZSTD_e_end); /* several frames, as a writer with late events makes */
-	core(&e, CT_REC_TIME, 5);
-	core(&e, CT_REC_FREE, 1);
-	core(&e, CT_REC_TEMP, 3); /* the new peak: 320 + 5000 */
-	core(&e, CT_REC_FREE, 0);
+	ct_rec_time(b, 5);
+	ct_rec_free(b, 1);
+	ct_rec_temp(b, 3); /* the new peak: 320 + 5000 */
+	ct_rec_free(b, 0);
 	one_varint_record(&e, 0x7e, 99, "unknown optional record");
-	put_u8(&e, CT_REC_NOTE);
-	put_v(&e, 4);
-	put_bytes(&e, "\x01\x02hi", 4);
-	core(&e, CT_REC_TIME, 5);
-	core(&e, CT_REC_ALLOC, 1);
-	core(&e, CT_REC_ALLOC, 1);
+	ct_rec_thread(b, 43, CT_THREAD_STARTED);
+	ct_rec_time(b, 5);
+	ct_rec_alloc(b, 1);
+	ct_rec_alloc(b, 1);
 	one_varint_record(&e, CT_REC_SAMPLE, 123456, "newer fields");
-	one_varint_record(&e, CT_REC_SAMPLE, 100000, "");
-	core(&e, CT_REC_TEMP, 2);
+	ct_rec_sample(b, 100000);
+	ct_rec_temp(b, 2);
 	end(&e, 3, 25);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "basic.zst", SIZE_MAX);
 }
 
-/* Written as version 1 (before RECENT), which this reader still reads. */
+/* Written as version 1 (before RECENT), which this reader still reads, with ALLOC, FREE and TEMP
+ * in their long forms (| tag | info v |, not the writer's one-byte forms). */
 static void peak(const char *dir)
 {
 	struct enc e;
 	enc_init(&e, 1, 1);
-	frame(&e, CT_STACK_ROOT, 0x1000);
-	frame(&e, CT_STACK_ROOT, 0x2000);
-	info(&e, 10, 2);
-	info(&e, 1, 3);
-	core(&e, CT_REC_ALLOC, 0);
-	core(&e, CT_REC_ALLOC, 0);
-	core(&e, CT_REC_TIME, 7);
-	core(&e, CT_REC_TEMP, 0); /* 30 bytes at the peak, 3 allocations of info 0 */
+	struct ct_rec_buf *b = &e.b;
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
+	ct_rec_frame(b, CT_STACK_ROOT, 0x2000);
+	ct_rec_info(b, 10, 2);
+	ct_rec_info(b, 1, 3);
+	ct_rec_core1(b, CT_REC_ALLOC, 0);
+	ct_rec_core1(b, CT_REC_ALLOC, 0);
+	ct_rec_time(b, 7);
+	ct_rec_core1(b, CT_REC_TEMP, 0); /* 30 bytes at the peak, 3 allocations of info 0 */
 	for (int i = 0; i < 5; i++)
-		core(&e, CT_REC_ALLOC, 1);
-	core(&e, CT_REC_FREE, 0);
-	core(&e, CT_REC_FREE, 0);
+		ct_rec_core1(b, CT_REC_ALLOC, 1);
+	ct_rec_core1(b, CT_REC_FREE, 0);
+	ct_rec_core1(b, CT_REC_FREE, 0);
 	end(&e, 0, 9);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "peak.zst", SIZE_MAX);
@@ -258,12 +228,11 @@ static void peak(const char *dir)
 static void recent_in_v1(const char *dir)
 {
 	struct enc e;
-	uint8_t b[1];
 	enc_init(&e, 1, 1);
-	frame(&e, CT_STACK_ROOT, 0x1000);
-	info(&e, 10, 2);
-	core(&e, CT_REC_ALLOC, 0);
-	put_bytes(&e, b, ct_put_recent(b, 1));
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(&e.b, 10, 2);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_recent(&e.b, 1);
 	end(&e, 0, 9);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "recent_v1.zst", SIZE_MAX);
@@ -274,24 +243,24 @@ static void recent_in_v1(const char *dir)
 static void short_events(const char *dir, int bad)
 {
 	struct enc e;
-	uint8_t b[1 + CT_VARINT_MAX];
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
-	frame(&e, CT_STACK_ROOT, 0x1000);
+	struct ct_rec_buf *b = &e.b;
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
 	for (int i = 0; i < 40; i++)
-		info(&e, (uint64_t)i + 1, 2);
-	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 3));  /* one byte */
-	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 33)); /* two */
-	put_bytes(&e, b, ct_put_short_event(b, CT_REC_TEMP, 20));
-	put_bytes(&e, b, ct_put_short_event(b, CT_REC_FREE, 3));
-	put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, 5));
-	core(&e, CT_REC_TEMPFREE, 5);
+		ct_rec_info(b, (uint64_t)i + 1, 2);
+	ct_rec_alloc(b, 3);  /* one byte */
+	ct_rec_alloc(b, 33); /* two */
+	ct_rec_temp(b, 20);
+	ct_rec_free(b, 3);
+	ct_rec_alloc(b, 5);
+	ct_rec_tempfree(b, 5);
 	for (int i = 9; i <= 11; i++) /* ALLOC records 4, 5, 6: 10, 11, 12 bytes */
-		put_bytes(&e, b, ct_put_short_event(b, CT_REC_ALLOC, (uint64_t)i));
-	put_bytes(&e, b, ct_put_recent(b, 2)); /* the 11 bytes */
-	core(&e, CT_REC_RECENT, 1);            /* the 12 bytes, in the long form */
-	put_bytes(&e, b, ct_put_recent(b, 3)); /* the 10 bytes */
+		ct_rec_alloc(b, (uint64_t)i);
+	ct_rec_recent(b, 2);               /* the 11 bytes */
+	ct_rec_core1(b, CT_REC_RECENT, 1); /* the 12 bytes, in the long form */
+	ct_rec_recent(b, 3);               /* the 10 bytes */
 	if (bad)
-		put_bytes(&e, b, ct_put_recent(b, CT_RECENT_WINDOW)); /* only 6 ALLOC records so far */
+		ct_rec_recent(b, CT_RECENT_WINDOW); /* only 6 ALLOC records so far */
 	end(&e, 0, 9);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, bad ? "short_bad.zst" : "short.zst", SIZE_MAX);
@@ -302,17 +271,18 @@ static void ties(const char *dir)
 {
 	struct enc e;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	struct ct_rec_buf *b = &e.b;
 	for (int i = 0; i < 4; i++)
-		frame(&e, CT_STACK_ROOT, 0x1000 + 0x10 * (uint64_t)i); /* stacks 2..5 */
-	info(&e, 8, 5); /* 0: stack 5, 1 x 8 */
-	info(&e, 4, 4); /* 1: stack 4, 2 x 4 */
-	info(&e, 8, 3); /* 2: stack 3, 1 x 8 */
-	info(&e, 100, 2); /* 3: stack 2, 1 x 100 */
-	core(&e, CT_REC_ALLOC, 0);
-	core(&e, CT_REC_ALLOC, 1);
-	core(&e, CT_REC_ALLOC, 1);
-	core(&e, CT_REC_ALLOC, 2);
-	core(&e, CT_REC_ALLOC, 3);
+		ct_rec_frame(b, CT_STACK_ROOT, 0x1000 + 0x10 * (uint64_t)i); /* stacks 2..5 */
+	ct_rec_info(b, 8, 5);                                                /* 0: stack 5, 1 x 8 */
+	ct_rec_info(b, 4, 4);                                                /* 1: stack 4, 2 x 4 */
+	ct_rec_info(b, 8, 3);                                                /* 2: stack 3, 1 x 8 */
+	ct_rec_info(b, 100, 2);                                              /* 3: stack 2, 1 x 100 */
+	ct_rec_alloc(b, 0);
+	ct_rec_alloc(b, 1);
+	ct_rec_alloc(b, 1);
+	ct_rec_alloc(b, 2);
+	ct_rec_alloc(b, 3);
 	end(&e, 0, 1);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "ties.zst", SIZE_MAX);
@@ -320,8 +290,16 @@ static void ties(const char *dir)
 
 static void argv_case(const char *dir)
 {
-	static const char *const argv[] = {"prog", "line1\nline2", "\xff\xfe bad", "tab\there",
-	                                   "quote\"back\\", "caf\xc3\xa9", "\x01" "ctl", "it's", "\xed\xa0\x80"};
+	static const char *const argv[] = {"prog",
+	                                   "line1\nline2",
+	                                   "\xff\xfe bad",
+	                                   "tab\there",
+	                                   "quote\"back\\",
+	                                   "caf\xc3\xa9",
+	                                   "\x01"
+	                                   "ctl",
+	                                   "it's",
+	                                   "\xed\xa0\x80"};
 	struct enc e;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
 	process(&e, "/bin/pr\xf8g", 9, argv);
@@ -352,23 +330,92 @@ static void truncated(const char *dir)
 {
 	struct enc e;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
-	frame(&e, CT_STACK_ROOT, 0x1000);
-	info(&e, 64, 2);
-	core(&e, CT_REC_TIME, 1000);
+	struct ct_rec_buf *b = &e.b;
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(b, 64, 2);
+	ct_rec_time(b, 1000);
 	for (int i = 0; i < 10; i++)
-		core(&e, CT_REC_ALLOC, 0);
-	core(&e, CT_REC_FREE, 0);
+		ct_rec_alloc(b, 0);
+	ct_rec_free(b, 0);
 	compress(&e, ZSTD_e_flush);
 	size_t keep = e.zlen;
 	/* Incompressible-ish noise so the cut lands inside a block. */
 	for (uint64_t i = 0; i < 20000; i++)
-		info(&e, (i * 2654435761u) & 0xffffff, 2);
-	core(&e, CT_REC_TIME, 500);
+		ct_rec_info(b, (i * 2654435761u) & 0xffffff, 2);
+	ct_rec_time(b, 500);
 	for (int i = 0; i < 100; i++)
-		core(&e, CT_REC_ALLOC, 0);
+		ct_rec_alloc(b, 0);
 	end(&e, 0, 2000);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "truncated.zst", keep + (e.zlen - keep) / 2);
+}
+
+/* The figures a reader must show for the records up to a flush point of cuts(). */
+struct cut_point {
+	size_t offset; /* bytes of the file up to the flush */
+	uint64_t allocations, frees, bytes, leaked, runtime_us;
+};
+
+/* A trace written the way the shim writes one, for test_reader.py to cut anywhere: eight batches
+ * of events, each flushed (a reader gets every record up to a flush), then END in the last block.
+ * With `checksum` (as the shim) the frame ends with its 4-byte checksum; without, END is flushed
+ * too and the frame ends with an empty last block: either way the last bytes of the file hold no
+ * record, and a cut there leaves every record readable but the frame unfinished. NAME.json lists
+ * the flush points and the figures up to each. */
+static void cuts(const char *dir, const char *name, int checksum)
+{
+	struct cut_point pt[8], now = {0};
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	ZSTD_CCtx_setParameter(e.cctx, ZSTD_c_checksumFlag, checksum);
+	struct ct_rec_buf *b = &e.b;
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(b, 64, 2);  /* info 0 */
+	ct_rec_info(b, 100, 2); /* info 1 */
+	for (unsigned k = 0; k < 8; k++) {
+		/* INFO records of scattered sizes, never used: a batch fills a compressed block of some
+		 * hundred bytes, so a cut can land inside one. */
+		for (uint64_t i = 0; i < 100; i++)
+			ct_rec_info(b, ((k * 100 + i) * 2654435761u) & 0xffff, 2);
+		ct_rec_time(b, 1000);
+		now.runtime_us += 1000;
+		for (unsigned i = 0; i <= k; i++)
+			ct_rec_alloc(b, 0);
+		ct_rec_free(b, 0);
+		ct_rec_alloc(b, 1);
+		now.allocations += k + 2;
+		now.frees++;
+		now.bytes += 64 * (k + 1) + 100;
+		now.leaked += 64 * k + 100;
+		compress(&e, ZSTD_e_flush);
+		now.offset = e.zlen;
+		pt[k] = now;
+	}
+	end(&e, 0, now.runtime_us + 500);
+	if (!checksum)
+		compress(&e, ZSTD_e_flush);
+	compress(&e, ZSTD_e_end);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s.json", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "[");
+	for (unsigned k = 0; k < 8; k++)
+		fprintf(f,
+		        "%s{\"offset\": %zu, \"allocations\": %" PRIu64 ", \"frees\": %" PRIu64
+		        ", \"bytes_allocated\": %" PRIu64 ", \"leaked_bytes\": %" PRIu64
+		        ", \"runtime_ns\": %" PRIu64 "}",
+		        k ? ", " : "", pt[k].offset, pt[k].allocations, pt[k].frees, pt[k].bytes,
+		        pt[k].leaked, pt[k].runtime_us * 1000);
+	fprintf(f, "]\n");
+	if (fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+	enc_write(&e, dir, name, SIZE_MAX);
 }
 
 /* Whole frames, but the writer never wrote END: killed after a flush. */
@@ -376,10 +423,10 @@ static void no_end(const char *dir)
 {
 	struct enc e;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
-	frame(&e, CT_STACK_ROOT, 0x1000);
-	info(&e, 8, 2);
-	core(&e, CT_REC_ALLOC, 0);
-	core(&e, CT_REC_TIME, 3);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(&e.b, 8, 2);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_time(&e.b, 3);
 	compress(&e, ZSTD_e_flush);
 	enc_write(&e, dir, "noend.zst", SIZE_MAX);
 }
@@ -397,27 +444,68 @@ static void corrupt(const char *dir)
 {
 	struct enc e;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
-	frame(&e, CT_STACK_ROOT, 0x1000); /* offset 20, 4 bytes */
-	info(&e, 8, 2);                   /* offset 24, 3 bytes */
-	core(&e, CT_REC_ALLOC, 5);        /* offset 27: info 5 is not defined */
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000); /* offset 20, 4 bytes */
+	ct_rec_info(&e.b, 8, 2);                   /* offset 24, 3 bytes */
+	ct_rec_alloc(&e.b, 5);                     /* offset 27: info 5 is not defined */
 	end(&e, 0, 1);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "corrupt.zst", SIZE_MAX);
 
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
-	core(&e, CT_REC_TIME, 1);
-	put_u8(&e, 0x00); /* offset 22: invalid tag */
+	ct_rec_time(&e.b, 1);
+	put_raw(&e, "", 1); /* offset 22: the invalid tag 0x00 */
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "badtag.zst", SIZE_MAX);
+}
+
+static void note(struct enc *e, unsigned level, const char *text)
+{
+	ct_rec_note(&e->b, level, text, strlen(text));
+}
+
+/* NOTE records as the shim writes them (texts and counts are checked in test_reader.py): a warning
+ * three times, an info, a warning holding a newline, an info of 2000 bytes. */
+static void notes(const char *dir)
+{
+	static const char w1[] = "dropped 5 events: the stack table is full";
+	char *long_text = malloc(2001);
+	memset(long_text, 'x', 2000);
+	long_text[2000] = 0;
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(&e.b, 8, 2);
+	note(&e, CT_NOTE_WARNING, w1);
+	ct_rec_alloc(&e.b, 0);
+	note(&e, CT_NOTE_INFO, "CTRACK_DEPTH=1000 clamped to 256");
+	note(&e, CT_NOTE_WARNING, w1);
+	compress(&e, ZSTD_e_flush);
+	note(&e, CT_NOTE_WARNING, "write error: No space left on device\nretrying");
+	note(&e, CT_NOTE_WARNING, w1);
+	note(&e, CT_NOTE_INFO, long_text);
+	end(&e, 0, 5);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "notes.zst", SIZE_MAX);
+	free(long_text);
+
+	/* More distinct texts than the reader keeps: 70 warnings, "note 0" to "note 69". */
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	for (int i = 0; i < 70; i++) {
+		char text[32];
+		snprintf(text, sizeof(text), "note %d", i);
+		note(&e, CT_NOTE_WARNING, text);
+	}
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "notes_many.zst", SIZE_MAX);
 }
 
 /* zstd, but not a trace. */
 static void other(const char *dir)
 {
 	struct enc e;
-	memset(&e, 0, sizeof(e));
-	e.cctx = ZSTD_createCCtx();
-	put_bytes(&e, "just some text, compressed\n", 27);
+	enc_init(&e, 0, 0);
+	put_raw(&e, "just some text, compressed\n", 27);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, "other.zst", SIZE_MAX);
 }
@@ -431,18 +519,19 @@ static void bench(const char *path, uint64_t events)
 	uint64_t allocs = 0, frees = 0, bytes = 0, temps = 0, cur = 0, peak = 0, live = 0;
 	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
 	for (uint64_t s = 0; s < NSTACK; s++)
-		frame(&e, s % 20 ? CT_STACK_FIRST + s - 1 : CT_STACK_ROOT, 0x400000 + 0x40 * s); /* depth <= 20 */
+		ct_rec_frame(&e.b, s % 20 ? CT_STACK_FIRST + s - 1 : CT_STACK_ROOT,
+		             0x400000 + 0x40 * s); /* depth <= 20 */
 	for (uint64_t i = 0; i < NINFO; i++)
-		info(&e, 16 + i, CT_STACK_FIRST + i % NSTACK);
+		ct_rec_info(&e.b, 16 + i, CT_STACK_FIRST + i % NSTACK);
 	/* Groups of four events: ALLOC a, ALLOC b, FREE a, TEMP c with scattered infos (so the trace
 	 * compresses like a real one, not to nothing); a TIME every 1024 groups. */
 	for (uint64_t g = 0; 4 * g + 4 <= events; g++) {
 		uint64_t h = (g + 1) * 0x9e3779b97f4a7c15ull;
 		uint64_t a = (h >> 10) % NINFO, b = (h >> 30) % NINFO, c = (h >> 50) % NINFO;
-		core(&e, CT_REC_ALLOC, a);
-		core(&e, CT_REC_ALLOC, b);
-		core(&e, CT_REC_FREE, a);
-		core(&e, CT_REC_TEMP, c);
+		ct_rec_alloc(&e.b, a);
+		ct_rec_alloc(&e.b, b);
+		ct_rec_free(&e.b, a);
+		ct_rec_temp(&e.b, c);
 		cur += 16 + a;
 		peak = cur > peak ? cur : peak;
 		cur += 16 + b;
@@ -452,8 +541,8 @@ static void bench(const char *path, uint64_t events)
 		allocs += 3, frees += 2, temps++, live++;
 		bytes += 48 + a + b + c;
 		if (g % 1024 == 1023)
-			core(&e, CT_REC_TIME, 1);
-		if (e.len >= 1 << 20)
+			ct_rec_time(&e.b, 1);
+		if (e.b.len >= 1 << 20)
 			compress(&e, ZSTD_e_continue);
 	}
 	end(&e, 0, events / 4096);
@@ -475,10 +564,14 @@ static int summary(const char *path)
 	}
 	printf("{\"allocations\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
 	       ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
-	       ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64 ", \"runtime_ns\": %" PRIu64
-	       ", \"complete\": %s}\n",
+	       ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64
+	       ", \"runtime_ns\": %" PRIu64 ", \"complete\": %s, \"warnings\": %" PRIu64
+	       ", \"first_warning\": \"",
 	       s.allocations, s.frees, s.bytes_allocated, s.temporary, s.peak_heap_bytes, s.leaked_bytes,
-	       s.leaked_allocations, s.runtime_ns, s.complete ? "true" : "false");
+	       s.leaked_allocations, s.runtime_ns, s.complete ? "true" : "false", s.warnings);
+	for (const char *p = s.first_warning; *p; p++) /* one line, no control bytes: quote " and \ */
+		printf("%s%c", *p == '"' || *p == '\\' ? "\\" : "", *p);
+	printf("\"}\n");
 	return 0;
 }
 
@@ -505,6 +598,9 @@ int main(int argc, char **argv)
 	big_record(dir);
 	truncated(dir);
 	no_end(dir);
+	notes(dir);
+	cuts(dir, "cuts.zst", 1);
+	cuts(dir, "cuts_nocheck.zst", 0);
 	newer(dir);
 	corrupt(dir);
 	other(dir);

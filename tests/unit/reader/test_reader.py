@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Runs the real ctrack-analyze on synthetic traces (written by gen_trace) and checks exact figures,
 # rankings, error messages and JSON validity. --bench N: the reader's speed on an N-event trace.
+import gzip
 import json
 import os
 import subprocess
@@ -71,7 +72,47 @@ def test_basic(exe, gen, d):
     check("basic: ct_trace_summarize", summary, {
         "allocations": 10, "frees": 4, "bytes_allocated": 8330, "temporary_allocations": 2,
         "peak_heap_bytes": 5320, "leaked_bytes": 2220, "leaked_allocations": 6, "runtime_ns": 25000,
-        "complete": True})
+        "complete": True, "warnings": 0, "first_warning": ""})
+    check("basic: no notes", doc["notes"], [])
+
+
+def test_notes(exe, gen, d):
+    # gen_trace's notes(): its texts, levels and repeats.
+    w1 = "dropped 5 events: the stack table is full"
+    long_kept = "x" * 1024 + "..."  # 2000 bytes, cut at the reader's bound of 1024
+    doc, err = analyze_json(exe, f"{d}/notes.zst")
+    check("notes: stderr", err, "")
+    check("notes: json", doc["notes"], [
+        {"level": "warning", "text": w1, "count": 3},
+        {"level": "info", "text": "CTRACK_DEPTH=1000 clamped to 256", "count": 1},
+        {"level": "warning", "text": "write error: No space left on device\nretrying", "count": 1},
+        {"level": "info", "text": long_kept, "count": 1}])
+    check("notes: figures beside them", (doc["summary"]["allocations"], doc["summary"]["leaked_bytes"]), (1, 8))
+    rc, out, _ = analyze(exe, f"{d}/notes.zst")
+    text = out.decode()
+    want = (f"warning: {w1} (3 times)\n"
+            "note: CTRACK_DEPTH=1000 clamped to 256\n"
+            "warning: write error: No space left on device\\nretrying\n"  # one line: the newline escaped
+            f"note: {long_kept}\n")
+    check("notes: text report, after the trace line", text.split("\n", 1)[1].startswith(want), True)
+    rc, out, _ = analyze(exe, "--html", "-", f"{d}/notes.zst")
+    html = out.decode()
+    for li in (f'<li class="note warning" data-count="3"><b>warning:</b> {w1} (3 times)</li>',
+               '<li class="note info" data-count="1"><b>note:</b> CTRACK_DEPTH=1000 clamped to 256</li>'):
+        check(f"notes: html has {li!r}", li in html, True)
+    rc, out, _ = analyze(exe, "--pprof", "-", f"{d}/notes.zst")  # the comments: strings of the profile
+    check("notes: pprof comment", f"warning: {w1} (3 times)".encode() in gzip.decompress(out), True)
+    summary = json.loads(subprocess.run([gen, "--summary", f"{d}/notes.zst"], capture_output=True).stdout)
+    check("notes: ct_trace_summarize", (summary["warnings"], summary["first_warning"]), (4, w1))
+    # 70 distinct warnings: the first 64 kept, the other 6 counted in one more entry.
+    doc, _ = analyze_json(exe, f"{d}/notes_many.zst")
+    notes = doc["notes"]
+    check("notes_many: kept", [(n["level"], n["text"], n["count"]) for n in notes[:64]],
+          [("warning", f"note {i}", 1) for i in range(64)])
+    check("notes_many: the rest in one entry", (len(notes), notes[-1]["level"], notes[-1]["count"]),
+          (65, "warning", 6))
+    summary = json.loads(subprocess.run([gen, "--summary", f"{d}/notes_many.zst"], capture_output=True).stdout)
+    check("notes_many: ct_trace_summarize", (summary["warnings"], summary["first_warning"]), (70, "note 0"))
 
 
 def test_peak_and_ties(exe, d):
@@ -139,10 +180,12 @@ def test_errors(exe, d):
     check("usage: unknown option", analyze(exe, "--frobnicate", f"{d}/basic.zst")[0], 2)
 
 
+def warning(path):
+    return (f"ctrack-analyze: warning: {path} is truncated (the process was killed?); "
+            "figures cover what was recorded\n")
+
+
 def test_truncated(exe, d):
-    def warning(path):
-        return (f"ctrack-analyze: warning: {path} is truncated (the process was killed?); "
-                "figures cover what was recorded\n")
     doc, err = analyze_json(exe, f"{d}/truncated.zst")
     check("truncated: warning", err, warning(f"{d}/truncated.zst"))
     check("truncated: complete", doc["complete"], False)
@@ -156,6 +199,43 @@ def test_truncated(exe, d):
           (False, 8, 3000))
     doc, err = analyze_json(exe, f"{d}/big.zst")
     check("big record", (err, len(doc["process"]["argv"][1])), ("", 3 << 20))
+
+
+def test_cuts(exe, d):
+    """A trace cut anywhere after its header reads as truncated, with a warning, never as complete --
+    also when only its last bytes are gone, which hold no record (the frame's checksum, or the empty
+    last block) -- and has every figure up to the cut. The flush points and their figures come from
+    gen_trace's cuts() in NAME.json."""
+    keys = ("allocations", "frees", "bytes_allocated", "leaked_bytes", "runtime_ns")
+    for name in ("cuts.zst", "cuts_nocheck.zst"):
+        with open(f"{d}/{name}", "rb") as f:
+            data = f.read()
+        with open(f"{d}/{name}.json") as f:
+            points = json.load(f)
+        doc, err = analyze_json(exe, f"{d}/{name}")
+        check(f"{name}: whole", (doc["complete"], err), (True, ""))
+        cuts = [(f"without its last {k} bytes", len(data) - k) for k in (1, 2, 4, 8)]
+        cuts += [(f"at flush {i}", p["offset"]) for i, p in enumerate(points)]
+        cuts += [(f"between flushes {i} and {i + 1}", (p["offset"] + q["offset"]) // 2)
+                 for i, (p, q) in enumerate(zip(points, points[1:]))]
+        cuts += [(f"{k} bytes after flush {i}", p["offset"] + k) for i, p in enumerate(points[:-1]) for k in (1, 4)]
+        for label, n in cuts:
+            label = f"{name} cut {label} ({n} of {len(data)} bytes)"
+            path = f"{d}/cut.zst"
+            with open(path, "wb") as f:
+                f.write(data[:n])
+            doc, err = analyze_json(exe, path)
+            check(f"{label}: warning", err, warning(path))
+            check(f"{label}: complete", doc["complete"], False)
+            # Every record up to the last flush before the cut is there; nothing after the next.
+            before = [p for p in points if p["offset"] <= n][-1]
+            after = ([p for p in points if p["offset"] > n] or [before])[0]
+            s = doc["summary"]
+            for k in ("allocations", "frees", "bytes_allocated"):
+                check(f"{label}: {k} {s[k]} within flush {points.index(before)}'s {before[k]} and the next's "
+                      f"{after[k]}", before[k] <= s[k] <= after[k], True)
+            if n == before["offset"]:
+                check(f"{label}: figures", {k: s[k] for k in keys}, {k: before[k] for k in keys})
 
 
 def bench(exe, gen, d, events):
@@ -185,11 +265,13 @@ def main():
         else:
             subprocess.run([gen, d], check=True)
             test_basic(exe, gen, d)
+            test_notes(exe, gen, d)
             test_peak_and_ties(exe, d)
             test_short_events(exe, d)
             test_argv(exe, d)
             test_errors(exe, d)
             test_truncated(exe, d)
+            test_cuts(exe, d)
             bench(exe, gen, d, 1000000)  # records straddle the reader's window many times
     for f in failures:
         print("FAIL:", f)
