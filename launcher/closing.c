@@ -111,12 +111,26 @@ static void print_summary(const struct summary *r, const char *prefix)
 	        s->leaked_allocations == 1 ? "" : "s", s->complete ? "" : " (trace is truncated)");
 }
 
-/* The summary line of the trace at path, and a word on an exec'd image left untraced. */
+/* The trace's first warning (what the shim could not record, a write error), and how many more. */
+static void print_warnings(const struct ct_trace_summary *s)
+{
+	if (!s->warnings)
+		return;
+	fprintf(stderr, "ctrack: warning: %s", s->first_warning);
+	if (s->warnings > 1)
+		fprintf(stderr, " (and %" PRIu64 " more warning%s: ctrack-analyze shows them)", s->warnings - 1,
+		        s->warnings == 2 ? "" : "s");
+	fputc('\n', stderr);
+}
+
+/* The summary line of the trace at path, its warnings, and a word on an exec'd image left untraced. */
 static void print_summary_line(const char *path, const char *prefix, int follow_children)
 {
 	struct summary r;
 	summarize(path, &r);
 	print_summary(&r, prefix);
+	if (r.ok)
+		print_warnings(&r.s);
 	if (r.ok && r.s.exec_path[0] && !follow_children)
 		fprintf(stderr,
 		        "ctrack: the program then ran '%s' (exec), which was not traced: "
