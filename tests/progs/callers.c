@@ -7,7 +7,9 @@
  * So every path reads: leak at LEAK, 32 x leak at RECURSE, caller_XY, main at CALL.
  * The 256 paths share every return address but the caller's: inside leak(), 256 x 33 stack nodes
  * have one of two return addresses and differ only by their parent, which is what a stack table
- * that matched frames by address alone would merge.
+ * that matched frames by address alone would merge. (The depth matters: a hash table of nodes
+ * probes past another node only when nodes crowd it, and with 8 levels (2566 nodes) a simulation of
+ * ctrack's table never did; 32 levels (8710 nodes) misplace about half the callers.)
  * Leaked: 256 * 257 / 2 = 32896 blocks, 24 * 32896 = 789504 bytes; nothing freed. No stdio. Exit 0,
  * or 1 if a malloc failed. */
 #include <stdlib.h>
