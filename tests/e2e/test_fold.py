@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 # Folding and grouping (tests/progs/fold_cxx.cpp): after folding, frame 0 of each leak is the user's
-# function at its marked line; --all-frames shows operator new; --group site merges copy_name's two
-# callers, --group backtrace does not; --fold FILE folds a user function. Figures from the source.
+# function at its marked line, also where container frames sit above it (a constructor called by
+# std::vector::emplace_back, a comparator called by std::sort): folding stops at the first user
+# frame and shows the frames above it; --all-frames shows operator new; --group site merges
+# copy_name's two callers, --group backtrace does not; --fold FILE folds a user function. Figures
+# from the source.
 import json
 import os
 import re
@@ -21,7 +24,33 @@ SITES = {  # (function, marked line): (bytes, allocations), as the program's com
     ("fill_vector", "PUSH"): (128 * 4, 1),
     ("copy_name", "HOLD"): (2 * 32, 2),
     ("copy_name", "COPY"): (41 + 61, 2),
+    ("make_widgets", "NEWWV"): (24, 1),
+    ("make_widgets", "RESERVE"): (4 * 8, 1),
+    ("Widget::Widget", "CTOR"): (40 + 44 + 48, 3),
+    ("by_value", "CMPNEW"): (32, 1),
+    ("by_value", "CMPSTR"): (41, 1),
 }
+# User frames with container frames above them: (site, a frame shown above it whose name starts
+# with `prefix` and holds `word`, then the user's frame that called the container).
+ABOVE = {
+    ("Widget::Widget", "CTOR"): ("std::vector<Widget", "emplace_back", "make_widgets", "EMPLACE"),
+    ("by_value", "CMPNEW"): ("std::sort<", "sort", "sort_values", "SORT"),
+    ("by_value", "CMPSTR"): ("std::sort<", "sort", "sort_values", "SORT"),
+}
+
+
+def bare(frame):
+    """The function's name without a return type (`void std::sort<...>(...)` -> `std::sort<...>(...)`)."""
+    name = frame.get("function") or ""
+    depth = 0
+    for i, c in enumerate(name):
+        if c in "<(":
+            depth += 1
+        elif c in ">)":
+            depth -= 1
+        if c == " " and depth == 0:
+            return name[i + 1:]
+    return name
 
 
 def analyze(trace, *opts):
@@ -62,6 +91,19 @@ if rep:
     if grow:
         env.check("grow: operator new folded", grow[0]["folded"] >= 1, repr(grow[0]["folded"]))
         env.check("grow: called by fill_pool", at(grow[0]["frames"][1], "fill_pool", "FILL"))
+    for (function, mark), (prefix, word, caller, call) in ABOVE.items():
+        got = entries(leaks, function, mark)
+        if not got:
+            continue
+        shown = got[0]["frames"]
+        names = [bare(f) for f in shown]
+        above = [i for i, n in enumerate(names) if n.startswith(prefix) and word in n]
+        users = [i for i, f in enumerate(shown) if at(f, caller, call)]
+        env.check("%s at %s: folding stopped there, %s...%s shown above it, then %s at %s" % (
+            function, mark, prefix, word, caller, call), above and users and 0 < above[0] < users[0],
+            repr(names[:12]))
+        env.check("%s at %s: operator new folded" % (function, mark), got[0]["folded"] >= 1,
+                  repr(got[0]["folded"]))
     hold = entries(leaks, "copy_name", "HOLD")
     if hold:
         env.eq("malloc'd holder: nothing folded (libc is a real site)", hold[0]["folded"], 0)

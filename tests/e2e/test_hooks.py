@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Every hooked allocation function once (tests/progs/hooks.c): totals equal valgrind's, the leaks
-# are exactly the program's, each attributed to the function that allocated it.
+# are exactly the program's, each attributed to the function that allocated it. The program checks
+# every block it gets (size usable, bytes writable, alignment) and exits 1 naming a bad one: its
+# exit status and stderr are checked untraced, under valgrind and under ctrack.
+import subprocess
 import sys
 
 import ctrack_test as ct
@@ -11,7 +14,14 @@ LEAKS = {"leak_malloc": 100, "leak_calloc": 200, "leak_realloc": 400,
 env = ct.Env(sys.argv)
 prog = env.progs[0]
 
-vg = env.valgrind_main([prog], env.fresh_dir("valgrind"))
+native = subprocess.run([prog, "pvalloc"], capture_output=True)
+env.eq("untraced: every call behaved (exit, stderr)", (native.returncode, native.stderr), (0, b""))
+
+pid, figs, vg_rc, _ = env.valgrind_run([prog], env.fresh_dir("valgrind"))
+vg = figs.get(pid)
+env.eq("valgrind: exit status (every call behaved)", vg_rc, 0)
+if not env.check("valgrind reported total heap usage", vg and "allocs" in vg, repr(figs)):
+    vg = None
 if vg:
     env.eq("valgrind agrees with the program: totals", (vg["allocs"], vg["frees"], vg["bytes"]),
            (11, 5, 6122))
@@ -20,6 +30,7 @@ if vg:
 
 r, rep = env.run_traced("plain", [prog])
 env.eq("exit status (every call behaved)", r.returncode, 0)
+env.eq("no bad block named", r.stderr.decode(errors="replace"), "")
 if rep:
     s = rep["summary"]
     env.eq("complete", rep["complete"], True)
@@ -38,6 +49,7 @@ if rep:
 # request, so the count is the same whether a tool records the request or the rounded size).
 r, rep = env.run_traced("pvalloc", [prog, "pvalloc"])
 env.eq("pvalloc run: exit status", r.returncode, 0)
+env.eq("pvalloc run: no bad block named", r.stderr.decode(errors="replace"), "")
 if rep:
     s = rep["summary"]
     env.eq("pvalloc run: totals", (s["allocations"], s["frees"], s["bytes_allocated"]),

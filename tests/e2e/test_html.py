@@ -5,6 +5,7 @@
 import html.parser
 import os
 import re
+import resource
 import struct
 import subprocess
 import sys
@@ -23,6 +24,10 @@ LINES = ct.line_markers(src)
 SUMMARY = {"allocations": 1031, "frees": 1016, "bytes-allocated": 1149216, "temporary": 1000,
            "leaked-bytes": 640, "leaked-allocations": 15, "peak-heap": 1049216}
 COSTS = ["leaked", "peak", "allocations", "temporary", "allocated"]
+# The cache's 16 blocks come after 16 sleeps of 20 ms (flame.c): the run takes at least 0.32 s.
+MIN_RUNTIME_US = 16 * 20000
+# Resident memory of a process with libc and the shim mapped and a 1 MiB cache written: over 1 MiB.
+MIN_RSS = 1 << 20
 # The only URLs a self-contained page may name: XML namespaces, which are never fetched.
 NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
 CHROMIUM = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -91,15 +96,29 @@ def path_points(d):
 
 # ---- the page itself ----
 
-def check_summary(tree, text_report):
+def check_summary(tree, text_report, measured):
     for i, want in SUMMARY.items():
         n = tree.by_id(i)
         if env.check("summary has #" + i, n is not None):
             env.eq("summary %s" % i, int(n.attrs.get("data-value", -1)), want)
-    # Each figure is worded as in the text report, to the byte.
+    # Runtime and peak RSS vary from run to run: bounds measured outside ctrack (`measured`: the
+    # traced run's wall time and the largest RSS getrusage saw in it), and the page's text says
+    # its own figure.
+    n = tree.by_id("runtime")
+    if env.check("summary has #runtime", n is not None):
+        us = int(n.attrs.get("data-value", -1))
+        env.check("runtime: at least the program's sleeps, at most the traced run's wall time",
+                  MIN_RUNTIME_US <= us <= measured["wall_us"], "%d us, wall %d us" % (us, measured["wall_us"]))
+        env.eq("runtime: shown in seconds", n.all_text().strip(), "%.3f s" % (us / 1e6))
+    n = tree.by_id("peak-rss")
+    if env.check("summary has #peak-rss", n is not None):
+        rss = int(n.attrs.get("data-value", -1))
+        env.check("peak RSS: over 1 MiB, at most the run's largest RSS (getrusage)",
+                  MIN_RSS <= rss <= measured["maxrss"], "%d bytes, getrusage %d" % (rss, measured["maxrss"]))
+        env.check("peak RSS: shown in bytes", n.all_text().startswith("%d bytes" % rss), n.all_text())
+    # Each other figure is worded as in the text report, to the byte.
     for i, label in (("bytes-allocated", "bytes allocated"), ("peak-heap", "peak heap"),
-                     ("peak-rss", "peak RSS"), ("runtime", "runtime"), ("frees", "frees"),
-                     ("temporary", "temporary allocations")):
+                     ("frees", "frees"), ("temporary", "temporary allocations")):
         n = tree.by_id(i)
         line = "%s: %s\n" % (label, n.all_text() if n else "?")
         env.check("summary %s worded as the text report" % i, line in text_report, line)
@@ -383,8 +402,14 @@ def check_large(wide):
               tag.group(0) if tag else dom[:200])
 
 
-r, rep = env.run_traced("traced", [prog])
-trace = os.path.join(env.scratch, "traced", "trace.zst")
+# The traced run is the first process this script starts, so getrusage's largest child RSS is its
+# own (ctrack, the program under the shim), not the analyzer's.
+trace = os.path.join(env.fresh_dir("traced"), "trace.zst")
+start = time.monotonic()
+r, _ = env.run_ctrack([prog], os.path.dirname(trace), opts=("-o", trace))
+measured = {"wall_us": int((time.monotonic() - start) * 1e6),
+            "maxrss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
+rep = env.report(trace) if os.path.exists(trace) else None
 if rep:
     env.eq("exit status", r.returncode, 0)
     text_report = env.run_analyze(trace).stdout.decode(errors="replace")
@@ -392,7 +417,7 @@ if rep:
     if text:
         tree = Tree(text)
         check_self_contained(text)
-        check_summary(tree, text_report)
+        check_summary(tree, text_report, measured)
         check_chart(tree)
         check_flames(tree)
         # Grouped by site (the default), both leaks go through xmalloc: one entry, shown by its

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 # realloc's edge cases (tests/progs/realloc_edge.c) against valgrind: realloc(NULL, n), shrink,
-# grow in place, grow with a move, realloc(p, 0), malloc(0), free(NULL), a failed realloc.
+# grow in place, grow with a move, realloc(p, 0), malloc(0), free(NULL), a failed realloc; and the
+# temporary allocations, counted by hand in the program's comment.
 import subprocess
 import sys
 
 import ctrack_test as ct
 
 TOTALS = (8, 7, 1248813)  # allocations, frees, bytes: the program's comment
+TEMPORARY = 7  # the program's comment: five blocks freed by the realloc right after them, 0 and 24
 
 env = ct.Env(sys.argv)
 prog = env.progs[0]
@@ -36,6 +38,8 @@ def traced(name, args):
     env.eq(name + ": leaked", (s["leaked_bytes"], s["leaked_allocations"]), (77, 1))
     env.eq(name + ": leak site", ct.sites(rep["leaks"], "leak_realloc"), (77, 1))
     env.eq(name + ": unmatched_frees", s["unmatched_frees"], 0)
+    env.eq(name + ": temporary allocations (realloc frees the block just made)",
+           s["temporary_allocations"], TEMPORARY)
 
 
 traced("plain", [])

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # 8 threads passing blocks around a ring, each freed by another thread (tests/progs/threads.c):
-# totals equal valgrind's, the per-thread leaks are exactly the program's. Runs 3 times: races
-# between threads show up as varying counts.
+# allocations and frees equal valgrind's, bytes valgrind's plus a known 32 per thread, the
+# per-thread leaks are exactly the program's. Runs 3 times: races between threads show up as
+# varying counts.
 import sys
 
 import ctrack_test as ct
@@ -9,16 +10,29 @@ import ctrack_test as ct
 env = ct.Env(sys.argv)
 prog = env.progs[0]
 
+THREADS = 8
+PROGRAM = (8008, 8000, 488028)  # allocations, frees, bytes: the program's comment
+
 vg = env.valgrind_main([prog], env.fresh_dir("valgrind"))
 if vg:
-    # glibc allocates for each thread's TLS on top of the program's own 8008 / 8000 / 488028.
-    env.check("valgrind sees at least the program's figures",
-              vg["allocs"] >= 8008 and vg["frees"] >= 8000 and vg["bytes"] >= 488028, repr(vg))
+    # On top of the program's own blocks, glibc callocs one TLS vector (allocate_dtv) per created
+    # thread; glibc keeps some exited threads' stacks, and their vectors, for reuse: those are in use
+    # at exit, so the blocks in use beyond the program's 8 leaks are vectors, at most one a thread.
+    env.eq("valgrind: the program's allocations and one TLS vector per thread", vg["allocs"],
+           PROGRAM[0] + THREADS)
+    env.check("valgrind: at least the program's bytes and frees",
+              vg["bytes"] > PROGRAM[2] and vg["frees"] >= PROGRAM[1], repr(vg))
+    env.check("valgrind: blocks in use at exit, the program's 8 leaks and at most 8 vectors",
+              8 <= vg["in_use_blocks"] <= 8 + THREADS, repr(vg))
 
-# glibc's thread creation callocs a TLS vector (allocate_dtv) per thread, whose size grows with
-# the number of modules using TLS: the shim is one more than valgrind's preload, so those blocks
-# are bigger under ctrack (measured: 304 vs 272 bytes). Their number must match valgrind's; the
-# program's own blocks must match its comment exactly.
+# glibc sizes each thread's TLS vector by the number of loaded modules that use TLS, and the shim
+# and libunwind are two more of them than under valgrind: two 16-byte entries, so each vector is 32
+# bytes bigger under ctrack (measured: 304 vs 272 bytes). So bytes allocated are valgrind's + 32 per
+# created thread, and bytes in use at exit valgrind's + 32 per vector still in use. A known open
+# defect (README, "Comparing with valgrind"): ctrack counts memory that only exists because it is
+# loaded.
+DTV_EXTRA = 32
+
 DTV = "allocate_dtv"
 
 
@@ -42,6 +56,10 @@ for run in range(3):
         env.eq(name + ": frees == valgrind frees", s["frees"], vg["frees"])
         env.eq(name + ": leaked_allocations == valgrind's blocks in use at exit",
                s["leaked_allocations"], vg["in_use_blocks"])
+        env.eq(name + ": bytes_allocated == valgrind's + 32 per thread (TLS vectors, known defect)",
+               s["bytes_allocated"], vg["bytes"] + DTV_EXTRA * THREADS)
+        env.eq(name + ": leaked_bytes == valgrind's in use + 32 per vector in use (known defect)",
+               s["leaked_bytes"], vg["in_use_bytes"] + DTV_EXTRA * (vg["in_use_blocks"] - 8))
     env.eq(name + ": the program's own allocations", own(rep["allocations"]), (488028, 8008))
     env.eq(name + ": the program's own leaks", own(rep["leaks"]), (8028, 8))
     env.eq(name + ": thread_leak sites", ct.sites(rep["leaks"], "thread_leak"),

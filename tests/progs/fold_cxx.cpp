@@ -4,7 +4,15 @@
  * std::vector<int> (24 bytes, NEWVEC) grown by 100 push_backs (capacities 1..128: the 512-byte
  * buffer leaks, PUSH); copy_name, called by caller_a (a 40-char string) and caller_b (60 chars),
  * leaks a malloc'd holder each (32 bytes, HOLD) and the copy's buffer (41 and 61 bytes, COPY).
- * Leaked: 100 + 24 + 512 + 2 * 32 + 41 + 61 = 802 bytes in 7. Exit 0. */
+ * User frames above container frames, where folding must stop at the user's frame:
+ * make_widgets leaks a std::vector<Widget> (24 bytes, NEWWV) and its buffer, reserve(4) of 8-byte
+ * Widgets (32 bytes, RESERVE), and emplace_back(10 + i) for i = 0, 1, 2 constructs each Widget in
+ * place: the constructor, called from std::vector<Widget>::emplace_back, leaks new int[n]
+ * (40 + 44 + 48 = 132 bytes in 3, CTOR). sort_values sorts {3, 1, 2} (a vector freed on return)
+ * with by_value, a comparator called from std::sort, which on its first call leaks a new
+ * std::string (32 bytes, CMPNEW) and the 40 chars it holds (41 bytes, CMPSTR).
+ * Leaked: 100 + 24 + 512 + 2 * 32 + 41 + 61 + 24 + 32 + 132 + 32 + 41 = 1063 bytes in 14. Exit 0. */
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -56,8 +64,43 @@ NOINLINE static std::string *caller_b()
 	return copy_name(s); /* LINE CALLB */
 }
 
+struct Widget {
+	int *data;
+	NOINLINE explicit Widget(int n)
+	    : data(new int[n]) /* LINE CTOR */
+	{
+	}
+};
+
+NOINLINE static std::vector<Widget> *make_widgets()
+{
+	auto *v = new std::vector<Widget>(); /* LINE NEWWV */
+	v->reserve(4); /* LINE RESERVE */
+	for (int i = 0; i < 3; i++)
+		v->emplace_back(10 + i); /* LINE EMPLACE */
+	return v;
+}
+
+static std::string *first_compare;
+
+NOINLINE static bool by_value(int a, int b)
+{
+	if (!first_compare) {
+		void *holder = operator new(sizeof(std::string)); /* LINE CMPNEW */
+		first_compare = new (holder) std::string(40, 'c'); /* LINE CMPSTR */
+	}
+	return a < b;
+}
+
+NOINLINE static bool sort_values()
+{
+	std::vector<int> v{3, 1, 2};
+	std::sort(v.begin(), v.end(), by_value); /* LINE SORT */
+	return v[0] == 1 && v[1] == 2 && v[2] == 3;
+}
+
 int main()
 {
-	bool ok = fill_pool() && fill_vector() && caller_a() && caller_b();
+	bool ok = fill_pool() && fill_vector() && caller_a() && caller_b() && make_widgets() && sort_values();
 	return ok ? 0 : 1;
 }

@@ -13,6 +13,14 @@
  *     (counts nothing; valgrind 3.19 wrongly counts it as 1 alloc + 1 free); free(d)   1 alloc, 1 free  24
  *   leak_realloc: realloc(NULL, 77), leaked   1 alloc    77
  * Totals: 8 allocations, 7 frees, 1248813 bytes; leaked 77 bytes in 1 allocation (either mode).
+ * Temporary: 7 (either mode). The rule (heaptrack's): an allocation is temporary when the same
+ * thread's very next allocation event frees it; realloc of a live block is two events, the free of
+ * the old block, then the allocation of the new one. The thread's events, in order:
+ *   alloc 64 | free 64, alloc 32 | free 32, alloc 40 | free 40, alloc 1 MiB | free 1 MiB,
+ *   alloc 200000 | free 200000 | alloc 0, free 0 | alloc 24, free 24 | alloc 77
+ * Each realloc frees the block made by the event right before it: 64, 32, 40, 1 MiB and 200000 are
+ * temporary (5), so are the 0 and the 24 (7); the 77 is never freed. A failed realloc allocates
+ * and frees nothing, so it is no event: the 24 stays temporary in the "fail" mode too.
  * Prints "moved: shrink=N grow=N big=N" (1 = the block moved), exit 0, or 1 if a call misbehaved. */
 #include <errno.h>
 #include <stdint.h>

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/* Golden bytes of the trace format: every record of include/ctrack/format.h, encoded by
+ * include/ctrack/record.h, against bytes written out here by hand from format.h's layouts and
+ * examples (the arithmetic is in the comments; none of it came from running the encoder). The
+ * goldens are format version 2's: a change of encoding needs a version bump and new goldens, and
+ * the `version` test fails until both are done. Also: format.h's own helpers (ct_put_*) give the
+ * same bytes and its comments' examples, and a buffer that cannot grow drops whole records and
+ * counts them.
+ *
+ * Usage: test-format [TEST]  runs TEST (header, short, recent, tempfree, time, info, frame,
+ * process, module, unmodule, end, exec, thread, sample, note, version, examples, dropped), or all.
+ * Prints PASS/FAIL lines; exit status 0 when all pass, 1 otherwise, 2 for an unknown TEST. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrack/format.h"
+#include "ctrack/record.h"
+
+static int failed;
+
+static void report(const char *name, int ok)
+{
+	printf("%s %s\n", ok ? "PASS" : "FAIL", name);
+	if (!ok)
+		failed = 1;
+}
+
+static void print_hex(const char *label, const uint8_t *p, size_t n)
+{
+	printf("  %s (%zu bytes):", label, n);
+	for (size_t i = 0; i < n; i++)
+		printf(" %02x", p[i]);
+	printf("\n");
+}
+
+/* Compares n bytes at got with want; on a difference prints both. */
+static int same_bytes(const char *name, const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len)
+{
+	int ok = got_len == want_len && (!want_len || memcmp(got, want, want_len) == 0);
+	report(name, ok);
+	if (!ok) {
+		print_hex("got ", got, got_len);
+		print_hex("want", want, want_len);
+	}
+	return ok;
+}
+
+/* ---- buffers ---- */
+
+/* The tools' grow: realloc, at least doubling. */
+static int grow_heap(struct ct_rec_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 16;
+	while (b->len + need > cap)
+		cap *= 2;
+	uint8_t *p = realloc(b->data, cap);
+	if (!p)
+		return -1;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void buf_init(struct ct_rec_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->grow = grow_heap;
+}
+
+/* A literal byte list: its address and its length. */
+#define BYTES(...) ((const uint8_t[]){__VA_ARGS__}), sizeof((const uint8_t[]){__VA_ARGS__})
+
+/* Encodes with `stmt` (which names the buffer b) into a fresh buffer and compares with the bytes;
+ * nothing may be dropped. */
+#define GOLDEN(name, stmt, ...) \
+	do { \
+		struct ct_rec_buf b; \
+		buf_init(&b); \
+		stmt; \
+		if (same_bytes(name, b.data, b.len, BYTES(__VA_ARGS__)) && b.dropped) \
+			report(name ": nothing dropped", 0); \
+		free(b.data); \
+	} while (0)
+
+/* ---- the file header ---- */
+
+static void test_header(void)
+{
+	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 2, min_version 2 (version 2 added RECENT),
+	 * header_size 20, all u16 little-endian; pointer_size 8; flags 0; features 0 (u32). */
+	GOLDEN("header", ct_rec_header(&b),
+	       0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02, 0x00, 0x14, 0x00, 0x08, 0x00,
+	       0x00, 0x00, 0x00, 0x00);
+	uint8_t h[CT_HEADER_SIZE];
+	same_bytes("header: format.h's ct_put_header", h, ct_put_header(h),
+	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02, 0x00, 0x14, 0x00, 0x08,
+	                 0x00, 0x00, 0x00, 0x00, 0x00));
+}
+
+/* ---- core events ---- */
+
+/* Short events: | 1 k k c i i i i | [info >> 4 v] |, kk = 1 ALLOC, 2 FREE, 3 TEMP, so the first
+ * byte is 0xa0 (ALLOC), 0xc0 (FREE) or 0xe0 (TEMP), | 0x10 when the varint follows, | info & 15.
+ *   info 0:    i = 0, no varint                        -> a0 / c0 / e0
+ *   info 15:   i = 15, no varint                       -> af / cf / ef
+ *   info 16:   16 = 1 * 16 + 0: c, i = 0, varint 1      -> b0 01 / d0 01 / f0 01
+ *   info 2047: 2047 = 127 * 16 + 15: varint 127 = 7f    -> bf 7f / df 7f / ff 7f
+ *   info 2048: 2048 = 128 * 16 + 0: varint 128 = 80 01  -> b0 80 01 / d0 80 01 / f0 80 01 */
+static void test_short(void)
+{
+	GOLDEN("ALLOC 0", ct_rec_alloc(&b, 0), 0xa0);
+	GOLDEN("ALLOC 15", ct_rec_alloc(&b, 15), 0xaf);
+	GOLDEN("ALLOC 16", ct_rec_alloc(&b, 16), 0xb0, 0x01);
+	GOLDEN("ALLOC 2047", ct_rec_alloc(&b, 2047), 0xbf, 0x7f);
+	GOLDEN("ALLOC 2048", ct_rec_alloc(&b, 2048), 0xb0, 0x80, 0x01);
+	GOLDEN("FREE 0", ct_rec_free(&b, 0), 0xc0);
+	GOLDEN("FREE 15", ct_rec_free(&b, 15), 0xcf);
+	GOLDEN("FREE 16", ct_rec_free(&b, 16), 0xd0, 0x01);
+	GOLDEN("FREE 2047", ct_rec_free(&b, 2047), 0xdf, 0x7f);
+	GOLDEN("FREE 2048", ct_rec_free(&b, 2048), 0xd0, 0x80, 0x01);
+	GOLDEN("TEMP 0", ct_rec_temp(&b, 0), 0xe0);
+	GOLDEN("TEMP 15", ct_rec_temp(&b, 15), 0xef);
+	GOLDEN("TEMP 16", ct_rec_temp(&b, 16), 0xf0, 0x01);
+	GOLDEN("TEMP 2047", ct_rec_temp(&b, 2047), 0xff, 0x7f);
+	GOLDEN("TEMP 2048", ct_rec_temp(&b, 2048), 0xf0, 0x80, 0x01);
+	/* Records follow each other with nothing between them. */
+	GOLDEN("ALLOC 15, FREE 16, TEMP 2048 in a row",
+	       (ct_rec_alloc(&b, 15), ct_rec_free(&b, 16), ct_rec_temp(&b, 2048)),
+	       0xaf, 0xd0, 0x01, 0xf0, 0x80, 0x01);
+
+	/* format.h's helper writes the same bytes and its reader reads them back. */
+	static const struct {
+		unsigned tag;
+		uint64_t info;
+		uint8_t bytes[3];
+		size_t n;
+	} cases[] = {
+	    {CT_REC_ALLOC, 15, {0xaf}, 1},       {CT_REC_ALLOC, 16, {0xb0, 0x01}, 2},
+	    {CT_REC_FREE, 2047, {0xdf, 0x7f}, 2}, {CT_REC_TEMP, 2048, {0xf0, 0x80, 0x01}, 3},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[96];
+		uint8_t p[1 + CT_VARINT_MAX];
+		snprintf(name, sizeof(name), "short %s %llu: format.h's ct_put_short_event", ct_record_name(cases[i].tag),
+		         (unsigned long long)cases[i].info);
+		same_bytes(name, p, ct_put_short_event(p, cases[i].tag, cases[i].info), cases[i].bytes, cases[i].n);
+		unsigned tag;
+		uint64_t info;
+		int k = ct_get_short_event(cases[i].bytes, cases[i].bytes + cases[i].n, &tag, &info);
+		snprintf(name, sizeof(name), "short %s %llu: read back", ct_record_name(cases[i].tag),
+		         (unsigned long long)cases[i].info);
+		report(name, k == (int)cases[i].n && tag == cases[i].tag && info == cases[i].info);
+	}
+}
+
+/* RECENT in one byte: | 1 0 0 a a a a a |, age = aaaaa + 1: age 1 -> 80, age 32 -> 9f. */
+static void test_recent(void)
+{
+	GOLDEN("RECENT 1", ct_rec_recent(&b, 1), 0x80);
+	GOLDEN("RECENT 16", ct_rec_recent(&b, 16), 0x8f);
+	GOLDEN("RECENT 32", ct_rec_recent(&b, 32), 0x9f);
+	uint8_t p[1];
+	same_bytes("RECENT 32: format.h's ct_put_recent", p, ct_put_recent(p, CT_RECENT_WINDOW), BYTES(0x9f));
+	static const uint8_t first[] = {0x80}, last[] = {0x9f};
+	unsigned tag;
+	uint64_t age;
+	int k = ct_get_short_event(first, first + 1, &tag, &age);
+	report("RECENT 80: read back as age 1", k == 1 && tag == CT_REC_RECENT && age == 1);
+	k = ct_get_short_event(last, last + 1, &tag, &age);
+	report("RECENT 9f: read back as age 32", k == 1 && tag == CT_REC_RECENT && age == 32);
+}
+
+/* TEMPFREE | 07 | info v |: info 5 -> 07 05 (format.h's example); 300 = 2 * 128 + 44:
+ * 0x2c | 0x80, 0x02 -> 07 ac 02. */
+static void test_tempfree(void)
+{
+	GOLDEN("TEMPFREE 5", ct_rec_tempfree(&b, 5), 0x07, 0x05);
+	GOLDEN("TEMPFREE 300", ct_rec_tempfree(&b, 300), 0x07, 0xac, 0x02);
+}
+
+/* TIME | 06 | delta_us v |: 0 -> 06 00; 1000 = 7 * 128 + 104: 0x68 | 0x80, 0x07 -> 06 e8 07. */
+static void test_time(void)
+{
+	GOLDEN("TIME 0", ct_rec_time(&b, 0), 0x06, 0x00);
+	GOLDEN("TIME 1000", ct_rec_time(&b, 1000), 0x06, 0xe8, 0x07);
+}
+
+/* INFO | 04 | size v | stack v |: 128 at node 7 -> 04 80 01 07 (format.h's example); 1 MiB
+ * (2^20 = 64 * 128^2: 80 80 40) at node 2 -> 04 80 80 40 02. */
+static void test_info(void)
+{
+	GOLDEN("INFO 128 at 7", ct_rec_info(&b, 128, 7), 0x04, 0x80, 0x01, 0x07);
+	GOLDEN("INFO 1 MiB at 2", ct_rec_info(&b, 1 << 20, 2), 0x04, 0x80, 0x80, 0x40, 0x02);
+}
+
+/* FRAME | 05 | parent v | ip delta z |, the delta from the previous FRAME's ip (0 at first):
+ *   ip 0x401000 from 0: +0x401000, zigzag 0x802000 = 4 * 128^3 + 0 * 128^2 + 0x40 * 128 + 0
+ *     -> 80 c0 80 04: 05 00 80 c0 80 04
+ *   ip 0x400ff0: -16, zigzag 2 * 16 - 1 = 31 -> 05 02 1f
+ *   ip 0x401010: +32, zigzag 64 -> 05 03 40 */
+static void test_frame(void)
+{
+	GOLDEN("FRAME 0x401000 (positive delta), 0x400ff0 (negative), 0x401010",
+	       (ct_rec_frame(&b, 0, 0x401000), ct_rec_frame(&b, 2, 0x400ff0), ct_rec_frame(&b, 3, 0x401010)),
+	       0x05, 0x00, 0x80, 0xc0, 0x80, 0x04, 0x05, 0x02, 0x1f, 0x05, 0x03, 0x40);
+	GOLDEN("FRAME at 0 from 0 (delta 0)", ct_rec_frame(&b, 1, 0), 0x05, 0x01, 0x00);
+	struct ct_rec_buf b;
+	buf_init(&b);
+	ct_rec_frame(&b, 0, 0x401000);
+	ct_rec_frame(&b, 2, 0x400ff0);
+	report("FRAME: last_ip is the last frame's ip", b.last_ip == 0x400ff0);
+	free(b.data);
+}
+
+/* ---- framed records: | tag | length v | payload | ---- */
+
+/* PROCESS 10: pid 1234 = 9 * 128 + 82 -> d2 09; ppid 1 -> 01; start 1000 ns -> e8 07;
+ * exe "/bin/x" -> 06 2f 62 69 6e 2f 78; argc 2 -> 02; "x" -> 01 78; "-v" -> 02 2d 76.
+ * Payload 2 + 1 + 2 + 7 + 1 + 2 + 3 = 18 bytes -> length 12. */
+static void test_process(void)
+{
+	const struct ct_rec_process p = {1234, 1, 1000, "/bin/x", 6, "x\0-v", 5};
+	GOLDEN("PROCESS", ct_rec_process(&b, &p), 0x10, 0x12, 0xd2, 0x09, 0x01, 0xe8, 0x07, 0x06, 0x2f, 0x62, 0x69,
+	       0x6e, 0x2f, 0x78, 0x02, 0x01, 0x78, 0x02, 0x2d, 0x76);
+	/* A last argument without its NUL is not an argument (record.h): argc 1, "x" only; payload
+	 * 2 + 1 + 2 + 1 (exe "") + 1 + 2 = 9. */
+	const struct ct_rec_process q = {1234, 1, 1000, "", 0, "x\0tail", 6};
+	GOLDEN("PROCESS, unterminated last argument", ct_rec_process(&b, &q), 0x10, 0x09, 0xd2, 0x09, 0x01, 0xe8,
+	       0x07, 0x00, 0x01, 0x01, 0x78);
+}
+
+/* MODULE 11: id 3 -> 03; base 0x7f0000 = 3 * 128^3 + 0x7c * 128^2 -> 80 80 fc 03;
+ * path "/lib/a.so" -> 09 2f 6c 69 62 2f 61 2e 73 6f; build-id de ad be ef -> 04 de ad be ef;
+ * 2 segments -> 02; (0, 0x1000, 0, r-x) -> 00 80 20 00 05; (0x2000, 0x100, 0x1000, rw-)
+ * -> 80 40 80 02 80 20 03. Payload 1 + 4 + 10 + 5 + 1 + 5 + 7 = 33 -> length 21. */
+static void test_module(void)
+{
+	static const uint8_t id[] = {0xde, 0xad, 0xbe, 0xef};
+	const struct ct_rec_segment segs[] = {
+	    {0, 0x1000, 0, CT_SEG_READ | CT_SEG_EXEC},
+	    {0x2000, 0x100, 0x1000, CT_SEG_READ | CT_SEG_WRITE},
+	};
+	const struct ct_rec_module m = {3, 0x7f0000, "/lib/a.so", 9, id, sizeof(id), segs, 2};
+	GOLDEN("MODULE with two segments", ct_rec_module(&b, &m), 0x11, 0x21, 0x03, 0x80, 0x80, 0xfc, 0x03, 0x09,
+	       0x2f, 0x6c, 0x69, 0x62, 0x2f, 0x61, 0x2e, 0x73, 0x6f, 0x04, 0xde, 0xad, 0xbe, 0xef, 0x02, 0x00, 0x80,
+	       0x20, 0x00, 0x05, 0x80, 0x40, 0x80, 0x02, 0x80, 0x20, 0x03);
+	/* No build-id, no segment (the vdso's shape at its smallest): id 0, base 0, "x", "", 0. */
+	const struct ct_rec_module v = {0, 0, "x", 1, NULL, 0, NULL, 0};
+	GOLDEN("MODULE without build-id or segments", ct_rec_module(&b, &v), 0x11, 0x06, 0x00, 0x00, 0x01, 0x78,
+	       0x00, 0x00);
+}
+
+/* UNMODULE 12: id 3 -> 12 01 03; id 200 = 128 + 72 -> c8 01 -> 12 02 c8 01. */
+static void test_unmodule(void)
+{
+	GOLDEN("UNMODULE 3", ct_rec_unmodule(&b, 3), 0x12, 0x01, 0x03);
+	GOLDEN("UNMODULE 200", ct_rec_unmodule(&b, 200), 0x12, 0x02, 0xc8, 0x01);
+}
+
+/* END 13: 8 allocations, 7 frees, 1248813 bytes (0x130e2d = 0x4c * 128^2 + 0x1c * 128 + 0x2d
+ * -> ad 9c 4c), 0 unmatched, 0 lost, end 2000 us (15 * 128 + 80 -> d0 0f). Payload 9 bytes. */
+static void test_end(void)
+{
+	const struct ct_rec_end e = {8, 7, 1248813, 0, 0, 2000};
+	GOLDEN("END", ct_rec_end(&b, &e), 0x13, 0x09, 0x08, 0x07, 0xad, 0x9c, 0x4c, 0x00, 0x00, 0xd0, 0x0f);
+}
+
+/* EXEC 14: "/bin/true" -> 09 + 9 bytes, payload 10 -> 14 0a ...; a 200-byte path: its length
+ * 200 -> c8 01, payload 202 -> ca 01: the payload moves up behind a two-byte length. */
+static void test_exec(void)
+{
+	GOLDEN("EXEC", ct_rec_exec(&b, "/bin/true", 9), 0x14, 0x0a, 0x09, 0x2f, 0x62, 0x69, 0x6e, 0x2f, 0x74, 0x72,
+	       0x75, 0x65);
+	char path[200];
+	memset(path, 'a', sizeof(path));
+	uint8_t want[5 + sizeof(path)] = {0x14, 0xca, 0x01, 0xc8, 0x01};
+	memset(want + 5, 'a', sizeof(path));
+	struct ct_rec_buf b;
+	buf_init(&b);
+	ct_rec_exec(&b, path, sizeof(path));
+	same_bytes("EXEC of a 200-byte path (two-byte length)", b.data, b.len, want, sizeof(want));
+	free(b.data);
+}
+
+/* THREAD 40: tid 4321 = 33 * 128 + 97 -> e1 21; exited -> 01. Payload 3. */
+static void test_thread(void)
+{
+	GOLDEN("THREAD exited", ct_rec_thread(&b, 4321, CT_THREAD_EXITED), 0x40, 0x03, 0xe1, 0x21, 0x01);
+	GOLDEN("THREAD started", ct_rec_thread(&b, 7, CT_THREAD_STARTED), 0x40, 0x02, 0x07, 0x00);
+}
+
+/* SAMPLE 41: 4096000 bytes = 1 * 128^3 + 0x7a * 128^2 -> 80 80 fa 01. Payload 4. */
+static void test_sample(void)
+{
+	GOLDEN("SAMPLE", ct_rec_sample(&b, 4096000), 0x41, 0x04, 0x80, 0x80, 0xfa, 0x01);
+}
+
+/* NOTE 42: warning -> 01; "stop" -> 04 73 74 6f 70. Payload 6. */
+static void test_note(void)
+{
+	GOLDEN("NOTE", ct_rec_note(&b, CT_NOTE_WARNING, "stop", 4), 0x42, 0x06, 0x01, 0x04, 0x73, 0x74, 0x6f, 0x70);
+	GOLDEN("NOTE, empty", ct_rec_note(&b, CT_NOTE_INFO, "", 0), 0x42, 0x02, 0x00, 0x00);
+}
+
+/* ---- the version, format.h's examples ---- */
+
+static void test_version(void)
+{
+	report("CTRACK_FORMAT_VERSION is 2, the goldens' version (a changed encoding needs a version bump "
+	       "and new goldens here)",
+	       CTRACK_FORMAT_VERSION == 2);
+	report("a version 2 writer writes min_version 2 (readers older than 2 lack RECENT)", CTRACK_FORMAT_READER_MIN == 2);
+	report("tags are on-disk numbers", CT_REC_ALLOC == 0x01 && CT_REC_FREE == 0x02 && CT_REC_TEMP == 0x03 &&
+	                                       CT_REC_INFO == 0x04 && CT_REC_FRAME == 0x05 && CT_REC_TIME == 0x06 &&
+	                                       CT_REC_TEMPFREE == 0x07 && CT_REC_RECENT == 0x08 &&
+	                                       CT_REC_PROCESS == 0x10 && CT_REC_MODULE == 0x11 &&
+	                                       CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
+	                                       CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 && CT_REC_NOTE == 0x42);
+}
+
+/* The examples in format.h's comments, through record.h and format.h's helpers. */
+static void test_examples(void)
+{
+	GOLDEN("example: ALLOC info 5 -> 01 05", ct_rec_core1(&b, CT_REC_ALLOC, 5), 0x01, 0x05);
+	GOLDEN("example: TEMP 03 05", ct_rec_core1(&b, CT_REC_TEMP, 5), 0x03, 0x05);
+	GOLDEN("example: INFO 04 80 01 07 = size 128 at stack node 7", ct_rec_info(&b, 128, 7), 0x04, 0x80, 0x01,
+	       0x07);
+	GOLDEN("example: TEMPFREE 07 05", ct_rec_tempfree(&b, 5), 0x07, 0x05);
+	GOLDEN("example: RECENT 08 10 = the 16th last ALLOC", ct_rec_core1(&b, CT_REC_RECENT, 16), 0x08, 0x10);
+	GOLDEN("example: TEMP of info 5 -> e5", ct_rec_temp(&b, 5), 0xe5);
+	GOLDEN("example: ALLOC of info 300 -> bc 12", ct_rec_alloc(&b, 300), 0xbc, 0x12);
+	GOLDEN("example: RECENT of age 16 -> 8f", ct_rec_recent(&b, 16), 0x8f);
+	uint8_t p[1 + CT_VARINT_MAX];
+	same_bytes("example: format.h's ct_put_short_event, TEMP 5", p, ct_put_short_event(p, CT_REC_TEMP, 5),
+	           BYTES(0xe5));
+	same_bytes("example: format.h's ct_put_short_event, ALLOC 300", p, ct_put_short_event(p, CT_REC_ALLOC, 300),
+	           BYTES(0xbc, 0x12));
+	same_bytes("example: format.h's ct_put_recent, 16", p, ct_put_recent(p, 16), BYTES(0x8f));
+	same_bytes("example: format.h's ct_put_varint, 128", p, ct_put_varint(p, 128), BYTES(0x80, 0x01));
+	static const uint8_t v128[] = {0x80, 0x01};
+	uint64_t v = 0;
+	report("example: 80 01 reads back as 128", ct_get_varint(v128, v128 + 2, &v) == 2 && v == 128);
+}
+
+/* ---- a buffer that cannot grow ---- */
+
+static int grow_fails(struct ct_rec_buf *b, size_t need)
+{
+	(void)b, (void)need;
+	return -1;
+}
+
+/* Claims success without making room: the record must still be dropped. */
+static int grow_lies(struct ct_rec_buf *b, size_t need)
+{
+	(void)b, (void)need;
+	return 0;
+}
+
+static void test_dropped(void)
+{
+	uint8_t mem[32];
+	memset(mem, 0xee, sizeof(mem));
+	struct ct_rec_buf b = {.data = mem, .cap = 12, .grow = grow_fails};
+	/* Every record reserves its largest size first: ALLOC 1 + 10 bytes, INFO 1 + 2 * 10, NOTE
+	 * 1 + 10 + its payload's 1 + 10 + 4. In 12 bytes: ALLOC (1 byte written, 11 left), INFO and
+	 * NOTE dropped, ALLOC 2048 (reserves 11 of the 11 left, writes 3). */
+	ct_rec_alloc(&b, 5);
+	report("dropped: a record that fits is written", b.len == 1 && mem[0] == 0xa5 && b.dropped == 0);
+	ct_rec_info(&b, 128, 7); /* reserves 1 + 2 * 10 */
+	ct_rec_note(&b, CT_NOTE_WARNING, "stop", 4);
+	ct_rec_alloc(&b, 2048); /* reserves 11 with 11 left: fits */
+	report("dropped: INFO and NOTE did not fit, ALLOC 2048 did", b.dropped == 2);
+	same_bytes("dropped: only whole records written", b.data, b.len, BYTES(0xa5, 0xb0, 0x80, 0x01));
+	int untouched = 1;
+	for (size_t i = b.len; i < sizeof(mem); i++)
+		untouched &= mem[i] == 0xee;
+	report("dropped: nothing half-written past the last whole record", untouched);
+	ct_rec_header(&b);
+	ct_rec_end(&b, &(struct ct_rec_end){1, 1, 1, 0, 0, 1});
+	report("dropped: header and END counted too", b.dropped == 4 && b.len == 4);
+
+	struct ct_rec_buf n = {.data = mem, .cap = 0};
+	memset(mem, 0xee, sizeof(mem));
+	ct_rec_frame(&n, 0, 0x401000);
+	report("dropped: no grow function, no room: FRAME dropped, last_ip unchanged",
+	       n.dropped == 1 && n.len == 0 && n.last_ip == 0 && mem[0] == 0xee);
+
+	struct ct_rec_buf l = {.data = mem, .cap = 4, .grow = grow_lies};
+	ct_rec_sample(&l, 4096000);
+	ct_rec_recent(&l, 1); /* reserves 1: fits */
+	report("dropped: a grow that makes no room drops the record", l.dropped == 1 && l.len == 1 && mem[0] == 0x80);
+
+	/* After a failed grow the buffer goes on: a grow that works again takes the next records. */
+	struct ct_rec_buf h;
+	buf_init(&h);
+	h.grow = grow_fails;
+	ct_rec_time(&h, 1000);
+	h.grow = grow_heap;
+	ct_rec_time(&h, 1000);
+	same_bytes("dropped: the next record after a failed grow is whole", h.data, h.len, BYTES(0x06, 0xe8, 0x07));
+	report("dropped: counted once", h.dropped == 1);
+	free(h.data);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(void);
+} tests[] = {
+    {"header", test_header},     {"short", test_short},   {"recent", test_recent},     {"tempfree", test_tempfree},
+    {"time", test_time},         {"info", test_info},     {"frame", test_frame},       {"process", test_process},
+    {"module", test_module},     {"unmodule", test_unmodule}, {"end", test_end},       {"exec", test_exec},
+    {"thread", test_thread},     {"sample", test_sample}, {"note", test_note},         {"version", test_version},
+    {"examples", test_examples}, {"dropped", test_dropped},
+};
+
+int main(int argc, char **argv)
+{
+	int ran = 0;
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (argc < 2 || !strcmp(argv[1], tests[i].name)) {
+			tests[i].run();
+			ran++;
+		}
+	if (!ran) {
+		fprintf(stderr, "test-format: no test '%s'\n", argv[1]);
+		return 2;
+	}
+	return failed;
+}
