@@ -87,7 +87,12 @@ void ct_live_erase(struct ct_live_map *m, uint64_t *val)
 
 static uint32_t info_hash(uint64_t size, uint32_t stack)
 {
+#ifdef CT_MAPS_TEST_HASH /* the unit test's: pairs of one size collide, so keys decide */
+	(void)stack;
+	return (uint32_t)size & 15;
+#else
 	return (uint32_t)hash64(size * 0x9E3779B97F4A7C15ull ^ stack);
+#endif
 }
 
 /* Doubles the index and the key array (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
