@@ -13,6 +13,7 @@
 
 #include "ctrack-config.h"
 #include "export.h"
+#include "idindex.h"
 #include "profile.pb-c.h"
 
 /* Sample.value's order, that of the sample types. */
@@ -29,17 +30,6 @@ static const char *const value_names[NVALUES][2] = {
 struct vec {
 	void *v;
 	size_t n, cap;
-};
-
-/* An index of 1-based ids by hash; the caller compares keys. Slots keep the hash to grow without it. */
-struct slot {
-	uint64_t hash;
-	uint32_t id; /* 0: empty */
-};
-
-struct index {
-	struct slot *slots;
-	size_t nslots, n;
 };
 
 struct loc {
@@ -63,7 +53,7 @@ struct pprof {
 	struct vec samples;     /* struct sample */
 	struct vec sample_locs; /* uint64_t */
 	struct vec frames;      /* struct ct_frame: the site being added */
-	struct index string_index, function_index, loc_index;
+	struct ct_idx string_index, function_index, loc_index; /* 1-based ids (common/idindex.h) */
 	unsigned char *used; /* per module id: a location lies in it */
 };
 
@@ -80,52 +70,39 @@ static void *vec_push(struct vec *a, size_t size)
 	return memset((char *)a->v + a->n++ * size, 0, size);
 }
 
-static int index_grow(struct index *x)
+static int index_grow(struct ct_idx *x)
 {
-	size_t nslots = x->nslots ? x->nslots * 2 : 256;
-	struct slot *slots = calloc(nslots, sizeof(*slots));
+	uint32_t cap = x->cap ? x->cap * 2 : 256;
+	struct ct_idx_slot *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
-	for (size_t i = 0; i < x->nslots; i++) {
-		if (!x->slots[i].id)
-			continue;
-		size_t s = x->slots[i].hash & (nslots - 1);
-		while (slots[s].id)
-			s = (s + 1) & (nslots - 1);
-		slots[s] = x->slots[i];
-	}
-	free(x->slots);
-	x->slots = slots, x->nslots = nslots;
+	free(ct_idx_rehash(x, slots, cap));
 	return 0;
 }
 
-typedef int (*same_fn)(const struct pprof *p, uint32_t id, const void *key);
+/* What a key comparison sees: the exporter and the key looked for. */
+struct probe {
+	const struct pprof *p;
+	const void *key;
+};
 
-/* The slot holding the id whose key `same` accepts, or the empty slot for it (the caller fills it in
- * and counts it in x->n). NULL: out of memory. */
-static struct slot *index_find(const struct pprof *p, struct index *x, uint64_t h, same_fn same,
-                               const void *key)
+/* The slot holding the id whose key `same` accepts, or the empty slot for it (the caller fills it
+ * in with ct_idx_put). NULL: out of memory. */
+static struct ct_idx_slot *index_find(const struct pprof *p, struct ct_idx *x, uint64_t h,
+                                      int (*same)(const void *probe, uint32_t id), const void *key)
 {
-	if ((x->n + 1) * 2 > x->nslots && index_grow(x) < 0)
+	if (ct_idx_full(x) && index_grow(x) < 0)
 		return NULL;
-	size_t s = h & (x->nslots - 1);
-	for (; x->slots[s].id; s = (s + 1) & (x->nslots - 1))
-		if (x->slots[s].hash == h && same(p, x->slots[s].id, key))
-			break;
-	return &x->slots[s];
-}
-
-static void index_set(struct index *x, struct slot *s, uint64_t h, size_t id)
-{
-	s->hash = h, s->id = (uint32_t)id;
-	x->n++;
+	const struct probe q = {p, key};
+	return ct_idx_find(x, (uint32_t)h, same, &q);
 }
 
 /* ---- strings, functions, locations ---- */
 
-static int same_string(const struct pprof *p, uint32_t id, const void *key)
+static int same_string(const void *probe, uint32_t id)
 {
-	return !strcmp(((char **)p->strings.v)[id - 1], key);
+	const struct probe *q = probe;
+	return !strcmp(((char **)q->p->strings.v)[id - 1], q->key);
 }
 
 /* The string table index of s (NULL: ""), or -ENOMEM. */
@@ -133,7 +110,7 @@ static long string_id(struct pprof *p, const char *s)
 {
 	s = s ? s : "";
 	uint64_t h = ct_mix_str(CT_MIX_SEED, s);
-	struct slot *slot = index_find(p, &p->string_index, h, same_string, s);
+	struct ct_idx_slot *slot = index_find(p, &p->string_index, h, same_string, s);
 	if (!slot)
 		return -ENOMEM;
 	if (slot->id)
@@ -145,14 +122,15 @@ static long string_id(struct pprof *p, const char *s)
 		return -ENOMEM;
 	}
 	*at = copy;
-	index_set(&p->string_index, slot, h, p->strings.n);
+	ct_idx_put(&p->string_index, slot, (uint32_t)h, (uint32_t)p->strings.n);
 	return (long)p->strings.n - 1;
 }
 
-static int same_function(const struct pprof *p, uint32_t id, const void *key)
+static int same_function(const void *probe, uint32_t id)
 {
-	const Perftools__Profiles__Function *f = &((Perftools__Profiles__Function *)p->functions.v)[id - 1];
-	const int64_t *k = key;
+	const struct probe *q = probe;
+	const Perftools__Profiles__Function *f = &((Perftools__Profiles__Function *)q->p->functions.v)[id - 1];
+	const int64_t *k = q->key;
 	return f->name == k[0] && f->filename == k[1];
 }
 
@@ -164,7 +142,7 @@ static long function_id(struct pprof *p, const struct ct_frame *f)
 		return -ENOMEM;
 	const int64_t key[2] = {name, file};
 	uint64_t h = ct_mix(CT_MIX_SEED, key, sizeof(key));
-	struct slot *slot = index_find(p, &p->function_index, h, same_function, key);
+	struct ct_idx_slot *slot = index_find(p, &p->function_index, h, same_function, key);
 	if (!slot)
 		return -ENOMEM;
 	if (slot->id)
@@ -175,7 +153,7 @@ static long function_id(struct pprof *p, const struct ct_frame *f)
 	perftools__profiles__function__init(fn);
 	/* The symbolizer keeps only the demangled name: it is the system name too. */
 	fn->id = p->functions.n, fn->name = name, fn->system_name = name, fn->filename = file;
-	index_set(&p->function_index, slot, h, p->functions.n);
+	ct_idx_put(&p->function_index, slot, (uint32_t)h, (uint32_t)p->functions.n);
 	return (long)fn->id;
 }
 
@@ -188,11 +166,12 @@ struct loc_key {
 	uint32_t module;
 };
 
-static int same_loc(const struct pprof *p, uint32_t id, const void *key)
+static int same_loc(const void *probe, uint32_t id)
 {
-	const struct loc *l = &((struct loc *)p->locs.v)[id - 1];
-	const struct loc_key *k = key;
-	const Perftools__Profiles__Line *first = &((Perftools__Profiles__Line *)p->lines.v)[l->first_line];
+	const struct probe *q = probe;
+	const struct loc *l = &((struct loc *)q->p->locs.v)[id - 1];
+	const struct loc_key *k = q->key;
+	const Perftools__Profiles__Line *first = &((Perftools__Profiles__Line *)q->p->lines.v)[l->first_line];
 	return l->msg.address == k->address && l->module == k->module && l->msg.n_line == k->nlines &&
 	       first->function_id == k->function;
 }
@@ -230,7 +209,7 @@ static long location_id(struct pprof *p, const struct ct_frame *f, size_t n)
 	    .address = f->address, .nlines = n, .function = (uint64_t)fn, .module = module_of(p, f)};
 	uint64_t h = ct_mix(ct_mix(ct_mix(CT_MIX_SEED, &k.address, 8), &k.nlines, 8), &k.function, 8);
 	h = ct_mix(h, &k.module, sizeof(k.module));
-	struct slot *slot = index_find(p, &p->loc_index, h, same_loc, &k);
+	struct ct_idx_slot *slot = index_find(p, &p->loc_index, h, same_loc, &k);
 	if (!slot)
 		return -ENOMEM;
 	if (slot->id)
@@ -246,7 +225,7 @@ static long location_id(struct pprof *p, const struct ct_frame *f, size_t n)
 		l->msg.mapping_id = k.module + 1;
 		p->used[k.module] = 1;
 	}
-	index_set(&p->loc_index, slot, h, p->locs.n);
+	ct_idx_put(&p->loc_index, slot, (uint32_t)h, (uint32_t)p->locs.n);
 	return (long)l->msg.id;
 }
 
