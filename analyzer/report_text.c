@@ -22,6 +22,19 @@ static int control_byte(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
+/* A control byte as a C escape (\n, \t, \xNN); any other byte as it is. */
+static void put_byte_escaped(FILE *out, unsigned char c)
+{
+	if (c == '\n')
+		fputs("\\n", out);
+	else if (c == '\t')
+		fputs("\\t", out);
+	else if (control_byte(c))
+		fprintf(out, "\\x%02x", c);
+	else
+		fputc(c, out);
+}
+
 /* One argument as a shell would need it: bare, '...' or $'...' (the last for control bytes). */
 static void put_shell_word(FILE *out, const struct ct_bytes *w)
 {
@@ -42,14 +55,8 @@ static void put_shell_word(FILE *out, const struct ct_bytes *w)
 			fputs("'\\''", out);
 		else if (ctl && (c == '\'' || c == '\\'))
 			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (control_byte(c))
-			fprintf(out, "\\x%02x", c);
 		else
-			fputc(c, out);
+			put_byte_escaped(out, c);
 	}
 	fputc('\'', out);
 }
@@ -72,14 +79,8 @@ static void put_note_text(FILE *out, const struct ct_bytes *text)
 		unsigned char c = (unsigned char)text->data[i];
 		if (c == '\\')
 			fputs("\\\\", out);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (control_byte(c))
-			fprintf(out, "\\x%02x", c);
 		else
-			fputc(c, out);
+			put_byte_escaped(out, c);
 	}
 }
 
