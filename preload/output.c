@@ -158,8 +158,7 @@ static void fail(int err)
 
 void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
 {
-	static const ZSTD_EndDirective directive[] = {ZSTD_e_continue, ZSTD_e_flush, ZSTD_e_end};
-	ZSTD_EndDirective mode = directive[how];
+	ZSTD_EndDirective mode = how == CT_OUT_END ? ZSTD_e_end : ZSTD_e_flush;
 	ZSTD_inBuffer in = {b->data, b->len, 0};
 	while (!o.failed) {
 		ZSTD_outBuffer out = {o.zbuf, o.zcap, 0};
@@ -169,11 +168,11 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
 			fail(err);
 			break;
 		}
-		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
+		if (left == 0)
 			break;
 	}
 	b->len = 0;
-	if (mode == ZSTD_e_continue || o.failed)
+	if (o.failed)
 		return;
 	o.flushed_at = o.written; /* a block boundary, after whole records */
 	o.frame_open = mode == ZSTD_e_flush;

@@ -282,7 +282,9 @@ static void housekeeping(void)
 		ct_output_write(&w.out, CT_OUT_FLUSH);
 		w.last_flush_ns = now;
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
-		ct_output_write(&w.out, CT_OUT_CONTINUE);
+		/* A flush, not just compression: zstd ends its block (128 KiB at most) here anyway, and a
+		 * flush point is where a cut trace ends readable and where a write error's NOTE goes. */
+		ct_output_write(&w.out, CT_OUT_FLUSH);
 	}
 }
 

@@ -24,10 +24,10 @@ void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not t
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path) and
  * starts a zstd stream. 0 or -errno. */
 int ct_output_open(int fd) CT_HIDDEN;
-enum ct_out_mode { CT_OUT_CONTINUE, CT_OUT_FLUSH, CT_OUT_END };
-/* Compresses b's records into the file and empties b. CONTINUE writes what zstd has ready; FLUSH
- * writes all of it, leaving the frame open; END closes the frame. On a write failure tracing
- * stops (ct_state = CT_OFF) and the file ends with a NOTE saying why. */
+enum ct_out_mode { CT_OUT_FLUSH, CT_OUT_END };
+/* Compresses b's records into the file, all of them, and empties b: FLUSH leaves the zstd frame
+ * open (a flush point: a reader of a cut file gets everything before it), END closes the frame.
+ * On a write failure tracing stops (ct_state = CT_OFF) and the file ends with a NOTE saying why. */
 void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
 int ct_output_ok(void) CT_HIDDEN;               /* open, and writing has not failed */
 uint64_t ct_output_reopened(void) CT_HIDDEN;     /* times the file was opened again by its path */
