@@ -43,6 +43,8 @@ static __thread int walk_depth;
 static __thread int repeated, memo_current, memo_was_current;
 /* Walks that went through libunwind; read by the unit tests, which include this file. */
 static __thread unsigned long fallbacks;
+/* ... and in all threads, for the trace's note on slow walks. */
+static _Atomic unsigned long all_fallbacks;
 
 /* The previous walk of the thread, reused when the next one ends the same way (see walk()). */
 #define MEMO_FRAMES 64
@@ -434,6 +436,7 @@ static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int m
 	if (n >= 0)
 		return n;
 	fallbacks++;
+	atomic_fetch_add_explicit(&all_fallbacks, 1, memory_order_relaxed);
 	*truncated = 0;
 	return ct_unwind_slow(ips, max, truncated);
 }
@@ -498,3 +501,5 @@ void ct_unwind_invalidate(void)
 {
 	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 }
+
+unsigned long ct_unwind_fallbacks(void) { return atomic_load_explicit(&all_fallbacks, memory_order_relaxed); }

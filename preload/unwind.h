@@ -21,6 +21,9 @@ int ct_unwind_slow(uintptr_t *ips, int max, int *truncated);
 /* 1 when the calling thread's last walk (with the same max) produced exactly the frames of the
  * walk before it, known from the memo at no cost: the caller may reuse what it derived from them. */
 int ct_unwind_repeated(void);
+/* Walks handed to libunwind so far, in all threads (signal frames, CFI expressions: each costs
+ * tens of microseconds where a cached walk costs tens of nanoseconds). */
+unsigned long ct_unwind_fallbacks(void);
 /* Forget cached rules (an object was unloaded, its addresses may be reused). Cheap, thread-safe. */
 void ct_unwind_invalidate(void);
 /* The calling thread is exiting: unmap its rule cache (mapped again if it walks once more). */

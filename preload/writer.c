@@ -18,6 +18,7 @@
 #include "ctrack/record.h"
 #include "match.h"
 #include "text.h"
+#include "unwind.h"
 #include "writer.h"
 
 #define OUT_COMPRESS_AT (256u << 10)
@@ -31,7 +32,16 @@
 #define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
 
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
-enum { NOTE_NO_RING, NOTE_NO_STACK, NOTE_TABLES, NOTE_RECORDS, NOTE_REOPENED, NOTE_SETTING, NOTE_KINDS };
+enum {
+	NOTE_NO_RING,
+	NOTE_NO_STACK,
+	NOTE_TABLES,
+	NOTE_RECORDS,
+	NOTE_SLOW_WALKS,
+	NOTE_REOPENED,
+	NOTE_SETTING,
+	NOTE_KINDS
+};
 
 static struct {
 	struct ct_rec_buf out;
@@ -79,6 +89,8 @@ static void emit_notes(void)
 	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
 	note_count(NOTE_RECORDS, warn, w.out.dropped, " records were lost: out of memory for the record buffer");
+	note_count(NOTE_SLOW_WALKS, CT_NOTE_INFO, ct_unwind_fallbacks(),
+	           " backtraces were taken by libunwind, the slow path (signal frames, CFI expressions)");
 	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
 	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened the file again by its path");
 	if (ct_losses.bad_setting && !w.noted[NOTE_SETTING]) {

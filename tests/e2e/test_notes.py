@@ -4,8 +4,10 @@
 #    holds everything up to the last flush, then a warning naming the error, and reads as cut;
 #  - a program that closes the trace file's descriptor (tests/progs/fd_closer.c): the file is
 #    opened again, the trace is whole, and an info note says so;
-#  - a CTRACK_DEPTH the shim refuses, set by hand with LD_PRELOAD (the launcher refuses it itself).
-# Programs: steady (100000 allocations, its comment), fd_closer (205 allocations, valgrind), hooks.
+#  - a CTRACK_DEPTH the shim refuses, set by hand with LD_PRELOAD (the launcher refuses it itself);
+#  - backtraces through a signal frame, which the slow unwinder (libunwind) takes: an info note.
+# Programs: steady (100000 allocations, its comment), fd_closer (205 allocations, valgrind), hooks,
+# sigalloc (3 allocations in a signal handler, its comment).
 import os
 import resource
 import subprocess
@@ -14,7 +16,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-steady, fd_closer, hooks = env.progs
+steady, fd_closer, hooks, sigalloc = env.progs
 STEADY_ALLOCATIONS = 100000  # tests/progs/steady.c: 50 rounds x 2000
 
 
@@ -79,4 +81,15 @@ files = ct.traces(d)
 if env.eq("one trace", len(files), 1):
     code, out, _ = text_report(os.path.join(d, files[0]))
     env.check("the report names the refused setting", "CTRACK_DEPTH=1024" in out, out[:2000])
+# ---- backtraces through a signal frame ----
+d = env.fresh_dir("signal")
+r, files = env.run_ctrack([sigalloc], d)
+env.eq("sigalloc exits 0", r.returncode, 0)
+if files:
+    rep = env.report(os.path.join(d, files[0]))
+    if rep:
+        env.eq("its 3 allocations", (rep["summary"]["allocations"], rep["summary"]["leaked_bytes"]), (3, 96))
+        env.eq("an info note counts the 3 slow walks",
+               [(n["level"], n["text"].split(" ")[0]) for n in rep.get("notes", []) if "libunwind" in n["text"]],
+               [("info", "3")])
 env.finish()
