@@ -101,7 +101,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
                           const char *file, const char *link, GElf_Word crc, char **debug_file)
 {
 	if (server_configured() || !file)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc, debug_file);
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+		                                    debug_file);
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc, debug_file);
 	if (fd >= 0)
 		return fd;
@@ -109,7 +110,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	int may = may_find_by_name(file, link) || (real && may_find_by_name(real, link));
 	free(real);
 	if (may)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc, debug_file);
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+		                                    debug_file);
 	errno = 0;
 	return -1;
 }
@@ -138,10 +140,13 @@ char *ct_debuginfod_cache_file(const char *build_id)
 }
 
 static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &search_path,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &search_path,
 };
 
-const Dwfl_Callbacks *ct_debuginfo_callbacks(void) { return &callbacks; }
+const Dwfl_Callbacks *ct_debuginfo_callbacks(void)
+{
+	return &callbacks;
+}

@@ -24,23 +24,23 @@
 #define INLINE_SCAN_BUDGET 2000000L
 
 static const char adv_stripped[] =
-	"stripped — frames shown as addresses; keep .symtab (strip = \"debuginfo\" in Cargo, no -s in the link)";
-static const char adv_no_debug_file[] =
-	"separate debug info not found: install the debug package (-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
+    "stripped — frames shown as addresses; keep .symtab (strip = \"debuginfo\" in Cargo, no -s in the link)";
+static const char adv_no_debug_file[] = "separate debug info not found: install the debug package (-dbgsym), "
+                                        "pass --debug-dir or set DEBUGINFOD_URLS";
 static const char adv_no_debug[] = "no debug info: no file:line; build with -g";
 /* Starts like adv_no_debug: the same loss, with the other remedy. */
 static const char adv_debug_stripped[] =
-	"no debug info (stripped; separate debug info not found): no file:line; install the debug package "
-	"(-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
+    "no debug info (stripped; separate debug info not found): no file:line; install the debug package "
+    "(-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
 static const char adv_minidebuginfo[] =
-	"MiniDebugInfo only (.gnu_debugdata): function names, no file:line or inlined frames; install the "
-	"debug package, pass --debug-dir or set DEBUGINFOD_URLS";
+    "MiniDebugInfo only (.gnu_debugdata): function names, no file:line or inlined frames; install the "
+    "debug package, pass --debug-dir or set DEBUGINFOD_URLS";
 static const char adv_changed[] =
-	"changed since the trace (its build-id differs): frames shown as addresses; analyze with the "
-	"binary that ran, or trace again";
+    "changed since the trace (its build-id differs): frames shown as addresses; analyze with the "
+    "binary that ran, or trace again";
 static const char adv_lines_only[] =
-	"line tables only (-gline-tables-only, Rust debug = 1 / line-tables-only): inlined frames are folded "
-	"into their caller; build with -g / debug = 2 for inline attribution";
+    "line tables only (-gline-tables-only, Rust debug = 1 / line-tables-only): inlined frames are folded "
+    "into their caller; build with -g / debug = 2 for inline attribution";
 
 void ct_quality_list_free(struct ct_quality_list *l)
 {
@@ -338,7 +338,8 @@ static int listed(const struct ct_quality_list *l, const char *path)
 static char *find_in(const char *dirs, const char *name, const char *origin)
 {
 	char *copy = strdup(dirs), *save = NULL, *found = NULL;
-	for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+	for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
 		char buf[PATH_MAX];
 		int ori = !strncmp(d, "$ORIGIN", 7);
 		snprintf(buf, sizeof(buf), "%s%s/%s", ori ? origin : "", ori ? d + 7 : d, name);

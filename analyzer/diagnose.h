@@ -11,12 +11,13 @@
 
 struct ct_quality {
 	char *path;
-	char *build_id;     /* lowercase hex, or NULL */
+	char *build_id;      /* lowercase hex, or NULL */
 	const char *symbols; /* "symtab", "minidebuginfo", "dynsym" or "none" (static strings) */
 	int line_tables;     /* a CU's line table is readable */
 	int inline_info;     /* some DW_TAG_inlined_subroutine was found */
-	char *debug_file;    /* the file the DWARF was read from (the module itself or a separate file), or NULL */
-	const char *advice;  /* static string, NULL when inline attribution works */
+	char *
+	    debug_file; /* the file the DWARF was read from (the module itself or a separate file), or NULL */
+	const char *advice; /* static string, NULL when inline attribution works */
 };
 
 struct ct_quality_list {

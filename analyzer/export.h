@@ -64,7 +64,7 @@ int ct_write_massif(FILE *out, const struct ct_report *r);
 
 /* Per backtrace of t (a tree holding base in set 0 and new in set 1): the change in leaked bytes,
  * peak contribution and allocations, largest first, as text or JSON. */
-int ct_write_diff(FILE *out, const struct ct_tree *t, const struct ct_report *base, const struct ct_report *new,
-                  int json);
+int ct_write_diff(FILE *out, const struct ct_tree *t, const struct ct_report *base,
+                  const struct ct_report *new, int json);
 
 #endif

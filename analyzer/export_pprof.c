@@ -54,7 +54,7 @@ struct pprof {
 	struct vec sample_locs; /* uint64_t */
 	struct vec frames;      /* struct ct_frame: the site being added */
 	struct ct_idx string_index, function_index, loc_index; /* 1-based ids (common/idindex.h) */
-	unsigned char *used; /* per module id: a location lies in it */
+	unsigned char *used;                                   /* per module id: a location lies in it */
 };
 
 /* A new zeroed element at the end of a, or NULL. */
@@ -129,7 +129,8 @@ static long string_id(struct pprof *p, const char *s)
 static int same_function(const void *probe, uint32_t id)
 {
 	const struct probe *q = probe;
-	const Perftools__Profiles__Function *f = &((Perftools__Profiles__Function *)q->p->functions.v)[id - 1];
+	const Perftools__Profiles__Function *f =
+	    &((Perftools__Profiles__Function *)q->p->functions.v)[id - 1];
 	const int64_t *k = q->key;
 	return f->name == k[0] && f->filename == k[1];
 }

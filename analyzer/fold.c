@@ -10,77 +10,77 @@
 
 /* Prefix patterns on the name without return type and parameters; '*' matches any run. */
 static const char *const builtin[] = {
-	/* C++: the global allocation functions and libstdc++'s allocator layers */
-	"operator new",
-	"std::allocator",
-	"std::__new_allocator",
-	"__gnu_cxx::new_allocator",
-	"__gnu_cxx::__alloc_traits",
-	"std::__allocated_ptr",
-	"std::__allocate_guarded",
-	/* C++: member functions of the standard containers, which allocate for their caller */
-	"std::_Vector_base",
-	"std::vector<*>::",
-	"std::__cxx11::basic_string<*>::",
-	"std::basic_string<*>::",
-	"std::_Deque_base",
-	"std::deque<*>::",
-	"std::_List_base",
-	"std::__cxx11::_List_base",
-	"std::list<*>::",
-	"std::__cxx11::list<*>::",
-	"std::_Rb_tree<*>::",
-	"std::map<*>::",
-	"std::set<*>::",
-	"std::multimap<*>::",
-	"std::multiset<*>::",
-	"std::_Hashtable<*>::",
-	"std::__detail::_Hashtable_alloc",
-	"std::__detail::_Map_base",
-	"std::unordered_map<*>::",
-	"std::unordered_set<*>::",
-	"std::__shared_count",
-	"std::__shared_ptr",
-	"std::shared_ptr<*>::shared_ptr",
-	"std::allocate_shared",
-	"std::make_shared",
-	"std::make_unique",
-	/* Rust: the global allocator and the std types that allocate for their caller */
-	"__rust_alloc",
-	"__rust_realloc",
-	"__rdl_alloc",
-	"__rdl_realloc",
-	"__rg_alloc",
-	"__rg_realloc",
-	"alloc::alloc::",
-	"<alloc::alloc::Global>::",
-	"<alloc::alloc::Global as *>::",
-	"std::alloc::",
-	"alloc::raw_vec::",
-	"<alloc::raw_vec::",
-	"alloc::vec::Vec<*>::with_capacity",
-	"<alloc::vec::Vec<*>>::with_capacity",
-	"<alloc::vec::Vec<*> as *>::with_capacity",
-	"alloc::boxed::Box<*>::new",
-	"<alloc::boxed::Box<*>>::new",
-	"alloc::string::String::from",
-	"<alloc::string::String as core::convert::From<*>>::from",
-	"<alloc::string::String>::from",
-	"alloc::string::String::with_capacity",
-	"<alloc::string::String>::with_capacity",
-	/* GLib's checked malloc wrappers (libc's own, such as strdup, are real sites: never folded) */
-	"g_malloc",
-	"g_realloc",
-	"g_try_malloc",
-	"g_try_realloc",
+    /* C++: the global allocation functions and libstdc++'s allocator layers */
+    "operator new",
+    "std::allocator",
+    "std::__new_allocator",
+    "__gnu_cxx::new_allocator",
+    "__gnu_cxx::__alloc_traits",
+    "std::__allocated_ptr",
+    "std::__allocate_guarded",
+    /* C++: member functions of the standard containers, which allocate for their caller */
+    "std::_Vector_base",
+    "std::vector<*>::",
+    "std::__cxx11::basic_string<*>::",
+    "std::basic_string<*>::",
+    "std::_Deque_base",
+    "std::deque<*>::",
+    "std::_List_base",
+    "std::__cxx11::_List_base",
+    "std::list<*>::",
+    "std::__cxx11::list<*>::",
+    "std::_Rb_tree<*>::",
+    "std::map<*>::",
+    "std::set<*>::",
+    "std::multimap<*>::",
+    "std::multiset<*>::",
+    "std::_Hashtable<*>::",
+    "std::__detail::_Hashtable_alloc",
+    "std::__detail::_Map_base",
+    "std::unordered_map<*>::",
+    "std::unordered_set<*>::",
+    "std::__shared_count",
+    "std::__shared_ptr",
+    "std::shared_ptr<*>::shared_ptr",
+    "std::allocate_shared",
+    "std::make_shared",
+    "std::make_unique",
+    /* Rust: the global allocator and the std types that allocate for their caller */
+    "__rust_alloc",
+    "__rust_realloc",
+    "__rdl_alloc",
+    "__rdl_realloc",
+    "__rg_alloc",
+    "__rg_realloc",
+    "alloc::alloc::",
+    "<alloc::alloc::Global>::",
+    "<alloc::alloc::Global as *>::",
+    "std::alloc::",
+    "alloc::raw_vec::",
+    "<alloc::raw_vec::",
+    "alloc::vec::Vec<*>::with_capacity",
+    "<alloc::vec::Vec<*>>::with_capacity",
+    "<alloc::vec::Vec<*> as *>::with_capacity",
+    "alloc::boxed::Box<*>::new",
+    "<alloc::boxed::Box<*>>::new",
+    "alloc::string::String::from",
+    "<alloc::string::String as core::convert::From<*>>::from",
+    "<alloc::string::String>::from",
+    "alloc::string::String::with_capacity",
+    "<alloc::string::String>::with_capacity",
+    /* GLib's checked malloc wrappers (libc's own, such as strdup, are real sites: never folded) */
+    "g_malloc",
+    "g_realloc",
+    "g_try_malloc",
+    "g_try_realloc",
 };
 
 /* Source files of allocator code: with line tables only (Rust debug = 1), their inlined frames carry
  * bare names ("alloc"), so the file says what they are. Prefix patterns on the frame's file. */
 static const char *const builtin_files[] = {
-	"/rustc/*/library/alloc/src/alloc.rs",
-	"/rustc/*/library/alloc/src/raw_vec",
-	"/rustc/*/library/std/src/alloc.rs",
+    "/rustc/*/library/alloc/src/alloc.rs",
+    "/rustc/*/library/alloc/src/raw_vec",
+    "/rustc/*/library/std/src/alloc.rs",
 };
 
 struct ct_fold {
@@ -88,7 +88,10 @@ struct ct_fold {
 	size_t nuser, cap;
 };
 
-struct ct_fold *ct_fold_new(void) { return calloc(1, sizeof(struct ct_fold)); }
+struct ct_fold *ct_fold_new(void)
+{
+	return calloc(1, sizeof(struct ct_fold));
+}
 
 void ct_fold_free(struct ct_fold *f)
 {
@@ -115,7 +118,10 @@ static int add_pattern(struct ct_fold *f, const char *p, size_t len)
 	return 0;
 }
 
-static int blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static int blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 int ct_fold_load(struct ct_fold *f, const char *path, char *err, size_t errlen)
 {

@@ -16,7 +16,7 @@ int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen
 
 /* The same, calling progress(bytes of the file read so far, its size or 0, arg) after each read. */
 typedef void (*ct_progress_fn)(uint64_t done, uint64_t total, void *arg);
-int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen, ct_progress_fn progress,
-                           void *arg);
+int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen,
+                           ct_progress_fn progress, void *arg);
 
 #endif

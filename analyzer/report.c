@@ -58,7 +58,8 @@ static int cmp_by(const struct ct_site *x, const struct ct_site *y, enum ct_rank
 
 static int cmp_sites(const void *a, const void *b, void *by)
 {
-	return cmp_by(*(const struct ct_site *const *)a, *(const struct ct_site *const *)b, *(enum ct_rank *)by);
+	return cmp_by(*(const struct ct_site *const *)a, *(const struct ct_site *const *)b,
+	              *(enum ct_rank *)by);
 }
 
 /* One malloc'd block: n pointers, then n sites they point to (free(block) frees both). */
@@ -190,9 +191,15 @@ uint64_t ct_mix(uint64_t h, const void *data, size_t n)
 	return h;
 }
 
-uint64_t ct_mix_str(uint64_t h, const char *s) { return s ? ct_mix(h, s, strlen(s) + 1) : ct_mix(h, "", 1); }
+uint64_t ct_mix_str(uint64_t h, const char *s)
+{
+	return s ? ct_mix(h, s, strlen(s) + 1) : ct_mix(h, "", 1);
+}
 
-int ct_same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+int ct_same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
 
 /* The key of a group: --group backtrace, where the first shown frame came from (node, position in
  * its inline chain: the folded backtrace from there is the same); --group site, the first shown

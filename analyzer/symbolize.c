@@ -481,7 +481,8 @@ static const struct entry *lookup(struct ct_symbolizer *s, const struct ct_modul
 	return &s->table[i];
 }
 
-int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out, int max)
+int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out,
+                 int max)
 {
 	if (max < 1)
 		return 0;

@@ -32,7 +32,8 @@ void ct_symbolizer_free(struct ct_symbolizer *s);
  * line inside it), then the real function (at the line of the call inlined there); all share ip.
  * Returns the number of frames (>= 1 when max >= 1; the outermost ones when there are more than
  * max), or -ENOMEM. */
-int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out, int max);
+int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out,
+                 int max);
 
 /* The libdwfl module the symbolizer opened for mod (opened now if it was not yet), or NULL when the
  * file is missing, not ELF or not the traced one; *changed = 1 in the last case (the file's

@@ -22,7 +22,14 @@ enum ct_fig {
 };
 
 /* What a flame graph's widths measure (--cost). */
-enum ct_cost { CT_COST_LEAKED, CT_COST_PEAK, CT_COST_ALLOCATIONS, CT_COST_TEMPORARY, CT_COST_ALLOCATED, CT_NCOSTS };
+enum ct_cost {
+	CT_COST_LEAKED,
+	CT_COST_PEAK,
+	CT_COST_ALLOCATIONS,
+	CT_COST_TEMPORARY,
+	CT_COST_ALLOCATED,
+	CT_NCOSTS
+};
 
 /* "leaked", "peak", "allocations", "temporary", "allocated". */
 const char *ct_cost_name(enum ct_cost c);
@@ -39,17 +46,17 @@ struct ct_tree_node {
 	struct ct_frame frame; /* function, file, line, module, inlined; address of the first site added */
 	uint32_t parent;       /* the root (node 0) is its own parent */
 	uint32_t first_child, next_sibling; /* 0: none; children sorted by function, then file, line */
-	uint32_t depth;        /* root 0 */
+	uint32_t depth;                     /* root 0 */
 };
 
 struct ct_tree {
 	struct ct_tree_node *nodes; /* nodes[0] is the root, "all" */
-	uint64_t *figs;  /* per node and set: self, then total (CT_NFIGS each); see ct_tree_self */
-	int sets;        /* 1, or 2 for --diff */
+	uint64_t *figs;             /* per node and set: self, then total (CT_NFIGS each); see ct_tree_self */
+	int sets;                   /* 1, or 2 for --diff */
 	size_t n, cap;
 	uint32_t *slots; /* open-addressing index of (parent, frame key) -> node */
 	size_t nslots;
-	int reversed;    /* allocation site first: the root's children are the sites' first frames */
+	int reversed; /* allocation site first: the root's children are the sites' first frames */
 	unsigned max_depth;
 };
 
@@ -83,7 +90,13 @@ int ct_frame_cmp(const struct ct_frame *x, const struct ct_frame *y);
 uint32_t *ct_tree_by_frame(const struct ct_tree *t);
 
 /* A node's children in order: for (c = first(t, n); c; c = next(t, c)). */
-static inline uint32_t ct_tree_first(const struct ct_tree *t, uint32_t n) { return t->nodes[n].first_child; }
-static inline uint32_t ct_tree_next(const struct ct_tree *t, uint32_t n) { return t->nodes[n].next_sibling; }
+static inline uint32_t ct_tree_first(const struct ct_tree *t, uint32_t n)
+{
+	return t->nodes[n].first_child;
+}
+static inline uint32_t ct_tree_next(const struct ct_tree *t, uint32_t n)
+{
+	return t->nodes[n].next_sibling;
+}
 
 #endif

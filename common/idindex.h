@@ -23,7 +23,10 @@ struct ct_idx {
 };
 
 /* 1 when one more id would fill the index past half: grow it (ct_idx_rehash) before inserting. */
-static inline int ct_idx_full(const struct ct_idx *x) { return ((uint64_t)x->count + 1) * 2 > x->cap; }
+static inline int ct_idx_full(const struct ct_idx *x)
+{
+	return ((uint64_t)x->count + 1) * 2 > x->cap;
+}
 
 /* The slot of the id with this hash whose key same(ctx, id) accepts, or else the empty slot where
  * that id goes. The index must not be full. */

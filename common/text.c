@@ -17,8 +17,14 @@ static void add_bytes(struct ct_text *t, const char *s, size_t n)
 	t->s[t->len] = 0;
 }
 
-void ct_text_addn(struct ct_text *t, const char *s, size_t n) { add_bytes(t, s, strnlen(s, n)); }
-void ct_text_add(struct ct_text *t, const char *s) { add_bytes(t, s, strlen(s)); }
+void ct_text_addn(struct ct_text *t, const char *s, size_t n)
+{
+	add_bytes(t, s, strnlen(s, n));
+}
+void ct_text_add(struct ct_text *t, const char *s)
+{
+	add_bytes(t, s, strlen(s));
+}
 
 void ct_text_add_uint(struct ct_text *t, uint64_t v)
 {

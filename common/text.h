@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 struct ct_text {
-	char *s;       /* the caller's buffer, cap bytes */
+	char *s; /* the caller's buffer, cap bytes */
 	size_t len, cap;
-	int cut;       /* something did not fit */
+	int cut; /* something did not fit */
 };
 
 /* An empty text in buf (cap >= 1). */

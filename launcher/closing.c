@@ -118,8 +118,8 @@ static void print_warnings(const struct ct_trace_summary *s)
 		return;
 	fprintf(stderr, "ctrack: warning: %s", s->first_warning);
 	if (s->warnings > 1)
-		fprintf(stderr, " (and %" PRIu64 " more warning%s: ctrack-analyze shows them)", s->warnings - 1,
-		        s->warnings == 2 ? "" : "s");
+		fprintf(stderr, " (and %" PRIu64 " more warning%s: ctrack-analyze shows them)",
+		        s->warnings - 1, s->warnings == 2 ? "" : "s");
 	fputc('\n', stderr);
 }
 

@@ -10,7 +10,8 @@
 void *ct_arena_map(size_t size)
 {
 	int saved = errno;
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p =
+	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
 }

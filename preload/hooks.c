@@ -50,7 +50,10 @@ static void *boot_alloc(size_t size, size_t align)
 	return (void *)p; /* the pool is zero-initialized and never reused: calloc needs no memset */
 }
 
-static size_t boot_size(const void *p) { return ((const size_t *)p)[-1]; }
+static size_t boot_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
 
 /* ---- finding the real functions ---- */
 
@@ -293,7 +296,7 @@ static void before_exec(const char *path)
 #define EXEC_HOOK(name, params, args, first) \
 	EXPORT int name params \
 	{ \
-		static int (*real) params; \
+		static int(*real) params; \
 		if (!real) \
 			bind_next(&real, #name); \
 		before_exec(first); \
@@ -347,5 +350,11 @@ static _Noreturn void exit_now(const char *name, int status)
 		syscall(SYS_exit_group, status);
 }
 
-EXPORT void _exit(int status) { exit_now("_exit", status); }
-EXPORT void _Exit(int status) { exit_now("_Exit", status); }
+EXPORT void _exit(int status)
+{
+	exit_now("_exit", status);
+}
+EXPORT void _Exit(int status)
+{
+	exit_now("_Exit", status);
+}

@@ -71,7 +71,8 @@ int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
 void ct_live_erase(struct ct_live_map *m, uint64_t *val)
 {
 	uint64_t mask = m->cap - 1;
-	uint64_t i = (uint64_t)((struct ct_live_slot *)((char *)val - offsetof(struct ct_live_slot, val)) - m->slots);
+	uint64_t i =
+	    (uint64_t)((struct ct_live_slot *)((char *)val - offsetof(struct ct_live_slot, val)) - m->slots);
 	for (uint64_t j = (i + 1) & mask; m->slots[j].key; j = (j + 1) & mask) {
 		uint64_t home = hash64(m->slots[j].key) & mask;
 		if (((j - home) & mask) >= ((j - i) & mask)) {
@@ -100,7 +101,8 @@ static int info_grow(struct ct_info_map *m, uint32_t cap)
 {
 	struct ct_idx_slot *slots = ct_arena_map(cap * sizeof(*slots));
 	void *keys = m->keys;
-	if (!slots || ct_arena_grow(&keys, m->index.count * sizeof(*m->keys), cap / 2 * sizeof(*m->keys)) < 0) {
+	if (!slots ||
+	    ct_arena_grow(&keys, m->index.count * sizeof(*m->keys), cap / 2 * sizeof(*m->keys)) < 0) {
 		ct_arena_unmap(slots, cap * sizeof(*slots));
 		return -1;
 	}

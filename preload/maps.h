@@ -17,12 +17,12 @@ struct ct_live_map {
 	struct ct_live_slot *slots;
 	uint64_t cap, count; /* cap: a power of two */
 };
-int ct_live_init(struct ct_live_map *m, uint64_t cap);          /* 0, or -1 (no memory) */
+int ct_live_init(struct ct_live_map *m, uint64_t cap); /* 0, or -1 (no memory) */
 void ct_live_release(struct ct_live_map *m);
-uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p);      /* the value, or NULL */
+uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p); /* the value, or NULL */
 /* p not present. 0, or -1 when the table is full and cannot grow (nothing inserted). */
 int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v);
-void ct_live_erase(struct ct_live_map *m, uint64_t *val);       /* val from ct_live_find */
+void ct_live_erase(struct ct_live_map *m, uint64_t *val); /* val from ct_live_find */
 
 /* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
 struct ct_info_key {
@@ -30,8 +30,8 @@ struct ct_info_key {
 	uint32_t stack;
 };
 struct ct_info_map {
-	struct ct_idx index;         /* (size, stack) -> id + 1 */
-	struct ct_info_key *keys;    /* by id: room for index.cap / 2 */
+	struct ct_idx index;      /* (size, stack) -> id + 1 */
+	struct ct_info_key *keys; /* by id: room for index.cap / 2 */
 };
 int ct_info_init(struct ct_info_map *m, uint32_t cap);
 void ct_info_release(struct ct_info_map *m);

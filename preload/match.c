@@ -40,7 +40,10 @@ static uint32_t intern_info(uint64_t size, uint32_t stack)
 
 /* A block, as the live table and the streams keep it: its alloc info in the low 32 bits and, once
  * its ALLOC record is written, that record's number (m.alloc_records after it) in the high 32. */
-static uint32_t block_info(uint64_t b) { return (uint32_t)b; }
+static uint32_t block_info(uint64_t b)
+{
+	return (uint32_t)b;
+}
 
 /* Writes the ALLOC record of block b; returns b with the record's number. */
 static uint64_t write_alloc(uint64_t b)
@@ -295,4 +298,7 @@ uint64_t ct_match_take_bytes(void)
 	return b;
 }
 
-uint64_t ct_match_dropped(void) { return m.dropped; }
+uint64_t ct_match_dropped(void)
+{
+	return m.dropped;
+}

@@ -24,8 +24,14 @@ static size_t nmods, cap_mods;
 static uint32_t next_id;
 static _Atomic int dirty;
 
-void ct_modules_mark_dirty(void) { atomic_store(&dirty, 1); }
-int ct_modules_dirty(void) { return atomic_load_explicit(&dirty, memory_order_relaxed); }
+void ct_modules_mark_dirty(void)
+{
+	atomic_store(&dirty, 1);
+}
+int ct_modules_dirty(void)
+{
+	return atomic_load_explicit(&dirty, memory_order_relaxed);
+}
 
 void ct_modules_reset(void)
 {
@@ -84,11 +90,12 @@ static void emit_module(struct ct_rec_buf *o, const struct dl_phdr_info *info, u
 		if (ph->p_type != PT_LOAD)
 			continue;
 		segs[m.nseg++] = (struct ct_rec_segment){
-			.vaddr = ph->p_vaddr,
-			.memsz = ph->p_memsz,
-			.offset = ph->p_offset,
-			.prot = (uint8_t)(((ph->p_flags & PF_R) ? CT_SEG_READ : 0) | ((ph->p_flags & PF_W) ? CT_SEG_WRITE : 0) |
-			                  ((ph->p_flags & PF_X) ? CT_SEG_EXEC : 0)),
+		    .vaddr = ph->p_vaddr,
+		    .memsz = ph->p_memsz,
+		    .offset = ph->p_offset,
+		    .prot = (uint8_t)(((ph->p_flags & PF_R) ? CT_SEG_READ : 0) |
+		                      ((ph->p_flags & PF_W) ? CT_SEG_WRITE : 0) |
+		                      ((ph->p_flags & PF_X) ? CT_SEG_EXEC : 0)),
 		};
 	}
 	ct_rec_module(o, &m);

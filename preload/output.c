@@ -16,13 +16,13 @@
 
 static struct {
 	int fd;
-	int failed;          /* the file cannot be written: tracing stopped, nothing more is written */
+	int failed; /* the file cannot be written: tracing stopped, nothing more is written */
 	ZSTD_CCtx *zc;
 	uint8_t *zbuf;
 	size_t zcap;
-	dev_t dev;           /* the trace file's identity */
+	dev_t dev; /* the trace file's identity */
 	ino_t ino;
-	char path[4096];     /* ... and its path, to open it again (reopen) */
+	char path[4096]; /* ... and its path, to open it again (reopen) */
 	uint64_t reopened;
 	uint64_t written;    /* bytes in the file */
 	uint64_t flushed_at; /* bytes in the file at the last flush: whole records, whole blocks */
@@ -143,7 +143,8 @@ static void note_write_error(int err)
 	put_le(blk + n, (uint64_t)b.len << 3, 3); /* not the last block, raw, b.len bytes */
 	memcpy(blk + n + 3, rec, b.len);
 	n += 3 + b.len;
-	if (ftruncate(o.fd, (off_t)o.flushed_at) < 0 || pwrite(o.fd, blk, n, (off_t)o.flushed_at) != (ssize_t)n)
+	if (ftruncate(o.fd, (off_t)o.flushed_at) < 0 ||
+	    pwrite(o.fd, blk, n, (off_t)o.flushed_at) != (ssize_t)n)
 		return; /* the file ends at the flush point: readers see a cut trace */
 }
 
@@ -179,7 +180,6 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
 	reserve_note_room();
 }
 
-
 int ct_output_open(int fd)
 {
 	struct stat st;
@@ -211,8 +211,14 @@ int ct_output_open(int fd)
 	return 0;
 }
 
-int ct_output_ok(void) { return o.fd >= 0 && !o.failed; }
-uint64_t ct_output_reopened(void) { return o.reopened; }
+int ct_output_ok(void)
+{
+	return o.fd >= 0 && !o.failed;
+}
+uint64_t ct_output_reopened(void)
+{
+	return o.reopened;
+}
 
 void ct_output_drop(void)
 {

@@ -129,7 +129,7 @@ void ct_stacks_node(uint32_t id, uint32_t *parent, uintptr_t *ip) CT_HIDDEN;
 /* After dlclose: addresses may now mean another library's code, so later stacks get new nodes
  * (written after the new MODULE record). Existing ids stay valid. */
 void ct_stacks_reset_index(void) CT_HIDDEN;
-void ct_stacks_lock(void) CT_HIDDEN;   /* around fork */
+void ct_stacks_lock(void) CT_HIDDEN; /* around fork */
 void ct_stacks_unlock(void) CT_HIDDEN;
 
 /* ---- tracker.c: what the hooks call ---- */
@@ -152,9 +152,9 @@ extern int ct_depth CT_HIDDEN;
 /* Things the shim could not record, for the NOTE records the writer adds at the end (it reads
  * them; the hot path only counts). */
 struct ct_losses {
-	_Atomic uint64_t no_ring;    /* events of threads that could get no ring (out of memory) */
-	_Atomic uint64_t no_stack;   /* backtraces the stack table had no room for (kept as the root) */
-	const char *bad_setting;     /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
+	_Atomic uint64_t no_ring;  /* events of threads that could get no ring (out of memory) */
+	_Atomic uint64_t no_stack; /* backtraces the stack table had no room for (kept as the root) */
+	const char *bad_setting;   /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
 };
 extern struct ct_losses ct_losses CT_HIDDEN;
 

@@ -120,5 +120,11 @@ void ct_stacks_reset_index(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void ct_stacks_lock(void) { pthread_mutex_lock(&lock); }
-void ct_stacks_unlock(void) { pthread_mutex_unlock(&lock); }
+void ct_stacks_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+void ct_stacks_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}

@@ -26,7 +26,7 @@ int ct_depth = CT_DEPTH_DEFAULT;
 struct ct_losses ct_losses;
 
 static int follow_children;
-static pid_t traced_pid; /* the process the trace file belongs to */
+static pid_t traced_pid;         /* the process the trace file belongs to */
 static char trace_dir[PATH_MAX]; /* where a traced child writes its trace; "" = current dir */
 
 /* ---- per-thread state: mapped on first use, recycled when the thread exits ---- */
@@ -50,7 +50,10 @@ static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ct_thread *free_threads;
 static _Atomic uint32_t stack_generation;
 
-static pid_t gettid_raw(void) { return (pid_t)syscall(SYS_gettid); }
+static pid_t gettid_raw(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
 
 static void thread_exit(void *arg)
 {
@@ -220,7 +223,8 @@ static int create_trace(void)
 	exe[len > 0 ? len : 0] = 0;
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
 		char path[PATH_MAX];
-		if (ct_trace_name(path, sizeof(path), trace_dir, len > 0 ? exe : "process", getpid(), attempt) < 0)
+		if (ct_trace_name(path, sizeof(path), trace_dir, len > 0 ? exe : "process", getpid(),
+		                  attempt) < 0)
 			return -1;
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
@@ -293,7 +297,8 @@ static void read_config(void)
 {
 	const char *v = getenv(CT_ENV_DEPTH);
 	if (v && *v && ct_parse_depth(v, &ct_depth) < 0)
-		refuse_setting(CT_ENV_DEPTH, v); /* the launcher refuses it; a direct LD_PRELOAD gets a NOTE */
+		refuse_setting(CT_ENV_DEPTH,
+		               v); /* the launcher refuses it; a direct LD_PRELOAD gets a NOTE */
 	v = getenv(CT_ENV_FOLLOW);
 	follow_children = v && *v == '1';
 	v = getenv(CT_ENV_DIR);

@@ -502,4 +502,7 @@ void ct_unwind_invalidate(void)
 	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 }
 
-unsigned long ct_unwind_fallbacks(void) { return atomic_load_explicit(&all_fallbacks, memory_order_relaxed); }
+unsigned long ct_unwind_fallbacks(void)
+{
+	return atomic_load_explicit(&all_fallbacks, memory_order_relaxed);
+}

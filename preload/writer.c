@@ -22,14 +22,14 @@
 #include "writer.h"
 
 #define OUT_COMPRESS_AT (256u << 10)
-#define TIME_STEP_NS 1000000ull     /* TIME records: 1 ms resolution */
-#define SAMPLE_NS 100000000ull      /* RSS samples: every 100 ms ... */
-#define SAMPLE_BYTES (4ull << 20)   /* ... and every 4 MiB allocated */
-#define FLUSH_NS 100000000ull       /* the file is at most 100 ms behind */
-#define IDLE_WAIT_NS 2000000        /* an idle writer looks again after 2 ms */
-#define BATCH_WAIT_NS 200000        /* a writer with little to do lets events pile up for 0.2 ms: */
-#define BATCH_EVENTS 4096           /* reading ring heads less often keeps them in their threads' caches */
-#define STALL_NS 2000000000ull      /* 2 s without progress: a sequence number never came */
+#define TIME_STEP_NS 1000000ull   /* TIME records: 1 ms resolution */
+#define SAMPLE_NS 100000000ull    /* RSS samples: every 100 ms ... */
+#define SAMPLE_BYTES (4ull << 20) /* ... and every 4 MiB allocated */
+#define FLUSH_NS 100000000ull     /* the file is at most 100 ms behind */
+#define IDLE_WAIT_NS 2000000      /* an idle writer looks again after 2 ms */
+#define BATCH_WAIT_NS 200000      /* a writer with little to do lets events pile up for 0.2 ms: */
+#define BATCH_EVENTS 4096         /* reading ring heads less often keeps them in their threads' caches */
+#define STALL_NS 2000000000ull    /* 2 s without progress: a sequence number never came */
 
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
 enum {
@@ -45,12 +45,12 @@ enum {
 
 static struct {
 	struct ct_rec_buf out;
-	uint64_t stalled_since;  /* when rings started waiting with nothing else to do, or 0 */
-	int stuck;              /* the last pass left a ring waiting for a sequence number */
+	uint64_t stalled_since;      /* when rings started waiting with nothing else to do, or 0 */
+	int stuck;                   /* the last pass left a ring waiting for a sequence number */
 	struct ct_match_stream late; /* events after the thread stopped (late destructors) */
 	int late_registered;
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
-	uint32_t frames;        /* stack nodes written so far */
+	uint32_t frames;            /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	pthread_t thread;
 	int running;
@@ -84,15 +84,18 @@ static void emit_notes(void)
 	const unsigned warn = CT_NOTE_WARNING;
 	note_count(NOTE_NO_RING, warn, atomic_load(&ct_losses.no_ring),
 	           " allocation events were not recorded: a thread could get no event ring (out of memory)");
-	note_count(NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
-	           " backtraces were not recorded: the stack table is full (those allocations have no stack)");
+	note_count(
+	    NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
+	    " backtraces were not recorded: the stack table is full (those allocations have no stack)");
 	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
-	note_count(NOTE_RECORDS, warn, w.out.dropped, " records were lost: out of memory for the record buffer");
+	note_count(NOTE_RECORDS, warn, w.out.dropped,
+	           " records were lost: out of memory for the record buffer");
 	note_count(NOTE_SLOW_WALKS, CT_NOTE_INFO, ct_unwind_fallbacks(),
 	           " backtraces were taken by libunwind, the slow path (signal frames, CFI expressions)");
 	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
-	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened the file again by its path");
+	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened "
+	           "the file again by its path");
 	if (ct_losses.bad_setting && !w.noted[NOTE_SETTING]) {
 		char buf[320];
 		struct ct_text t = ct_text_in(buf, sizeof(buf));
@@ -431,11 +434,11 @@ static void emit_process(void)
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	struct ct_rec_process p = {
-		.pid = (uint64_t)getpid(),
-		.ppid = (uint64_t)getppid(),
-		.start_unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
-		.exe = exe,
-		.exe_len = exe_len > 0 ? (size_t)exe_len : 0,
+	    .pid = (uint64_t)getpid(),
+	    .ppid = (uint64_t)getppid(),
+	    .start_unix_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+	    .exe = exe,
+	    .exe_len = exe_len > 0 ? (size_t)exe_len : 0,
 	};
 	p.args_len = read_file("/proc/self/cmdline", &cmd, &cap);
 	p.args = (const char *)cmd;
@@ -510,8 +513,14 @@ void ct_writer_after_fork_child(int fd)
 		atomic_store(&ct_state, CT_OFF);
 }
 
-void ct_writer_sync(void) { request(REQ_SYNC, NULL); }
-void ct_writer_exec(const char *path) { request(REQ_EXEC, path); }
+void ct_writer_sync(void)
+{
+	request(REQ_SYNC, NULL);
+}
+void ct_writer_exec(const char *path)
+{
+	request(REQ_EXEC, path);
+}
 
 void ct_writer_finish(void)
 {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer's side of the shim: the background thread that owns the trace file (writer.c), the
- * file and its zstd stream (output.c), and the module records it writes (modules.c). Program threads call only the ct_writer_* requests;
- * the rest runs on the writer thread (or on the late path, under the writer's lock). */
+ * file and its zstd stream (output.c), and the module records it writes (modules.c). Program threads call
+ * only the ct_writer_* requests; the rest runs on the writer thread (or on the late path, under the writer's
+ * lock). */
 #ifndef CTRACK_WRITER_H
 #define CTRACK_WRITER_H
 
@@ -29,15 +30,15 @@ enum ct_out_mode { CT_OUT_FLUSH, CT_OUT_END };
  * open (a flush point: a reader of a cut file gets everything before it), END closes the frame.
  * On a write failure tracing stops (ct_state = CT_OFF) and the file ends with a NOTE saying why. */
 void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
-int ct_output_ok(void) CT_HIDDEN;               /* open, and writing has not failed */
-uint64_t ct_output_reopened(void) CT_HIDDEN;     /* times the file was opened again by its path */
-void ct_output_drop(void) CT_HIDDEN;             /* after fork: the parent's file, closed unwritten */
+int ct_output_ok(void) CT_HIDDEN;            /* open, and writing has not failed */
+uint64_t ct_output_reopened(void) CT_HIDDEN; /* times the file was opened again by its path */
+void ct_output_drop(void) CT_HIDDEN;         /* after fork: the parent's file, closed unwritten */
 
 /* ---- modules.c: the loaded ELF objects, as MODULE/UNMODULE records ---- */
-void ct_modules_mark_dirty(void) CT_HIDDEN;                /* a library was unloaded */
+void ct_modules_mark_dirty(void) CT_HIDDEN; /* a library was unloaded */
 int ct_modules_dirty(void) CT_HIDDEN;
-void ct_modules_sync(struct ct_rec_buf *o) CT_HIDDEN;      /* writes records for what changed */
-int ct_modules_covers(uintptr_t ip) CT_HIDDEN;             /* ip inside a module already written */
-void ct_modules_reset(void) CT_HIDDEN;                     /* new trace file: all modules unwritten */
+void ct_modules_sync(struct ct_rec_buf *o) CT_HIDDEN; /* writes records for what changed */
+int ct_modules_covers(uintptr_t ip) CT_HIDDEN;        /* ip inside a module already written */
+void ct_modules_reset(void) CT_HIDDEN;                /* new trace file: all modules unwritten */
 
 #endif

@@ -58,7 +58,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define CTRACK_MAGIC "\x89" "CTRACK\n"
+#define CTRACK_MAGIC \
+	"\x89" \
+	"CTRACK\n"
 #define CT_MAGIC_SIZE 8
 #define CTRACK_FORMAT_VERSION 2
 #define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
@@ -177,17 +179,31 @@ enum ct_record_tag {
 static inline const char *ct_record_name(unsigned tag)
 {
 	switch (tag) {
-#define CT_TAG_NAME(name, tag) case tag: return #name;
+#define CT_TAG_NAME(name, tag) \
+	case tag: \
+		return #name;
 		CT_RECORDS(CT_TAG_NAME)
 #undef CT_TAG_NAME
 	}
 	return NULL;
 }
 
-static inline int ct_tag_is_core(unsigned tag) { return tag >= 0x01 && tag <= CT_TAG_CORE_MAX; }
-static inline int ct_tag_is_framed(unsigned tag) { return tag >= CT_TAG_FRAMED_MIN && tag <= CT_TAG_MAX; }
-static inline int ct_tag_is_optional(unsigned tag) { return tag >= CT_TAG_OPTIONAL_MIN && tag <= CT_TAG_MAX; }
-static inline int ct_tag_is_short(unsigned tag) { return tag >= CT_TAG_SHORT_MIN; }
+static inline int ct_tag_is_core(unsigned tag)
+{
+	return tag >= 0x01 && tag <= CT_TAG_CORE_MAX;
+}
+static inline int ct_tag_is_framed(unsigned tag)
+{
+	return tag >= CT_TAG_FRAMED_MIN && tag <= CT_TAG_MAX;
+}
+static inline int ct_tag_is_optional(unsigned tag)
+{
+	return tag >= CT_TAG_OPTIONAL_MIN && tag <= CT_TAG_MAX;
+}
+static inline int ct_tag_is_short(unsigned tag)
+{
+	return tag >= CT_TAG_SHORT_MIN;
+}
 
 /* Writes v as LEB128 at p (room for CT_VARINT_MAX bytes); returns the bytes written. */
 static inline size_t ct_put_varint(uint8_t *p, uint64_t v)
@@ -260,13 +276,33 @@ static inline int ct_get_short_event(const uint8_t *p, const uint8_t *end, unsig
 	return 1 + k;
 }
 
-static inline uint64_t ct_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static inline int64_t ct_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+static inline uint64_t ct_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t ct_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 
-static inline void ct_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static inline void ct_put_u32(uint8_t *p, uint32_t v) { ct_put_u16(p, (uint16_t)v); ct_put_u16(p + 2, (uint16_t)(v >> 16)); }
-static inline uint16_t ct_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static inline uint32_t ct_get_u32(const uint8_t *p) { return ct_get_u16(p) | (uint32_t)ct_get_u16(p + 2) << 16; }
+static inline void ct_put_u16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void ct_put_u32(uint8_t *p, uint32_t v)
+{
+	ct_put_u16(p, (uint16_t)v);
+	ct_put_u16(p + 2, (uint16_t)(v >> 16));
+}
+static inline uint16_t ct_get_u16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t ct_get_u32(const uint8_t *p)
+{
+	return ct_get_u16(p) | (uint32_t)ct_get_u16(p + 2) << 16;
+}
 
 /* Writes the file header (CT_HEADER_SIZE bytes) at p. */
 static inline size_t ct_put_header(uint8_t *p)

@@ -25,8 +25,8 @@ struct ct_rec_buf {
 	uint8_t *data;
 	size_t len, cap;
 	ct_rec_grow_fn grow;
-	uint64_t last_ip;  /* ip of the last FRAME record: FRAME carries a delta */
-	uint64_t dropped;  /* records that did not fit and were not written */
+	uint64_t last_ip; /* ip of the last FRAME record: FRAME carries a delta */
+	uint64_t dropped; /* records that did not fit and were not written */
 };
 
 /* Room for n more bytes: 1, or 0 (the record is dropped and counted). */
@@ -41,8 +41,14 @@ static inline int ct_rec_room(struct ct_rec_buf *b, size_t n)
 }
 
 /* Unchecked appenders: the caller has reserved the room. */
-static inline void ct_rec_u8(struct ct_rec_buf *b, uint8_t v) { b->data[b->len++] = v; }
-static inline void ct_rec_v(struct ct_rec_buf *b, uint64_t v) { b->len += ct_put_varint(b->data + b->len, v); }
+static inline void ct_rec_u8(struct ct_rec_buf *b, uint8_t v)
+{
+	b->data[b->len++] = v;
+}
+static inline void ct_rec_v(struct ct_rec_buf *b, uint64_t v)
+{
+	b->len += ct_put_varint(b->data + b->len, v);
+}
 static inline void ct_rec_raw(struct ct_rec_buf *b, const void *p, size_t n)
 {
 	if (n)
@@ -97,9 +103,18 @@ static inline void ct_rec_event(struct ct_rec_buf *b, unsigned tag, uint64_t inf
 		b->len += ct_put_short_event(b->data + b->len, tag, info);
 }
 
-static inline void ct_rec_alloc(struct ct_rec_buf *b, uint64_t info) { ct_rec_event(b, CT_REC_ALLOC, info); }
-static inline void ct_rec_free(struct ct_rec_buf *b, uint64_t info) { ct_rec_event(b, CT_REC_FREE, info); }
-static inline void ct_rec_temp(struct ct_rec_buf *b, uint64_t info) { ct_rec_event(b, CT_REC_TEMP, info); }
+static inline void ct_rec_alloc(struct ct_rec_buf *b, uint64_t info)
+{
+	ct_rec_event(b, CT_REC_ALLOC, info);
+}
+static inline void ct_rec_free(struct ct_rec_buf *b, uint64_t info)
+{
+	ct_rec_event(b, CT_REC_FREE, info);
+}
+static inline void ct_rec_temp(struct ct_rec_buf *b, uint64_t info)
+{
+	ct_rec_event(b, CT_REC_TEMP, info);
+}
 
 /* RECENT: the block of the age-th last ALLOC record, 1 <= age <= CT_RECENT_WINDOW. */
 static inline void ct_rec_recent(struct ct_rec_buf *b, uint32_t age)
@@ -117,8 +132,14 @@ static inline void ct_rec_core1(struct ct_rec_buf *b, unsigned tag, uint64_t v)
 	ct_rec_v(b, v);
 }
 
-static inline void ct_rec_tempfree(struct ct_rec_buf *b, uint64_t info) { ct_rec_core1(b, CT_REC_TEMPFREE, info); }
-static inline void ct_rec_time(struct ct_rec_buf *b, uint64_t delta_us) { ct_rec_core1(b, CT_REC_TIME, delta_us); }
+static inline void ct_rec_tempfree(struct ct_rec_buf *b, uint64_t info)
+{
+	ct_rec_core1(b, CT_REC_TEMPFREE, info);
+}
+static inline void ct_rec_time(struct ct_rec_buf *b, uint64_t delta_us)
+{
+	ct_rec_core1(b, CT_REC_TIME, delta_us);
+}
 
 static inline void ct_rec_info(struct ct_rec_buf *b, uint64_t size, uint64_t stack)
 {
@@ -193,7 +214,8 @@ struct ct_rec_module {
 static inline void ct_rec_module(struct ct_rec_buf *b, const struct ct_rec_module *m)
 {
 	size_t at = ct_rec_open(b, CT_REC_MODULE,
-	                        5 * CT_VARINT_MAX + m->path_len + m->build_id_len + m->nseg * (3 * CT_VARINT_MAX + 1));
+	                        5 * CT_VARINT_MAX + m->path_len + m->build_id_len +
+	                            m->nseg * (3 * CT_VARINT_MAX + 1));
 	if (!at)
 		return;
 	ct_rec_v(b, m->id);
@@ -220,8 +242,14 @@ static inline void ct_rec_framed1(struct ct_rec_buf *b, unsigned tag, uint64_t v
 	ct_rec_close(b, at);
 }
 
-static inline void ct_rec_unmodule(struct ct_rec_buf *b, uint64_t id) { ct_rec_framed1(b, CT_REC_UNMODULE, id); }
-static inline void ct_rec_sample(struct ct_rec_buf *b, uint64_t rss) { ct_rec_framed1(b, CT_REC_SAMPLE, rss); }
+static inline void ct_rec_unmodule(struct ct_rec_buf *b, uint64_t id)
+{
+	ct_rec_framed1(b, CT_REC_UNMODULE, id);
+}
+static inline void ct_rec_sample(struct ct_rec_buf *b, uint64_t rss)
+{
+	ct_rec_framed1(b, CT_REC_SAMPLE, rss);
+}
 
 /* The writer's totals, as END carries them (see format.h). */
 struct ct_rec_end {

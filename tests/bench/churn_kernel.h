@@ -29,7 +29,7 @@ static void *alloc_random(uint64_t *state)
 	char *p = malloc(size);
 	if (!p)
 		return NULL;
-	p[0] = (char)size;  /* touch it, as a real program would */
+	p[0] = (char)size; /* touch it, as a real program would */
 	escape = p;
 	return p;
 }
@@ -47,8 +47,8 @@ static int run_churn(uint64_t seed, long pairs)
 {
 	if (pairs < RING_BLOCKS || (pairs - RING_BLOCKS) % 2)
 		return -EINVAL;
-	void *ring[RING_BLOCKS] = { 0 };
-	uint64_t state = seed | 1;  /* xorshift never leaves 0 */
+	void *ring[RING_BLOCKS] = {0};
+	uint64_t state = seed | 1; /* xorshift never leaves 0 */
 	for (int i = 0; i < RING_BLOCKS; i++) {
 		ring[i] = alloc_random(&state);
 		if (!ring[i]) {

@@ -38,7 +38,7 @@ static long reap_orphans(void)
 		if (wait4(-1, NULL, 0, &ru) < 0) {
 			if (errno == EINTR)
 				continue;
-			return maxrss;  /* ECHILD: none left */
+			return maxrss; /* ECHILD: none left */
 		}
 		if (ru.ru_maxrss > maxrss)
 			maxrss = ru.ru_maxrss;

@@ -55,9 +55,9 @@ __attribute__((noinline)) static void index_line(const char *line)
 int main(void)
 {
 	static const char *text[] = {
-		"the quick brown fox jumps over the lazy dog",
-		"the dog sleeps and the fox runs",
-		"a lazy afternoon for a quick brown dog",
+	    "the quick brown fox jumps over the lazy dog",
+	    "the dog sleeps and the fox runs",
+	    "a lazy afternoon for a quick brown dog",
 	};
 	for (int round = 0; round < 100; round++)
 		for (size_t i = 0; i < sizeof(text) / sizeof(*text); i++)

@@ -54,7 +54,7 @@ NOINLINE void load_config(void)
 NOINLINE void build_cache(void)
 {
 	for (int i = 0; i < 16; i++) {
-		cache[i] = xmalloc(65536); /* LINE CACHE */
+		cache[i] = xmalloc(65536);  /* LINE CACHE */
 		memset(cache[i], i, 65536); /* resident, so RSS grows with the heap */
 		usleep(20000);              /* the heap grows over 0.3 s: a chart with a slope */
 	}
@@ -87,7 +87,7 @@ int main(void)
 	load_config(); /* LINE MAIN_LOAD */
 	if (NEW)
 		remember(); /* LINE MAIN_REMEMBER */
-	build_cache(); /* LINE MAIN_CACHE */
+	build_cache();      /* LINE MAIN_CACHE */
 	drop_cache();
 	scratch(); /* LINE MAIN_SCRATCH */
 	return 0;

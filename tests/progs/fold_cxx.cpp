@@ -20,7 +20,8 @@
 
 #define NOINLINE __attribute__((noinline))
 
-namespace ns {
+namespace ns
+{
 template <typename T> struct Pool {
 	T *block = nullptr;
 	NOINLINE T *grow(unsigned long count)
@@ -49,7 +50,7 @@ NOINLINE static std::vector<int> *fill_vector()
 NOINLINE static std::string *copy_name(const std::string &src)
 {
 	void *holder = malloc(sizeof(std::string)); /* LINE HOLD */
-	return new (holder) std::string(src); /* LINE COPY */
+	return new (holder) std::string(src);       /* LINE COPY */
 }
 
 NOINLINE static std::string *caller_a()
@@ -67,15 +68,16 @@ NOINLINE static std::string *caller_b()
 struct Widget {
 	int *data;
 	NOINLINE explicit Widget(int n)
-	    : data(new int[n]) /* LINE CTOR */
 	{
+		data = new int[n]; /* LINE CTOR */
+		data[0] = n;
 	}
 };
 
 NOINLINE static std::vector<Widget> *make_widgets()
 {
 	auto *v = new std::vector<Widget>(); /* LINE NEWWV */
-	v->reserve(4); /* LINE RESERVE */
+	v->reserve(4);                       /* LINE RESERVE */
 	for (int i = 0; i < 3; i++)
 		v->emplace_back(10 + i); /* LINE EMPLACE */
 	return v;
@@ -86,7 +88,7 @@ static std::string *first_compare;
 NOINLINE static bool by_value(int a, int b)
 {
 	if (!first_compare) {
-		void *holder = operator new(sizeof(std::string)); /* LINE CMPNEW */
+		void *holder = operator new(sizeof(std::string));  /* LINE CMPNEW */
 		first_compare = new (holder) std::string(40, 'c'); /* LINE CMPSTR */
 	}
 	return a < b;

@@ -56,7 +56,8 @@ int main(int argc, char **argv)
 	free(p);
 	for (int k = 0; p && k < children; k++) {
 		char msg[64];
-		int n = snprintf(msg, sizeof(msg), "child=%d\n", (int)pids[k]); /* snprintf does not allocate */
+		int n =
+		    snprintf(msg, sizeof(msg), "child=%d\n", (int)pids[k]); /* snprintf does not allocate */
 		if (write(1, msg, n) != n)
 			return 1;
 	}

@@ -27,6 +27,6 @@ int main(void)
 	if (mprotect(page, 4096, PROT_READ | PROT_EXEC))
 		return 1;
 	memcpy(&fn, &page, sizeof(fn)); /* ISO C has no cast from data to function pointers */
-	fn(jit_leak); /* LINE call */
+	fn(jit_leak);                   /* LINE call */
 	return leaked ? 0 : 1;
 }

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	struct timespec second = { 1, 0 };
+	struct timespec second = {1, 0};
 	nanosleep(&second, NULL);
 	for (int i = 0; i < 10; i++)
 		if (!malloc(1000))

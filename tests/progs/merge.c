@@ -41,7 +41,8 @@ NOINLINE static void outer(void)
 
 NOINLINE static void one_line(void)
 {
-	sink = malloc(10); sink = malloc(20); /* LINE ONE_LINE */
+	sink = malloc(10);
+	sink = malloc(20); /* LINE ONE_LINE */
 }
 
 int main(void)

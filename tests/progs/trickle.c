@@ -11,7 +11,7 @@ static void *blocks[ROUNDS];
 
 int main(void)
 {
-	struct timespec ms = { 0, 1000000 };
+	struct timespec ms = {0, 1000000};
 	for (int i = 0; i < ROUNDS; i++) {
 		if (!(blocks[i] = malloc(100 + (size_t)i)))
 			return 1;

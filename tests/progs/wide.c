@@ -23,8 +23,14 @@ NOINLINE void leaf(void)
 NOINLINE void walk(int level, unsigned bits);
 
 /* Two call sites per level: every path through the tree is its own stack. */
-NOINLINE void left(int level, unsigned bits) { walk(level - 1, bits >> 1); }
-NOINLINE void right(int level, unsigned bits) { walk(level - 1, bits >> 1); }
+NOINLINE void left(int level, unsigned bits)
+{
+	walk(level - 1, bits >> 1);
+}
+NOINLINE void right(int level, unsigned bits)
+{
+	walk(level - 1, bits >> 1);
+}
 
 NOINLINE void walk(int level, unsigned bits)
 {

@@ -20,7 +20,7 @@
 enum { HDR_PAGE, CIE_PAGE, CIE_GUARD, FDE_PAGE, FDE_GUARD, PAGES };
 
 /* Byte strings in a row: BYTES(insns, 0x41, ...) sets .insns and .insns_n. */
-#define BYTES(field, ...)                                                                                    \
+#define BYTES(field, ...) \
 	.field = (const uint8_t[]){__VA_ARGS__}, .field##_n = sizeof((const uint8_t[]){__VA_ARGS__})
 #define CIE(...) BYTES(cie, __VA_ARGS__)
 #define FDE_AUG(...) BYTES(fde_aug, __VA_ARGS__)
@@ -205,9 +205,9 @@ static const struct row rows[] = {
 
 /* Whole records written out by hand, given to ct_cfi_fde_rule: a check on the layout code below,
  * and lengths it cannot write. */
-#define U64(v)                                                                                               \
-	(uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24),                       \
-	    (uint8_t)((uint64_t)(v) >> 32), (uint8_t)((uint64_t)(v) >> 40), (uint8_t)((uint64_t)(v) >> 48),  \
+#define U64(v) \
+	(uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24), \
+	    (uint8_t)((uint64_t)(v) >> 32), (uint8_t)((uint64_t)(v) >> 40), (uint8_t)((uint64_t)(v) >> 48), \
 	    (uint8_t)((uint64_t)(v) >> 56)
 /* CIE: length 16, id 0, version 1, no augmentation, code 1, data -8, RA 16; CFA = RSP+8, RA at
  * CFA-8; two nops. */

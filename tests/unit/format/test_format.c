@@ -36,7 +36,8 @@ static void print_hex(const char *label, const uint8_t *p, size_t n)
 }
 
 /* Compares n bytes at got with want; on a difference prints both. */
-static int same_bytes(const char *name, const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len)
+static int same_bytes(const char *name, const uint8_t *got, size_t got_len, const uint8_t *want,
+                      size_t want_len)
 {
 	int ok = got_len == want_len && (!want_len || memcmp(got, want, want_len) == 0);
 	report(name, ok);
@@ -90,13 +91,12 @@ static void test_header(void)
 {
 	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 2, min_version 2 (version 2 added RECENT),
 	 * header_size 20, all u16 little-endian; pointer_size 8; flags 0; features 0 (u32). */
-	GOLDEN("header", ct_rec_header(&b),
-	       0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02, 0x00, 0x14, 0x00, 0x08, 0x00,
-	       0x00, 0x00, 0x00, 0x00);
+	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02,
+	       0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00);
 	uint8_t h[CT_HEADER_SIZE];
 	same_bytes("header: format.h's ct_put_header", h, ct_put_header(h),
-	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02, 0x00, 0x14, 0x00, 0x08,
-	                 0x00, 0x00, 0x00, 0x00, 0x00));
+	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02, 0x00, 0x14, 0x00,
+	                 0x08, 0x00, 0x00, 0x00, 0x00, 0x00));
 }
 
 /* ---- core events ---- */
@@ -127,8 +127,8 @@ static void test_short(void)
 	GOLDEN("TEMP 2048", ct_rec_temp(&b, 2048), 0xf0, 0x80, 0x01);
 	/* Records follow each other with nothing between them. */
 	GOLDEN("ALLOC 15, FREE 16, TEMP 2048 in a row",
-	       (ct_rec_alloc(&b, 15), ct_rec_free(&b, 16), ct_rec_temp(&b, 2048)),
-	       0xaf, 0xd0, 0x01, 0xf0, 0x80, 0x01);
+	       (ct_rec_alloc(&b, 15), ct_rec_free(&b, 16), ct_rec_temp(&b, 2048)), 0xaf, 0xd0, 0x01, 0xf0,
+	       0x80, 0x01);
 
 	/* format.h's helper writes the same bytes and its reader reads them back. */
 	static const struct {
@@ -137,15 +137,18 @@ static void test_short(void)
 		uint8_t bytes[3];
 		size_t n;
 	} cases[] = {
-	    {CT_REC_ALLOC, 15, {0xaf}, 1},       {CT_REC_ALLOC, 16, {0xb0, 0x01}, 2},
-	    {CT_REC_FREE, 2047, {0xdf, 0x7f}, 2}, {CT_REC_TEMP, 2048, {0xf0, 0x80, 0x01}, 3},
+	    {CT_REC_ALLOC, 15, {0xaf}, 1},
+	    {CT_REC_ALLOC, 16, {0xb0, 0x01}, 2},
+	    {CT_REC_FREE, 2047, {0xdf, 0x7f}, 2},
+	    {CT_REC_TEMP, 2048, {0xf0, 0x80, 0x01}, 3},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char name[96];
 		uint8_t p[1 + CT_VARINT_MAX];
-		snprintf(name, sizeof(name), "short %s %llu: format.h's ct_put_short_event", ct_record_name(cases[i].tag),
-		         (unsigned long long)cases[i].info);
-		same_bytes(name, p, ct_put_short_event(p, cases[i].tag, cases[i].info), cases[i].bytes, cases[i].n);
+		snprintf(name, sizeof(name), "short %s %llu: format.h's ct_put_short_event",
+		         ct_record_name(cases[i].tag), (unsigned long long)cases[i].info);
+		same_bytes(name, p, ct_put_short_event(p, cases[i].tag, cases[i].info), cases[i].bytes,
+		           cases[i].n);
 		unsigned tag;
 		uint64_t info;
 		int k = ct_get_short_event(cases[i].bytes, cases[i].bytes + cases[i].n, &tag, &info);
@@ -222,13 +225,13 @@ static void test_frame(void)
 static void test_process(void)
 {
 	const struct ct_rec_process p = {1234, 1, 1000, "/bin/x", 6, "x\0-v", 5};
-	GOLDEN("PROCESS", ct_rec_process(&b, &p), 0x10, 0x12, 0xd2, 0x09, 0x01, 0xe8, 0x07, 0x06, 0x2f, 0x62, 0x69,
-	       0x6e, 0x2f, 0x78, 0x02, 0x01, 0x78, 0x02, 0x2d, 0x76);
+	GOLDEN("PROCESS", ct_rec_process(&b, &p), 0x10, 0x12, 0xd2, 0x09, 0x01, 0xe8, 0x07, 0x06, 0x2f, 0x62,
+	       0x69, 0x6e, 0x2f, 0x78, 0x02, 0x01, 0x78, 0x02, 0x2d, 0x76);
 	/* A last argument without its NUL is not an argument (record.h): argc 1, "x" only; payload
 	 * 2 + 1 + 2 + 1 (exe "") + 1 + 2 = 9. */
 	const struct ct_rec_process q = {1234, 1, 1000, "", 0, "x\0tail", 6};
-	GOLDEN("PROCESS, unterminated last argument", ct_rec_process(&b, &q), 0x10, 0x09, 0xd2, 0x09, 0x01, 0xe8,
-	       0x07, 0x00, 0x01, 0x01, 0x78);
+	GOLDEN("PROCESS, unterminated last argument", ct_rec_process(&b, &q), 0x10, 0x09, 0xd2, 0x09, 0x01,
+	       0xe8, 0x07, 0x00, 0x01, 0x01, 0x78);
 }
 
 /* MODULE 11: id 3 -> 03; base 0x7f0000 = 3 * 128^3 + 0x7c * 128^2 -> 80 80 fc 03;
@@ -243,13 +246,13 @@ static void test_module(void)
 	    {0x2000, 0x100, 0x1000, CT_SEG_READ | CT_SEG_WRITE},
 	};
 	const struct ct_rec_module m = {3, 0x7f0000, "/lib/a.so", 9, id, sizeof(id), segs, 2};
-	GOLDEN("MODULE with two segments", ct_rec_module(&b, &m), 0x11, 0x21, 0x03, 0x80, 0x80, 0xfc, 0x03, 0x09,
-	       0x2f, 0x6c, 0x69, 0x62, 0x2f, 0x61, 0x2e, 0x73, 0x6f, 0x04, 0xde, 0xad, 0xbe, 0xef, 0x02, 0x00, 0x80,
-	       0x20, 0x00, 0x05, 0x80, 0x40, 0x80, 0x02, 0x80, 0x20, 0x03);
+	GOLDEN("MODULE with two segments", ct_rec_module(&b, &m), 0x11, 0x21, 0x03, 0x80, 0x80, 0xfc, 0x03,
+	       0x09, 0x2f, 0x6c, 0x69, 0x62, 0x2f, 0x61, 0x2e, 0x73, 0x6f, 0x04, 0xde, 0xad, 0xbe, 0xef, 0x02,
+	       0x00, 0x80, 0x20, 0x00, 0x05, 0x80, 0x40, 0x80, 0x02, 0x80, 0x20, 0x03);
 	/* No build-id, no segment (the vdso's shape at its smallest): id 0, base 0, "x", "", 0. */
 	const struct ct_rec_module v = {0, 0, "x", 1, NULL, 0, NULL, 0};
-	GOLDEN("MODULE without build-id or segments", ct_rec_module(&b, &v), 0x11, 0x06, 0x00, 0x00, 0x01, 0x78,
-	       0x00, 0x00);
+	GOLDEN("MODULE without build-id or segments", ct_rec_module(&b, &v), 0x11, 0x06, 0x00, 0x00, 0x01,
+	       0x78, 0x00, 0x00);
 }
 
 /* UNMODULE 12: id 3 -> 12 01 03; id 200 = 128 + 72 -> c8 01 -> 12 02 c8 01. */
@@ -271,8 +274,8 @@ static void test_end(void)
  * 200 -> c8 01, payload 202 -> ca 01: the payload moves up behind a two-byte length. */
 static void test_exec(void)
 {
-	GOLDEN("EXEC", ct_rec_exec(&b, "/bin/true", 9), 0x14, 0x0a, 0x09, 0x2f, 0x62, 0x69, 0x6e, 0x2f, 0x74, 0x72,
-	       0x75, 0x65);
+	GOLDEN("EXEC", ct_rec_exec(&b, "/bin/true", 9), 0x14, 0x0a, 0x09, 0x2f, 0x62, 0x69, 0x6e, 0x2f, 0x74,
+	       0x72, 0x75, 0x65);
 	char path[200];
 	memset(path, 'a', sizeof(path));
 	uint8_t want[5 + sizeof(path)] = {0x14, 0xca, 0x01, 0xc8, 0x01};
@@ -300,7 +303,8 @@ static void test_sample(void)
 /* NOTE 42: warning -> 01; "stop" -> 04 73 74 6f 70. Payload 6. */
 static void test_note(void)
 {
-	GOLDEN("NOTE", ct_rec_note(&b, CT_NOTE_WARNING, "stop", 4), 0x42, 0x06, 0x01, 0x04, 0x73, 0x74, 0x6f, 0x70);
+	GOLDEN("NOTE", ct_rec_note(&b, CT_NOTE_WARNING, "stop", 4), 0x42, 0x06, 0x01, 0x04, 0x73, 0x74, 0x6f,
+	       0x70);
 	GOLDEN("NOTE, empty", ct_rec_note(&b, CT_NOTE_INFO, "", 0), 0x42, 0x02, 0x00, 0x00);
 }
 
@@ -311,13 +315,14 @@ static void test_version(void)
 	report("CTRACK_FORMAT_VERSION is 2, the goldens' version (a changed encoding needs a version bump "
 	       "and new goldens here)",
 	       CTRACK_FORMAT_VERSION == 2);
-	report("a version 2 writer writes min_version 2 (readers older than 2 lack RECENT)", CTRACK_FORMAT_READER_MIN == 2);
-	report("tags are on-disk numbers", CT_REC_ALLOC == 0x01 && CT_REC_FREE == 0x02 && CT_REC_TEMP == 0x03 &&
-	                                       CT_REC_INFO == 0x04 && CT_REC_FRAME == 0x05 && CT_REC_TIME == 0x06 &&
-	                                       CT_REC_TEMPFREE == 0x07 && CT_REC_RECENT == 0x08 &&
-	                                       CT_REC_PROCESS == 0x10 && CT_REC_MODULE == 0x11 &&
-	                                       CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
-	                                       CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 && CT_REC_NOTE == 0x42);
+	report("a version 2 writer writes min_version 2 (readers older than 2 lack RECENT)",
+	       CTRACK_FORMAT_READER_MIN == 2);
+	report("tags are on-disk numbers",
+	       CT_REC_ALLOC == 0x01 && CT_REC_FREE == 0x02 && CT_REC_TEMP == 0x03 && CT_REC_INFO == 0x04 &&
+	           CT_REC_FRAME == 0x05 && CT_REC_TIME == 0x06 && CT_REC_TEMPFREE == 0x07 &&
+	           CT_REC_RECENT == 0x08 && CT_REC_PROCESS == 0x10 && CT_REC_MODULE == 0x11 &&
+	           CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
+	           CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 && CT_REC_NOTE == 0x42);
 }
 
 /* The examples in format.h's comments, through record.h and format.h's helpers. */
@@ -325,18 +330,19 @@ static void test_examples(void)
 {
 	GOLDEN("example: ALLOC info 5 -> 01 05", ct_rec_core1(&b, CT_REC_ALLOC, 5), 0x01, 0x05);
 	GOLDEN("example: TEMP 03 05", ct_rec_core1(&b, CT_REC_TEMP, 5), 0x03, 0x05);
-	GOLDEN("example: INFO 04 80 01 07 = size 128 at stack node 7", ct_rec_info(&b, 128, 7), 0x04, 0x80, 0x01,
-	       0x07);
+	GOLDEN("example: INFO 04 80 01 07 = size 128 at stack node 7", ct_rec_info(&b, 128, 7), 0x04, 0x80,
+	       0x01, 0x07);
 	GOLDEN("example: TEMPFREE 07 05", ct_rec_tempfree(&b, 5), 0x07, 0x05);
-	GOLDEN("example: RECENT 08 10 = the 16th last ALLOC", ct_rec_core1(&b, CT_REC_RECENT, 16), 0x08, 0x10);
+	GOLDEN("example: RECENT 08 10 = the 16th last ALLOC", ct_rec_core1(&b, CT_REC_RECENT, 16), 0x08,
+	       0x10);
 	GOLDEN("example: TEMP of info 5 -> e5", ct_rec_temp(&b, 5), 0xe5);
 	GOLDEN("example: ALLOC of info 300 -> bc 12", ct_rec_alloc(&b, 300), 0xbc, 0x12);
 	GOLDEN("example: RECENT of age 16 -> 8f", ct_rec_recent(&b, 16), 0x8f);
 	uint8_t p[1 + CT_VARINT_MAX];
 	same_bytes("example: format.h's ct_put_short_event, TEMP 5", p, ct_put_short_event(p, CT_REC_TEMP, 5),
 	           BYTES(0xe5));
-	same_bytes("example: format.h's ct_put_short_event, ALLOC 300", p, ct_put_short_event(p, CT_REC_ALLOC, 300),
-	           BYTES(0xbc, 0x12));
+	same_bytes("example: format.h's ct_put_short_event, ALLOC 300", p,
+	           ct_put_short_event(p, CT_REC_ALLOC, 300), BYTES(0xbc, 0x12));
 	same_bytes("example: format.h's ct_put_recent, 16", p, ct_put_recent(p, 16), BYTES(0x8f));
 	same_bytes("example: format.h's ct_put_varint, 128", p, ct_put_varint(p, 128), BYTES(0x80, 0x01));
 	static const uint8_t v128[] = {0x80, 0x01};
@@ -391,7 +397,8 @@ static void test_dropped(void)
 	struct ct_rec_buf l = {.data = mem, .cap = 4, .grow = grow_lies};
 	ct_rec_sample(&l, 4096000);
 	ct_rec_recent(&l, 1); /* reserves 1: fits */
-	report("dropped: a grow that makes no room drops the record", l.dropped == 1 && l.len == 1 && mem[0] == 0x80);
+	report("dropped: a grow that makes no room drops the record",
+	       l.dropped == 1 && l.len == 1 && mem[0] == 0x80);
 
 	/* After a failed grow the buffer goes on: a grow that works again takes the next records. */
 	struct ct_rec_buf h;
@@ -400,7 +407,8 @@ static void test_dropped(void)
 	ct_rec_time(&h, 1000);
 	h.grow = grow_heap;
 	ct_rec_time(&h, 1000);
-	same_bytes("dropped: the next record after a failed grow is whole", h.data, h.len, BYTES(0x06, 0xe8, 0x07));
+	same_bytes("dropped: the next record after a failed grow is whole", h.data, h.len,
+	           BYTES(0x06, 0xe8, 0x07));
 	report("dropped: counted once", h.dropped == 1);
 	free(h.data);
 }
@@ -409,11 +417,12 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } tests[] = {
-    {"header", test_header},     {"short", test_short},   {"recent", test_recent},     {"tempfree", test_tempfree},
-    {"time", test_time},         {"info", test_info},     {"frame", test_frame},       {"process", test_process},
-    {"module", test_module},     {"unmodule", test_unmodule}, {"end", test_end},       {"exec", test_exec},
-    {"thread", test_thread},     {"sample", test_sample}, {"note", test_note},         {"version", test_version},
-    {"examples", test_examples}, {"dropped", test_dropped},
+    {"header", test_header},     {"short", test_short},       {"recent", test_recent},
+    {"tempfree", test_tempfree}, {"time", test_time},         {"info", test_info},
+    {"frame", test_frame},       {"process", test_process},   {"module", test_module},
+    {"unmodule", test_unmodule}, {"end", test_end},           {"exec", test_exec},
+    {"thread", test_thread},     {"sample", test_sample},     {"note", test_note},
+    {"version", test_version},   {"examples", test_examples}, {"dropped", test_dropped},
 };
 
 int main(int argc, char **argv)

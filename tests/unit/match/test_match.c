@@ -75,12 +75,30 @@ static int apply(int stream, struct ev e)
 	return ct_match_event(&streams[stream], e.w, 1);
 }
 
-static void alloc(int s, uint64_t p, uint64_t size) { apply(s, make(CT_EV_ALLOC, p, size, 0)); }
-static void alloc_at(int s, uint64_t p, uint64_t size, uint32_t stack) { apply(s, make(CT_EV_ALLOC, p, size, stack)); }
-static void release(int s, uint64_t p) { apply(s, make(CT_EV_FREE, p, 0, 0)); }
-static void rbegin(int s, uint64_t p) { apply(s, make(CT_EV_RBEGIN, p, 0, 0)); }
-static void rfail(int s, uint64_t p) { apply(s, make(CT_EV_RFAIL, p, 0, 0)); }
-static void rfree(int s, uint64_t p) { apply(s, make(CT_EV_RFREE, p, 0, 0)); }
+static void alloc(int s, uint64_t p, uint64_t size)
+{
+	apply(s, make(CT_EV_ALLOC, p, size, 0));
+}
+static void alloc_at(int s, uint64_t p, uint64_t size, uint32_t stack)
+{
+	apply(s, make(CT_EV_ALLOC, p, size, stack));
+}
+static void release(int s, uint64_t p)
+{
+	apply(s, make(CT_EV_FREE, p, 0, 0));
+}
+static void rbegin(int s, uint64_t p)
+{
+	apply(s, make(CT_EV_RBEGIN, p, 0, 0));
+}
+static void rfail(int s, uint64_t p)
+{
+	apply(s, make(CT_EV_RFAIL, p, 0, 0));
+}
+static void rfree(int s, uint64_t p)
+{
+	apply(s, make(CT_EV_RFREE, p, 0, 0));
+}
 
 /* ---- the records, as text ---- */
 
@@ -95,8 +113,8 @@ static void decode(char *text, size_t cap)
 		int k;
 		if (ct_tag_is_short(tag)) {
 			k = ct_get_short_event(p, end, &tag, &a);
-			n += (size_t)snprintf(text + n, cap - n, "%s%s %llu", n ? " " : "", ct_record_name(tag),
-			                      (unsigned long long)a);
+			n += (size_t)snprintf(text + n, cap - n, "%s%s %llu", n ? " " : "",
+			                      ct_record_name(tag), (unsigned long long)a);
 			p += k;
 			continue;
 		}
@@ -105,11 +123,11 @@ static void decode(char *text, size_t cap)
 		if (tag == CT_REC_INFO)
 			p += ct_get_varint(p, end, &b);
 		if (tag == CT_REC_INFO)
-			n += (size_t)snprintf(text + n, cap - n, "%sINFO %llu/%llu", n ? " " : "", (unsigned long long)a,
-			                      (unsigned long long)b);
+			n += (size_t)snprintf(text + n, cap - n, "%sINFO %llu/%llu", n ? " " : "",
+			                      (unsigned long long)a, (unsigned long long)b);
 		else
-			n += (size_t)snprintf(text + n, cap - n, "%s%s %llu", n ? " " : "", ct_record_name(tag),
-			                      (unsigned long long)a);
+			n += (size_t)snprintf(text + n, cap - n, "%s%s %llu", n ? " " : "",
+			                      ct_record_name(tag), (unsigned long long)a);
 	}
 }
 
@@ -119,11 +137,13 @@ static void expect(const char *name, const char *records, uint64_t frees, uint64
 	struct ct_rec_end e;
 	decode(text, sizeof(text));
 	ct_match_totals(&e);
-	if (strcmp(text, records) || e.frees != frees || e.unmatched_frees != unmatched || e.lost_allocations != lost) {
-		printf("FAIL %s\n  records: %s\n  wanted:  %s\n  frees %llu unmatched %llu lost %llu, wanted %llu %llu %llu\n",
-		       name, text, records, (unsigned long long)e.frees, (unsigned long long)e.unmatched_frees,
-		       (unsigned long long)e.lost_allocations, (unsigned long long)frees, (unsigned long long)unmatched,
-		       (unsigned long long)lost);
+	if (strcmp(text, records) || e.frees != frees || e.unmatched_frees != unmatched ||
+	    e.lost_allocations != lost) {
+		printf("FAIL %s\n  records: %s\n  wanted:  %s\n  frees %llu unmatched %llu lost %llu, wanted "
+		       "%llu %llu %llu\n",
+		       name, text, records, (unsigned long long)e.frees,
+		       (unsigned long long)e.unmatched_frees, (unsigned long long)e.lost_allocations,
+		       (unsigned long long)frees, (unsigned long long)unmatched, (unsigned long long)lost);
 		failures++;
 		return;
 	}
@@ -153,7 +173,8 @@ static void live_then_recent(void)
 	release(A, P);
 	/* P's ALLOC is written when Q's allocation shows P was not temporary; freeing P flushes Q;
 	 * P's ALLOC is then the 2nd last. */
-	expect("a live block freed later: RECENT by age", "INFO 16/0 ALLOC 0 INFO 32/0 ALLOC 1 RECENT 2", 1, 0, 0);
+	expect("a live block freed later: RECENT by age", "INFO 16/0 ALLOC 0 INFO 32/0 ALLOC 1 RECENT 2", 1,
+	       0, 0);
 }
 
 static void cross_thread_held(void)
@@ -183,8 +204,8 @@ static void reuse_unseen(void)
 	alloc(A, P, 24); /* P again, its free never seen: the first block is lost */
 	alloc(A, R, 16);
 	/* R's allocation puts the second P into the live table, where the first still is. */
-	expect("an address handed out again without a free", "INFO 16/0 ALLOC 0 ALLOC 0 INFO 24/0 ALLOC 1 RECENT 3", 1, 0,
-	       1);
+	expect("an address handed out again without a free",
+	       "INFO 16/0 ALLOC 0 ALLOC 0 INFO 24/0 ALLOC 1 RECENT 3", 1, 0, 1);
 }
 
 static void unmatched(void)
@@ -204,7 +225,8 @@ static void realloc_chain(void)
 	alloc(A, R, 64);
 	release(A, R);
 	/* each realloc frees the block its thread allocated just before: all temporaries */
-	expect("realloc chain: each old block temporary", "INFO 16/0 TEMP 0 INFO 32/0 TEMP 1 INFO 64/0 TEMP 2", 3, 0, 0);
+	expect("realloc chain: each old block temporary",
+	       "INFO 16/0 TEMP 0 INFO 32/0 TEMP 1 INFO 64/0 TEMP 2", 3, 0, 0);
 }
 
 static void realloc_in_place_of_live(void)
@@ -258,7 +280,8 @@ static void tempfree(void)
 	alloc(A, P, 16);
 	ct_match_write_held(&streams[A]); /* the writer flushes to the file */
 	release(A, P);
-	expect("held block written at a flush, then freed: TEMPFREE", "INFO 16/0 ALLOC 0 TEMPFREE 0", 1, 0, 0);
+	expect("held block written at a flush, then freed: TEMPFREE", "INFO 16/0 ALLOC 0 TEMPFREE 0", 1, 0,
+	       0);
 }
 
 static void ordering(void)
@@ -272,10 +295,12 @@ static void ordering(void)
 	int done = apply(B, b1) == CT_MATCH_DONE;
 	ct_match_settle(&streams[B]);
 	if (!blocked || !done) {
-		printf("FAIL ordering: B's allocation of P %s before A's free\n", blocked ? "ran" : "was not held back");
+		printf("FAIL ordering: B's allocation of P %s before A's free\n",
+		       blocked ? "ran" : "was not held back");
 		failures++;
 	}
-	expect("cross-thread reuse of an address in sequence order", "INFO 16/0 TEMP 0 INFO 32/0 ALLOC 1", 1, 0, 0);
+	expect("cross-thread reuse of an address in sequence order", "INFO 16/0 TEMP 0 INFO 32/0 ALLOC 1", 1,
+	       0, 0);
 }
 
 static void stacks_defined_first(void)

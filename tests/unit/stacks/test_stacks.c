@@ -8,9 +8,9 @@
 #include "ctrack/format.h"
 #include "shim.h"
 
-#define HELPER 0x401000u   /* the allocating helper: innermost frame of every stack */
-#define MIDDLE 0x402000u   /* a frame every path goes through */
-#define CALLERS 300        /* distinct callers of MIDDLE */
+#define HELPER 0x401000u /* the allocating helper: innermost frame of every stack */
+#define MIDDLE 0x402000u /* a frame every path goes through */
+#define CALLERS 300      /* distinct callers of MIDDLE */
 #define DEPTH 3
 
 static int failures;
@@ -37,14 +37,15 @@ int main(void)
 			if (round == 0) {
 				ids[c] = id;
 			} else if (id != ids[c]) {
-				printf("FAIL caller %lu: interned again as %u, first as %u\n", (unsigned long)c, id, ids[c]);
+				printf("FAIL caller %lu: interned again as %u, first as %u\n",
+				       (unsigned long)c, id, ids[c]);
 				failures++;
 			}
 			uintptr_t back[DEPTH + 1];
 			int n = frames_of(id, back, DEPTH + 1);
 			if (n != DEPTH || back[0] != HELPER || back[1] != MIDDLE || back[2] != stack[2]) {
-				printf("FAIL caller %lu: node %u gives %d frames, caller %#lx\n", (unsigned long)c, id, n,
-				       n > 2 ? (unsigned long)back[2] : 0ul);
+				printf("FAIL caller %lu: node %u gives %d frames, caller %#lx\n",
+				       (unsigned long)c, id, n, n > 2 ? (unsigned long)back[2] : 0ul);
 				failures++;
 			}
 		}
@@ -60,6 +61,7 @@ int main(void)
 		printf("FAIL %u nodes, want %u\n", ct_stacks_count(), want);
 		failures++;
 	}
-	printf("%s: %d call paths through one helper, %d failure(s)\n", failures ? "FAIL" : "ok", CALLERS, failures);
+	printf("%s: %d call paths through one helper, %d failure(s)\n", failures ? "FAIL" : "ok", CALLERS,
+	       failures);
 	return failures ? 1 : 0;
 }

@@ -116,10 +116,26 @@ extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_real
 extern void __libc_free(void *);
 static __thread int allocation_watch, allocations;
 
-void *malloc(size_t n) { allocations += allocation_watch; return __libc_malloc(n); }
-void *calloc(size_t n, size_t m) { allocations += allocation_watch; return __libc_calloc(n, m); }
-void *realloc(void *p, size_t n) { allocations += allocation_watch; return __libc_realloc(p, n); }
-void free(void *p) { allocations += allocation_watch; __libc_free(p); }
+void *malloc(size_t n)
+{
+	allocations += allocation_watch;
+	return __libc_malloc(n);
+}
+void *calloc(size_t n, size_t m)
+{
+	allocations += allocation_watch;
+	return __libc_calloc(n, m);
+}
+void *realloc(void *p, size_t n)
+{
+	allocations += allocation_watch;
+	return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+	allocations += allocation_watch;
+	__libc_free(p);
+}
 
 static NOINLINE int fast_walk_allocates(void)
 {
@@ -203,8 +219,8 @@ static int run_clobbered(void)
 		return fprintf(stderr, "FAIL clobbered RBP: setup\n"), 1;
 	/* ips: the return into clobber_callback, then the one into the JIT code, and no further. */
 	if (clobbered.n != 2 || clobbered.fell_back || !clobbered.last_in_jit) {
-		fprintf(stderr, "FAIL clobbered RBP: %d frames, fell back %d, last in the JIT code %d\n", clobbered.n,
-		        clobbered.fell_back, clobbered.last_in_jit);
+		fprintf(stderr, "FAIL clobbered RBP: %d frames, fell back %d, last in the JIT code %d\n",
+		        clobbered.n, clobbered.fell_back, clobbered.last_in_jit);
 		return 1;
 	}
 	printf("clobbered RBP: the walk stopped at the JIT frame\n");
@@ -217,15 +233,15 @@ static void scenarios(void)
 
 	chain(1, 64, CTT_FAST);
 	chain(6, 64, CTT_FAST);
-	chain(6, 3, CTT_FAST);              /* truncated after 3 */
-	chain(300, 64, CTT_FAST);           /* deep recursion, truncated */
-	chain(300, 400, CTT_FAST);          /* deep recursion, whole */
+	chain(6, 3, CTT_FAST);     /* truncated after 3 */
+	chain(300, 64, CTT_FAST);  /* deep recursion, truncated */
+	chain(300, 400, CTT_FAST); /* deep recursion, whole */
 	heavy(4, v);
 	vla(5, 17);
 	vla_alias();
 	raise_here(2, SIGUSR1);
-	raise_here(1, SIGUSR2);             /* on the alternate stack */
-	chain(6, 64, CTT_FAST);             /* the signals left no trace in the cache */
+	raise_here(1, SIGUSR2); /* on the alternate stack */
+	chain(6, 64, CTT_FAST); /* the signals left no trace in the cache */
 	through_jit();
 }
 
