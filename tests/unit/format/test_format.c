@@ -17,6 +17,7 @@
 
 #include "ctrack/format.h"
 #include "ctrack/record.h"
+#include "rec_heap.h"
 
 static int failed;
 
@@ -50,24 +51,10 @@ static int same_bytes(const char *name, const uint8_t *got, size_t got_len, cons
 
 /* ---- buffers ---- */
 
-/* The tools' grow: realloc, at least doubling. */
-static int grow_heap(struct ct_rec_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 16;
-	while (b->len + need > cap)
-		cap *= 2;
-	uint8_t *p = realloc(b->data, cap);
-	if (!p)
-		return -1;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
-
 static void buf_init(struct ct_rec_buf *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->grow = grow_heap;
+	b->grow = ct_rec_grow_heap;
 }
 
 /* A literal byte list: its address and its length. */
@@ -405,7 +392,7 @@ static void test_dropped(void)
 	buf_init(&h);
 	h.grow = grow_fails;
 	ct_rec_time(&h, 1000);
-	h.grow = grow_heap;
+	h.grow = ct_rec_grow_heap;
 	ct_rec_time(&h, 1000);
 	same_bytes("dropped: the next record after a failed grow is whole", h.data, h.len,
 	           BYTES(0x06, 0xe8, 0x07));

@@ -8,6 +8,7 @@
 
 #include "ctrack/format.h"
 #include "match.h"
+#include "rec_heap.h"
 #include "shim.h"
 
 _Atomic uint32_t ct_seq[CT_SEQ_BUCKETS]; /* the tracker's, in the shim */
@@ -15,19 +16,6 @@ _Atomic uint32_t ct_seq[CT_SEQ_BUCKETS]; /* the tracker's, in the shim */
 static struct ct_rec_buf out;
 static struct ct_match_stream streams[2];
 static int failures;
-
-static int grow(struct ct_rec_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap * 2 : 4096;
-	while (cap < b->len + need)
-		cap *= 2;
-	uint8_t *p = realloc(b->data, cap);
-	if (!p)
-		return -1;
-	b->data = p;
-	b->cap = cap;
-	return 0;
-}
 
 static uint32_t define_stacks(uint32_t upto, void *arg)
 {
@@ -45,7 +33,7 @@ static void reset(void)
 		added = 1;
 	}
 	out.len = 0;
-	out.grow = grow;
+	out.grow = ct_rec_grow_heap;
 	if (ct_match_reset(&sink) < 0) {
 		fprintf(stderr, "ct_match_reset failed\n");
 		exit(1);

@@ -11,6 +11,7 @@
 
 #include "summary.h"
 #include "ctrack/record.h"
+#include "rec_heap.h"
 
 /* ---- records into a ct_rec_buf (record.h, the writer's encoder), then into zstd frames in z ---- */
 
@@ -29,17 +30,6 @@ static void *xrealloc(void *p, size_t n)
 		exit(1);
 	}
 	return p;
-}
-
-/* The ct_rec_buf's growth: realloc, doubling. */
-static int grow(struct ct_rec_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : 1 << 16;
-	while (b->len + need > cap)
-		cap *= 2;
-	b->data = xrealloc(b->data, cap);
-	b->cap = cap;
-	return 0;
 }
 
 /* Bytes no encoder writes on purpose: invalid records and data that is no trace. */
@@ -76,7 +66,7 @@ static void compress(struct enc *e, ZSTD_EndDirective mode)
 static void enc_init(struct enc *e, uint16_t version, uint16_t min_version)
 {
 	memset(e, 0, sizeof(*e));
-	e->b.grow = grow;
+	e->b.grow = ct_rec_grow_heap;
 	e->cctx = ZSTD_createCCtx();
 	if (!version)
 		return;
