@@ -506,9 +506,12 @@ void ct_writer_after_fork_child(int fd)
 	if (fd < 0)
 		return;
 	/* A fresh buffer and context (open_file resets the matcher): what the parent's writer was
-	 * doing at the fork is not ours. */
+	 * doing at the fork is not ours, nor which of its threads it had announced. */
 	w.out.data = NULL;
 	w.out.cap = w.out.len = 0;
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+		if (r->consumer)
+			((struct drain *)r->consumer)->announced = ((struct drain *)r->consumer)->blocked = 0;
 	if (open_file(fd) < 0 || start_thread() < 0)
 		atomic_store(&ct_state, CT_OFF);
 }
