@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the analyzer's model (analyzer/model.c), driven without a trace: its O(1) peak
+ * bookkeeping against a plain replay that copies every live count at each new peak, over random
+ * events; temporaries that make a peak; refused events; sites; modules; the time series. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrack/format.h"
+#include "model.h"
+
+static int failures;
+
+static void check(const char *what, int ok)
+{
+	if (!ok) {
+		printf("FAIL %s\n", what);
+		failures++;
+	}
+}
+
+#define EQ(what, got, want) \
+	do { \
+		unsigned long long g_ = (got), w_ = (want); \
+		if (g_ != w_) { \
+			printf("FAIL %s: got %llu, want %llu\n", what, g_, w_); \
+			failures++; \
+		} \
+	} while (0)
+
+/* ---- the peak, against a replay ---- */
+
+#define INFOS 40
+#define EVENTS 200000
+
+struct replay {
+	uint64_t size[INFOS], live[INFOS], at_peak[INFOS];
+	uint64_t heap, peak, allocations, frees, temporary, bytes;
+};
+
+/* A new high: every info's live count is its value at the peak (the slow, obvious way). */
+static void replay_heap(struct replay *r, uint64_t heap)
+{
+	if (heap <= r->peak)
+		return;
+	r->peak = heap;
+	memcpy(r->at_peak, r->live, sizeof(r->live));
+}
+
+/* infos: how many of the INFOS take part; waves: how often the heap's drift turns over. */
+static void random_events(int infos, int waves, unsigned seed)
+{
+	struct ct_model m;
+	struct replay r = {0};
+	unsigned x = seed;
+	if (ct_model_init(&m) < 0)
+		exit(1);
+	for (int i = 0; i < INFOS; i++) {
+		r.size[i] = 1 + (uint64_t)(i * 7919 % 4000);
+		check("INFO", ct_model_info(&m, r.size[i], CT_STACK_ROOT) == 0);
+	}
+	for (int e = 0; e < EVENTS; e++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		int id = (int)(x % (unsigned)infos), kind = (int)(x >> 8) % 10;
+		/* drift: more allocations than frees in the first half of each wave, fewer in the second */
+		int grow = e % (EVENTS / waves) < EVENTS / waves / 2 ? kind < 6 : kind < 4;
+		if (kind == 9) { /* a temporary: live for an instant */
+			check("TEMP", ct_model_temp(&m, (uint64_t)id) == 0);
+			r.live[id]++;
+			replay_heap(&r, r.heap + r.size[id]);
+			r.live[id]--;
+			r.allocations++, r.frees++, r.temporary++, r.bytes += r.size[id];
+		} else if (grow || !r.live[id]) {
+			check("ALLOC", ct_model_alloc(&m, (uint64_t)id) == 0);
+			r.live[id]++, r.heap += r.size[id], r.allocations++, r.bytes += r.size[id];
+			replay_heap(&r, r.heap);
+		} else {
+			check("FREE", ct_model_free(&m, (uint64_t)id) == 0);
+			r.live[id]--, r.heap -= r.size[id], r.frees++;
+		}
+	}
+	EQ("peak bytes", m.t.peak, r.peak);
+	EQ("current bytes", m.t.current, r.heap);
+	EQ("allocations", m.t.allocations, r.allocations);
+	EQ("frees", m.t.frees, r.frees);
+	EQ("temporary", m.t.temporary, r.temporary);
+	EQ("bytes allocated", m.t.bytes_allocated, r.bytes);
+	uint64_t at_peak_bytes = 0;
+	for (int i = 0; i < INFOS; i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "info %d live at the peak", i);
+		EQ(what, ct_info_at_peak(&m, &m.infos[i]), r.at_peak[i]);
+		snprintf(what, sizeof(what), "info %d live at the end", i);
+		EQ(what, m.infos[i].live, r.live[i]);
+		at_peak_bytes += ct_info_at_peak(&m, &m.infos[i]) * r.size[i];
+	}
+	EQ("the infos' bytes at the peak add up to the peak", at_peak_bytes, r.peak);
+	printf("%s random events: %d over %d infos in %d waves, peak %llu bytes\n",
+	       failures ? "FAIL" : "ok  ", EVENTS, infos, waves, (unsigned long long)r.peak);
+	ct_model_destroy(&m);
+}
+
+/* ---- small cases ---- */
+
+static void temporary_peak(void)
+{
+	struct ct_model m;
+	ct_model_init(&m);
+	ct_model_info(&m, 100, CT_STACK_ROOT);
+	ct_model_info(&m, 10, CT_STACK_ROOT);
+	ct_model_alloc(&m, 1);
+	ct_model_temp(&m, 0); /* 110 for an instant: the peak, with info 0 live once */
+	ct_model_alloc(&m, 1);
+	EQ("temporary peak bytes", m.t.peak, 110);
+	EQ("temporary live at the peak", ct_info_at_peak(&m, &m.infos[0]), 1);
+	EQ("its neighbour at the peak", ct_info_at_peak(&m, &m.infos[1]), 1);
+	EQ("the neighbour now", m.infos[1].live, 2);
+	ct_model_destroy(&m);
+}
+
+static void refused(void)
+{
+	struct ct_model m;
+	ct_model_init(&m);
+	check("an event of an undefined info is refused", ct_model_alloc(&m, 0) == -EINVAL);
+	ct_model_info(&m, 8, CT_STACK_ROOT);
+	check("a free of an info with nothing live is refused", ct_model_free(&m, 0) == -EINVAL);
+	check("an INFO of an undefined stack is refused", ct_model_info(&m, 8, 99) == -EINVAL);
+	check("a FRAME under an undefined parent is refused", ct_model_frame(&m, 99, 0) == -EINVAL);
+	ct_model_destroy(&m);
+}
+
+static void sites_and_modules(void)
+{
+	struct ct_model m;
+	ct_model_init(&m);
+	struct ct_segment *seg = calloc(1, sizeof(*seg));
+	*seg = (struct ct_segment){.vaddr = 0x1000, .memsz = 0x1000, .prot = CT_SEG_READ | CT_SEG_EXEC};
+	struct ct_module mod = {.id = 0, .base = 0x400000, .path = strdup("/bin/x"), .segs = seg, .nseg = 1};
+	check("MODULE", ct_model_module(&m, &mod) == 0);
+	ct_model_frame(&m, CT_STACK_ROOT, 0x401010); /* node 2, in the module */
+	ct_model_frame(&m, 2, 0x10);                 /* node 3 = 0x401020, in it too */
+	ct_model_unmodule(&m, 0);
+	ct_model_frame(&m, 2, 0x10); /* node 4 = 0x401030, after the module went */
+	check("a frame in a module", ct_model_node_module(&m, 3) == &m.modules[0]);
+	check("a frame after its module was unloaded", ct_model_node_module(&m, 4) == NULL);
+	ct_model_info(&m, 16, 3);
+	ct_model_info(&m, 32, 3); /* same stack: one site */
+	ct_model_info(&m, 16, 4);
+	for (int i = 0; i < 3; i++)
+		ct_model_alloc(&m, 0);
+	ct_model_alloc(&m, 1);
+	ct_model_free(&m, 0);
+	ct_model_temp(&m, 2);
+	struct ct_site *s;
+	long n = ct_model_sites(&m, &s);
+	EQ("sites", n, 2);
+	if (n == 2) {
+		EQ("site of node 3: allocations", s[0].allocations, 4);
+		EQ("site of node 3: bytes", s[0].bytes_allocated, 3 * 16 + 32);
+		EQ("site of node 3: leaked bytes", s[0].leaked_bytes, 2 * 16 + 32);
+		EQ("site of node 3: peak bytes", s[0].peak_bytes, 3 * 16 + 32);
+		EQ("site of node 4: temporary", s[1].temporary, 1);
+		EQ("site of node 4: peak allocations", s[1].peak_allocations, 0);
+	}
+	free(s);
+	ct_model_destroy(&m);
+}
+
+static void series(void)
+{
+	struct ct_model m;
+	ct_model_init(&m);
+	ct_model_info(&m, 1000, CT_STACK_ROOT);
+	/* 3000 points' worth of time, 1 ms apart, one allocation each: the series halves to stay
+	 * within CT_SERIES_MAX and keeps every bucket's highest heap */
+	for (int i = 0; i < 3000; i++) {
+		ct_model_time(&m, 1000);
+		ct_model_alloc(&m, 0);
+	}
+	check("the series stays within its bound", m.nseries <= CT_SERIES_MAX);
+	EQ("the last point holds the final heap", m.series[m.nseries - 1].heap, 3000 * 1000);
+	int rising = 1;
+	for (size_t i = 1; i < m.nseries; i++)
+		rising &=
+		    m.series[i].heap >= m.series[i - 1].heap && m.series[i].time_us > m.series[i - 1].time_us;
+	check("the series rises with a rising heap, in time order", rising);
+	ct_model_destroy(&m);
+}
+
+int main(void)
+{
+	random_events(INFOS, 1, 12345);
+	random_events(3, 7, 777);
+	random_events(2, 50, 4242);
+	temporary_peak();
+	refused();
+	sites_and_modules();
+	series();
+	if (failures)
+		printf("%d check(s) failed\n", failures);
+	else
+		printf("ok   all model checks\n");
+	return failures ? 1 : 0;
+}
