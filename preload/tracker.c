@@ -281,6 +281,17 @@ static void unpreload_self(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/* Once read, ctrack's settings leave the program's environment, so that a program that copies or
+ * prints its environment does exactly what it does untraced, and children that are not followed
+ * inherit nothing of ctrack. unsetenv moves pointers in place: it does not allocate. */
+static void forget_settings(void)
+{
+	static const char *const names[] = {CT_ENV_DEPTH, CT_ENV_FOLLOW, CT_ENV_DIR, CT_ENV_FD, CT_ENV_SHIM};
+	unpreload_self(); /* it needs CT_ENV_SHIM */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		unsetenv(names[i]);
+}
+
 /* A setting the shim refused, for the writer's NOTE ("CTRACK_DEPTH=1024"). */
 static void refuse_setting(const char *name, const char *value)
 {
@@ -362,8 +373,8 @@ void ct_init(void)
 	read_config();
 	traced_pid = getpid();
 	int fd = inherited_trace();
-	if (!follow_children)
-		unpreload_self();
+	if (!follow_children) /* followed children need them all */
+		forget_settings();
 	if (fd < 0)
 		fd = create_trace();
 	int state = CT_OFF;
