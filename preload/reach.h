@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* Leak classes by reachability, as memcheck defines them: which live blocks the program can still
+ * reach from its roots (data and bss, stacks, TLS, registers), through which kind of pointers.
+ *
+ * Contract. The caller gives every live block (start, size), sorted by start and not overlapping,
+ * and scans its roots with ct_reach_root*(); ct_reach_finish() then gives each block its class:
+ *  - CT_REACH_REACHABLE ("still reachable"): a chain of start pointers from a root leads to it (an
+ *    interior pointer that a heuristic recognises counts as a start pointer);
+ *  - CT_REACH_POSSIBLE ("possibly lost"): reached only through a chain with an interior pointer;
+ *  - CT_REACH_DEFINITE ("definitely lost"): not reached from any root, and not reached from another
+ *    lost block first; its `indirect` holds the bytes of the lost blocks reached from it;
+ *  - CT_REACH_INDIRECT ("indirectly lost"): not reached from any root, but from a lost block (a
+ *    cycle of lost blocks has one definite block, the lowest address, which memcheck picks too).
+ * Words are read where they are aligned, 8 bytes at a time; the caller guarantees that blocks and
+ * root ranges are readable. Nothing here allocates, locks or touches errno: the caller provides
+ * the mark stack (one entry per block). */
+#ifndef CTRACK_REACH_H
+#define CTRACK_REACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum ct_reach_class {
+	CT_REACH_DEFINITE = 0, /* the state of a block no root reached: the start */
+	CT_REACH_INDIRECT,
+	CT_REACH_POSSIBLE,
+	CT_REACH_REACHABLE,
+};
+
+/* memcheck's heuristics (--leak-check-heuristics, all on by default since valgrind 3.11): interior
+ * pointers at these places count as start pointers. */
+enum {
+	CT_REACH_STDSTRING = 1, /* + 24 into | length | capacity | refcount | chars |: old std::string */
+	CT_REACH_LENGTH64 = 2,  /* + 8 into a block that starts with its own size - 8 (sqlite3) */
+	CT_REACH_NEWARRAY = 4,  /* + 8 into new[]'s block, after a plausible element count */
+	CT_REACH_HEURISTICS = CT_REACH_STDSTRING | CT_REACH_LENGTH64 | CT_REACH_NEWARRAY,
+};
+
+struct ct_reach_block {
+	uintptr_t start;
+	uint64_t size;
+	uint64_t indirect; /* CT_REACH_DEFINITE: bytes of the blocks lost through this one */
+	uint32_t tag;      /* the caller's (its alloc info, say) */
+	uint8_t state;     /* enum ct_reach_class once finished */
+	uint8_t pending;   /* on the mark stack */
+};
+
+struct ct_reach {
+	struct ct_reach_block *blocks; /* sorted by start */
+	size_t n;
+	uint32_t *stack; /* the mark stack: room for n entries */
+	size_t top;
+	unsigned heuristics;
+};
+
+/* Sorts blocks by start, in place (heapsort: no allocation). */
+void ct_reach_sort(struct ct_reach_block *blocks, size_t n);
+/* Starts a scan: every block unreached. */
+void ct_reach_begin(struct ct_reach *r);
+/* A root range [p, p + len): every aligned word in it is a possible pointer. */
+void ct_reach_root(struct ct_reach *r, const void *p, size_t len);
+/* One root word (a register's value). */
+void ct_reach_root_word(struct ct_reach *r, uintptr_t word);
+/* After the roots: lost blocks grouped (definite and indirect), every state final. */
+void ct_reach_finish(struct ct_reach *r);
+
+#endif

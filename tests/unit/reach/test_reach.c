@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the leak classes (preload/reach.c) on heaps built by hand: real blocks from
+ * malloc, roots that are arrays of this test (never its globals), and the classes memcheck's
+ * manual gives for each shape (the nine cases of "Memcheck's leak detection": start and interior
+ * pointers, chains, trees, cycles) and its heuristics. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reach.h"
+
+#define MAXB 16
+
+static int failures;
+static const char *const names[] = {"definite", "indirect", "possible", "reachable"};
+
+/* A heap of n blocks of the given sizes, zeroed. A case sets its pointers, then scans its roots
+ * (a root scan follows the pointers as they are then, as the shim's scan of a stopped program). */
+struct heap {
+	struct ct_reach_block b[MAXB];
+	uint32_t stack[MAXB];
+	uintptr_t *mem[MAXB];
+	size_t n;
+	struct ct_reach r;
+};
+
+static void make(struct heap *h, size_t n, const size_t *sizes)
+{
+	memset(h, 0, sizeof(*h));
+	h->n = n;
+	for (size_t i = 0; i < n; i++) {
+		h->mem[i] = calloc(1, sizes[i] ? sizes[i] : 1);
+		h->b[i] = (struct ct_reach_block){
+		    .start = (uintptr_t)h->mem[i], .size = sizes[i], .tag = (uint32_t)i};
+	}
+	ct_reach_sort(h->b, n);
+	h->r =
+	    (struct ct_reach){.blocks = h->b, .n = n, .stack = h->stack, .heuristics = CT_REACH_HEURISTICS};
+	ct_reach_begin(&h->r);
+}
+
+static void drop(struct heap *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->mem[i]);
+}
+
+static uintptr_t at(struct heap *h, size_t i, size_t offset)
+{
+	return (uintptr_t)h->mem[i] + offset;
+}
+
+/* Block `tag`'s entry after sorting. */
+static const struct ct_reach_block *block(const struct heap *h, size_t tag)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->b[i].tag == tag)
+			return &h->b[i];
+	return NULL;
+}
+
+/* want: one class letter per block (d, i, p, r); indirect: bytes lost through block 0, when >= 0. */
+static void expect(const char *name, struct heap *h, const char *want, long indirect_of_0)
+{
+	static const char letters[] = "dipr";
+	ct_reach_finish(&h->r);
+	char got[MAXB + 1] = {0};
+	for (size_t i = 0; i < h->n; i++)
+		got[i] = letters[block(h, i)->state];
+	int ok =
+	    !strcmp(got, want) && (indirect_of_0 < 0 || block(h, 0)->indirect == (uint64_t)indirect_of_0);
+	if (!ok) {
+		printf("FAIL %s: classes %s, want %s; block 0 (%s) loses %llu indirect bytes, want %ld\n",
+		       name, got, want, names[block(h, 0)->state], (unsigned long long)block(h, 0)->indirect,
+		       indirect_of_0);
+		failures++;
+	} else {
+		printf("ok   %s\n", name);
+	}
+	drop(h);
+}
+
+static void root(struct heap *h, uintptr_t p)
+{
+	uintptr_t words[3] = {0x12345, p, 7}; /* a root range with other words around */
+	ct_reach_root(&h->r, words, sizeof(words));
+}
+
+static void point(struct heap *h, size_t from, size_t slot, uintptr_t to)
+{
+	h->mem[from][slot] = to;
+}
+
+int main(void)
+{
+	struct heap h;
+	const size_t s32[4] = {32, 32, 32, 32}, s16[4] = {16, 16, 16, 16};
+
+	make(&h, 1, s32);
+	root(&h, at(&h, 0, 0));
+	expect("(1) a root points at the block's start", &h, "r", -1);
+
+	make(&h, 2, s32);
+	point(&h, 0, 1, at(&h, 1, 0));
+	root(&h, at(&h, 0, 0));
+	expect("(2) root -> A -> B, start pointers", &h, "rr", -1);
+
+	make(&h, 1, s32);
+	root(&h, 0x1000);
+	expect("(3) nothing points at it", &h, "d", 0);
+
+	make(&h, 2, (size_t[]){32, 48});
+	point(&h, 0, 2, at(&h, 1, 0));
+	expect("(4) A -> B, A lost: B lost through A", &h, "di", 48);
+
+	make(&h, 1, s32);
+	root(&h, at(&h, 0, 8));
+	expect("(5) only an interior pointer from a root", &h, "p", -1);
+
+	make(&h, 2, s32);
+	point(&h, 0, 0, at(&h, 1, 16));
+	root(&h, at(&h, 0, 0));
+	expect("(6) root -> A -?> B", &h, "rp", -1);
+
+	make(&h, 2, s32);
+	point(&h, 0, 0, at(&h, 1, 0));
+	root(&h, at(&h, 0, 16));
+	expect("(7) root -?> A -> B: B possible too", &h, "pp", -1);
+
+	make(&h, 2, s32);
+	point(&h, 0, 0, at(&h, 1, 8));
+	root(&h, at(&h, 0, 16));
+	expect("(8) root -?> A -?> B", &h, "pp", -1);
+
+	make(&h, 2, (size_t[]){32, 40});
+	point(&h, 0, 3, at(&h, 1, 24));
+	expect("(9) A -?> B, A lost: B lost through A all the same", &h, "di", 40);
+
+	make(&h, 4, s16);
+	point(&h, 0, 0, at(&h, 1, 0));
+	point(&h, 0, 1, at(&h, 2, 0));
+	point(&h, 1, 0, at(&h, 3, 0));
+	expect("a lost tree: the root definite, the rest through it", &h, "diii", 48);
+
+	make(&h, 2, (size_t[]){24, 40});
+	point(&h, 0, 0, at(&h, 1, 0));
+	point(&h, 1, 0, at(&h, 0, 0));
+	{
+		ct_reach_finish(&h.r);
+		const struct ct_reach_block *lo = &h.b[0], *hi = &h.b[1];
+		int ok = lo->state == CT_REACH_DEFINITE && hi->state == CT_REACH_INDIRECT &&
+		         lo->indirect == hi->size;
+		printf("%s a lost cycle: the lower address definite, the other through it\n",
+		       ok ? "ok  " : "FAIL");
+		failures += !ok;
+		drop(&h);
+	}
+
+	make(&h, 1, s32);
+	point(&h, 0, 0, at(&h, 0, 0));
+	expect("a block that points only at itself", &h, "d", 0);
+
+	make(&h, 3, s32);
+	point(&h, 0, 0, at(&h, 1, 0));
+	point(&h, 1, 0, at(&h, 2, 0));
+	root(&h, at(&h, 0, 8)); /* first reached through an interior pointer: all possible ... */
+	root(&h, at(&h, 0, 0)); /* ... then through its start: all upgraded */
+	expect("possible, then reachable: the chain below is upgraded too", &h, "rrr", -1);
+
+	make(&h, 3, s32);
+	{
+		/* y -> x -> z, x the lowest address: x leads a clique first (x, z), then y takes it over */
+		uintptr_t *x = (uintptr_t *)h.b[0].start, *y = (uintptr_t *)h.b[1].start,
+		          *z = (uintptr_t *)h.b[2].start;
+		*y = (uintptr_t)x;
+		*x = (uintptr_t)z;
+		ct_reach_finish(&h.r);
+		int ok = h.b[1].state == CT_REACH_DEFINITE && h.b[1].indirect == 64 &&
+		         h.b[0].state == CT_REACH_INDIRECT && h.b[0].indirect == 0 &&
+		         h.b[2].state == CT_REACH_INDIRECT;
+		printf("%s a former clique leader joins the clique of a block that reaches it (64 bytes)\n",
+		       ok ? "ok  " : "FAIL");
+		failures += !ok;
+		drop(&h);
+	}
+
+	make(&h, 2, (size_t[]){0, 32});
+	root(&h, at(&h, 0, 0));
+	root(&h, at(&h, 1, 32)); /* one past the end: not a pointer into it */
+	expect("malloc(0) pointed at; a pointer one past a block's end", &h, "rd", -1);
+
+	make(&h, 1, (size_t[]){72});
+	h.mem[0][0] = 64; /* length64: its own size - 8 */
+	root(&h, at(&h, 0, 8));
+	expect("length64 heuristic: + 8 after the size", &h, "r", -1);
+
+	make(&h, 1, (size_t[]){8 + 3 * 16});
+	h.mem[0][0] = 3; /* new[] of 3 elements of 16 bytes */
+	root(&h, at(&h, 0, 8));
+	expect("newarray heuristic: + 8 after the count", &h, "r", -1);
+
+	make(&h, 1, (size_t[]){24 + 10 + 1});
+	h.mem[0][0] = 4, h.mem[0][1] = 10; /* length, capacity */
+	root(&h, at(&h, 0, 24));
+	expect("stdstring heuristic: + 24 at the characters", &h, "r", -1);
+
+	make(&h, 1, (size_t[]){72});
+	h.mem[0][0] = 64;
+	h.r.heuristics = 0;
+	root(&h, at(&h, 0, 8));
+	expect("heuristics off: the same pointer is interior", &h, "p", -1);
+
+	make(&h, 1, (size_t[]){40});
+	h.mem[0][0] = 7; /* 32 bytes are no whole number of 7 elements */
+	root(&h, at(&h, 0, 8));
+	expect("newarray heuristic: an implausible count", &h, "p", -1);
+
+	printf("%s\n", failures ? "FAIL" : "ok   all reachability cases");
+	return failures ? 1 : 0;
+}
