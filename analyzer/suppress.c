@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* Leak suppressions (suppress.h): parsing LeakSanitizer's syntax and matching its patterns. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suppress.h"
+
+/* Whether the glob pattern p[0..plen) matches all of s, '*' matching any run. Iterative, with
+ * backtracking to the last star only: linear in practice, never exponential. */
+static int glob_all(const char *p, size_t plen, const char *s)
+{
+	size_t i = 0, star = (size_t)-1;
+	const char *retry = NULL;
+	while (*s) {
+		if (i < plen && p[i] == '*') {
+			star = i++;
+			retry = s;
+		} else if (i < plen && p[i] == *s) {
+			i++, s++;
+		} else if (star != (size_t)-1) {
+			i = star + 1;
+			s = ++retry;
+		} else {
+			return 0;
+		}
+	}
+	while (i < plen && p[i] == '*')
+		i++;
+	return i == plen;
+}
+
+int ct_supp_match(const char *pattern, const char *name)
+{
+	size_t len = strlen(pattern);
+	int at_start = len && pattern[0] == '^', at_end = len > (size_t)at_start && pattern[len - 1] == '$';
+	const char *p = pattern + at_start;
+	size_t plen = len - (size_t)at_start - (size_t)at_end;
+	/* An unanchored side is an implicit '*': try the pattern at every start, or only at 0. */
+	char buf[1024];
+	if (plen + 2 >= sizeof(buf))
+		return 0;
+	size_t n = 0;
+	if (!at_start)
+		buf[n++] = '*';
+	memcpy(buf + n, p, plen);
+	n += plen;
+	if (!at_end)
+		buf[n++] = '*';
+	return glob_all(buf, n, name);
+}
+
+static int add(struct ct_suppressions *s, const char *pattern, size_t plen, const char *origin, size_t line)
+{
+	struct ct_suppression *v = realloc(s->v, (s->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	char where[64];
+	snprintf(where, sizeof(where), ":%zu", line);
+	struct ct_suppression *e = &v[s->n];
+	*e = (struct ct_suppression){.pattern = strndup(pattern, plen),
+	                             .origin = malloc(strlen(origin) + strlen(where) + 1)};
+	if (!e->pattern || !e->origin) {
+		free(e->pattern);
+		free(e->origin);
+		return -ENOMEM;
+	}
+	strcat(strcpy(e->origin, origin), where);
+	s->n++;
+	return 0;
+}
+
+/* One line without its newline: 0 (nothing or added), or an error. */
+static int parse_line(struct ct_suppressions *s, const char *l, size_t len, const char *origin, size_t line,
+                      char *err, size_t errlen)
+{
+	while (len && (*l == ' ' || *l == '\t'))
+		l++, len--;
+	while (len && (l[len - 1] == ' ' || l[len - 1] == '\t' || l[len - 1] == '\r'))
+		len--;
+	if (!len || *l == '#')
+		return 0;
+	const char *colon = memchr(l, ':', len);
+	if (!colon || colon - l != 4 || memcmp(l, "leak", 4) || colon + 1 == l + len) {
+		snprintf(err, errlen, "%s:%zu: expected 'leak:PATTERN', got '%.*s'", origin, line,
+		         (int)(len > 60 ? 60 : len), l);
+		return -EINVAL;
+	}
+	return add(s, colon + 1, (size_t)(l + len - colon - 1), origin, line);
+}
+
+int ct_supp_parse(struct ct_suppressions *s, const char *text, size_t len, const char *origin, char *err,
+                  size_t errlen)
+{
+	size_t line = 1;
+	for (const char *p = text, *end = text + len; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (memchr(p, 0, n)) {
+			snprintf(err, errlen, "%s:%zu: a NUL byte: not a text file", origin, line);
+			return -EINVAL;
+		}
+		int rc = parse_line(s, p, n, origin, line, err, errlen);
+		if (rc < 0)
+			return rc;
+		p += n + 1;
+	}
+	return 0;
+}
+
+void ct_supp_release(struct ct_suppressions *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].pattern);
+		free(s->v[i].origin);
+	}
+	free(s->v);
+	*s = (struct ct_suppressions){0};
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Leak suppressions in LeakSanitizer's syntax: lines `leak:PATTERN`, `#` comments and blank lines;
+ * a pattern matches a function, source file or module name of any frame of a leak's backtrace,
+ * anywhere in the name unless anchored (`^` at its start, `$` at its end), with `*` for any run of
+ * characters. Each suppression counts the blocks and bytes it matched, so reports can name the
+ * ones that matched nothing. (The check that applies them comes with issue 13.) */
+#ifndef CTRACK_SUPPRESS_H
+#define CTRACK_SUPPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_suppression {
+	char *pattern;          /* owned */
+	char *origin;           /* "FILE:LINE", or the source's name: owned */
+	uint64_t blocks, bytes; /* matched so far */
+};
+
+struct ct_suppressions {
+	struct ct_suppression *v;
+	size_t n;
+};
+
+/* Adds the suppressions in text (len bytes) read from `origin` (a file name, or a description such
+ * as "__lsan_default_suppressions"). Returns 0, -ENOMEM, or -EINVAL with a one-line reason in err
+ * naming origin and line (a line that is not `leak:PATTERN`; LeakSanitizer's other types are
+ * refused, not ignored, so a typo never silently suppresses nothing). */
+int ct_supp_parse(struct ct_suppressions *s, const char *text, size_t len, const char *origin, char *err,
+                  size_t errlen);
+void ct_supp_release(struct ct_suppressions *s);
+
+/* 1 when pattern matches name by the rules above. */
+int ct_supp_match(const char *pattern, const char *name);
+
+#endif
