@@ -186,6 +186,10 @@ static int cut(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
 		if (w->npending == sizeof(w->pending) / sizeof(w->pending[0]))
 			w->npending = 0; /* more than libc's few: none of them is shown */
 		w->pending[w->npending++] = (struct pending){*f, node, pos};
+		/* libc's frames that call main or a thread's routine: what lies outside them is the
+		 * runtime too, named or not (a stripped program's _start is "prog+0x..."). */
+		w->ended = !named(f->function, "_start") && strncmp(f->function, "__clone", 7) &&
+		           strncmp(f->function, "clone", 5);
 		return 0;
 	}
 	int rc = 0;

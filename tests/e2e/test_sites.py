@@ -7,6 +7,8 @@
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 import ctrack_test as ct
@@ -88,6 +90,24 @@ if fs:
     env.check("--full-stacks: the thread's stack goes on to start_thread",
               "start_thread" in names.get(("thread_leak", "THREAD_LEAK"), []),
               repr(names.get(("thread_leak", "THREAD_LEAK"))))
+# A stripped copy (no main symbol): its stacks end at main's address, where the runtime frames were
+# cut off, its thread's at the routine's; none holds a runtime frame, named or not.
+stripped = os.path.join(env.fresh_dir("stripped"), "wrappers-stripped")
+shutil.copy(prog, stripped)
+if env.check("strip -s", subprocess.run(["strip", "-s", stripped]).returncode == 0):
+    srep = env.report(env.trace("stripped-trace", [stripped]))
+    if srep:
+        tails = [full(e, c) for e in srep["leaks"] for c in e.get("callers") or [{}]]
+        env.eq("stripped: no runtime frame", sorted({fn(f) for t in tails for f in t if fn(f) in RUNTIME}), [])
+        env.eq("stripped: every stack ends in the program",
+               sorted({t[-1].get("module") == stripped for t in tails}), [True])
+        env.eq("stripped: the thread's 77 bytes read thread_leak, thread_main (unnamed)",
+               [len(full(e, c)) for e in srep["leaks"] if e["bytes"] == 77 for c in e.get("callers") or [{}]],
+               [2])
+        env.eq("stripped: parse_d's 1600 bytes read xmalloc, parse_d, main (unnamed: no wrapper found)",
+               [len(full(e, c)) for e in srep["leaks"] for c in e.get("callers") or [{}]
+                if c.get("bytes") == 1600], [3])
+        env.eq("stripped: no wrappers (no symbols)", srep.get("wrappers"), [])
 r = env.run_analyze(trace, "--folded", "-")
 if env.check("--folded exits 0", r.returncode == 0, r.stderr.decode(errors="replace")[-300:]):
     roots = sorted({l.split(";")[0] for l in r.stdout.decode().splitlines()})
