@@ -131,8 +131,8 @@ static const struct output {
 #define USAGE_WIDTH 100 /* the usage lines wrap before this column */
 
 static const char usage_head[] =
-    "usage: " PROG " [--json] [--top N] [--group site|backtrace] [--fold FILE] [--all-frames]\n"
-    "       [--debug-dir DIR]... TRACE\n";
+    "usage: " PROG " [--json] [--top N] [--callers N] [--group site|backtrace] [--fold FILE]\n"
+    "       [--no-auto-fold] [--all-frames] [--full-stacks] [--debug-dir DIR]... TRACE\n";
 static const char usage_modes[] =
     "       " PROG " [--json] [--flamegraph FILE.svg] [--cost COST] --diff BASE NEW\n"
     "       " PROG " [--json] --symbols BINARY...\n"
@@ -143,11 +143,17 @@ static const char usage_tail[] =
     "                   red where NEW grew and blue where it shrank\n"
     "  A FILE of - is standard output; writing files replaces the text report (not --json).\n"
     "  --top N          sites per ranking (default 10; the JSON 'leaks' list is always complete)\n"
+    "  --callers N      under a site reached by several backtraces, the N largest with their own\n"
+    "                   figures, the rest summed on one line (default 3)\n"
     "  --group site|backtrace  one entry per allocation site (first shown frame's function, file\n"
     "                   and line; default) or per backtrace after folding\n"
     "  --fold FILE      also fold frames matching FILE's patterns (one per line, '*' wildcard,\n"
     "                   # comments; docs/fold.md); repeatable up to 8 times\n"
+    "  --no-auto-fold   do not fold the allocator wrappers found in the trace (xmalloc, ...: functions\n"
+    "                   that only pass their callers' sizes on to malloc); the report names them\n"
     "  --all-frames     show allocator frames (operator new, std::allocator, ...) instead of folding\n"
+    "  --full-stacks    keep the frames below main and below a thread's start routine (_start,\n"
+    "                   __libc_start_main, start_thread, __clone3)\n"
     "  --symbols BINARY...  instead of a trace: the symbol quality of each binary and the shared\n"
     "                   libraries it needs; exit 3 when a given binary loses inline attribution\n"
     "  --debug-dir DIR  also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug\n"
@@ -182,7 +188,8 @@ struct options {
 	int symbols;       /* --symbols: the positional arguments are binaries */
 	const char **args; /* the positional arguments (args[0] is trace) */
 	size_t nargs;
-	int all_frames;
+	int all_frames, full_stacks, no_auto_fold;
+	size_t callers;
 	enum ct_grouping group;
 	const char *fold_files[8];
 	size_t nfold;
@@ -299,7 +306,8 @@ static int asked(const struct options *o, const char *option)
 /* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	*o = (struct options){.top = 10, .args = calloc((size_t)argc, sizeof(char *)), .cost = -1};
+	*o = (struct options){
+	    .top = 10, .callers = 3, .args = calloc((size_t)argc, sizeof(char *)), .cost = -1};
 	if (!o->args)
 		return fprintf(stderr, PROG ": out of memory\n"), 1;
 	for (int i = 1; i < argc; i++) {
@@ -315,6 +323,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->symbols = 1;
 		} else if (!strcmp(a, "--all-frames")) {
 			o->all_frames = 1;
+		} else if (!strcmp(a, "--full-stacks")) {
+			o->full_stacks = 1;
+		} else if (!strcmp(a, "--no-auto-fold")) {
+			o->no_auto_fold = 1;
 		} else if (!strcmp(a, "--reverse")) {
 			o->reverse = 1;
 		} else if (!strcmp(a, "--diff")) {
@@ -350,6 +362,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (o->nfold == sizeof(o->fold_files) / sizeof(o->fold_files[0]))
 				return usage_error("at most 8 --fold files ('%s' is one too many)", v);
 			o->fold_files[o->nfold++] = v;
+		} else if (!strcmp(a, "--callers") || !strncmp(a, "--callers=", 10)) {
+			const char *v = option_value(argc, argv, &i, 9);
+			if (!v)
+				return usage_error("%s needs a number", a);
+			if (parse_count(v, &o->callers) < 0)
+				return usage_error("--callers needs a number, not '%s'", v);
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			const char *v = option_value(argc, argv, &i, 5);
 			if (!v)
@@ -418,19 +436,23 @@ static int open_report(const struct options *o, const char *path, const struct c
 	                        .out = stdout,
 	                        .fold = fold,
 	                        .all_frames = o->all_frames,
+	                        .full_stacks = o->full_stacks,
+	                        .callers = o->callers,
 	                        .group = o->group};
 	long n = ct_model_sites(m, &r->sites);
 	r->sym = ct_symbolizer_new();
 	if (n < 0 || !r->sym)
 		return -ENOMEM;
 	r->nsites = (size_t)n;
-	return ct_report_group(r);
+	int rc = o->no_auto_fold ? 0 : ct_report_find_wrappers(r);
+	return rc ? rc : ct_report_group(r);
 }
 
 static void close_report(struct ct_report *r)
 {
 	ct_symbolizer_free(r->sym);
 	free(r->groups);
+	free(r->wrappers);
 	free(r->sites);
 }
 

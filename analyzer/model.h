@@ -146,6 +146,7 @@ struct ct_site {
 	uint64_t leaked_bytes, leaked_allocations;
 	uint64_t peak_bytes, peak_allocations;
 	uint64_t allocations, bytes_allocated, temporary;
+	uint32_t group; /* in a report's ranking: its group's index + 1 (report.c); 0 otherwise */
 };
 
 /* Builds the sites (one per stack node that has an alloc info) into *out (caller frees).

@@ -22,6 +22,7 @@ struct ct_group {
 	uint64_t address;
 	uint32_t node;
 	int pos;
+	uint32_t members; /* the first member site (its index); the rest through next_member() */
 };
 
 /* The two keys a ranking sorts on, most significant first. */
@@ -86,6 +87,7 @@ long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_
 		if (!k[0])
 			continue;
 		copies[n] = *s;
+		copies[n].group = r->groups ? (uint32_t)i + 1 : 0;
 		if (r->groups)
 			copies[n].stack = r->groups[i].best[by]->stack;
 		v[n] = &copies[n];
@@ -112,6 +114,14 @@ struct walk {
 	struct ct_frame first; /* the first shown frame, and where it came from */
 	uint32_t first_node;
 	int first_pos;
+	int cutting;       /* stacks end at main or at the thread's start routine (not --full-stacks) */
+	int ended;         /* main was shown: the frames outside it are not */
+	unsigned npending; /* runtime start frames seen last, shown only if a frame follows them */
+	struct pending {
+		struct ct_frame f;
+		uint32_t node;
+		int pos;
+	} pending[8];
 };
 
 static int show(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
@@ -122,15 +132,83 @@ static int show(struct walk *w, const struct ct_frame *f, uint32_t node, int pos
 	return w->fn ? w->fn(w->ctx, f, index) : 0;
 }
 
+/* Is name `want`, or `want` with a compiler suffix (".isra.0", ".cold")? */
+static int named(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+	return !strncmp(name, want, n) && (!name[n] || name[n] == '.');
+}
+
+static int in_runtime_library(const char *module)
+{
+	static const char *const libs[] = {"libc.so", "libpthread.so", "ld-linux", "ld64.so", "ld-musl"};
+	const char *base = module ? strrchr(module, '/') : NULL;
+	base = base ? base + 1 : module;
+	for (size_t i = 0; base && i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(base, libs[i], strlen(libs[i])))
+			return 1;
+	return 0;
+}
+
+int ct_report_is_runtime_frame(const struct ct_frame *f)
+{
+	static const char *const names[] = {
+	    "__libc_start_call_main",
+	    "__libc_start_main",
+	    "__libc_start_main_impl",
+	    "start_thread",
+	    "__clone3",
+	    "__clone",
+	    "clone",
+	    "clone3",
+	    "__clone_internal",
+	    "libc_start_main_stage2",
+	};
+	if (f->inlined)
+		return 0;
+	if (named(f->function, "_start"))
+		return 1;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (named(f->function, names[i]))
+			return in_runtime_library(f->module);
+	return 0;
+}
+
+/* The outer end of a stack: main ends it; the C runtime's start frames (below main, or below a
+ * thread's start routine) are held back and dropped when nothing but such frames follows. */
+static int cut(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
+{
+	if (!w->cutting)
+		return show(w, f, node, pos);
+	if (w->ended)
+		return 0;
+	if (ct_report_is_runtime_frame(f)) {
+		if (w->npending == sizeof(w->pending) / sizeof(w->pending[0]))
+			w->npending = 0; /* more than libc's few: none of them is shown */
+		w->pending[w->npending++] = (struct pending){*f, node, pos};
+		/* libc's frames that call main or a thread's routine: what lies outside them is the
+		 * runtime too, named or not (a stripped program's _start is "prog+0x..."). */
+		w->ended = !named(f->function, "_start") && strncmp(f->function, "__clone", 7) &&
+		           strncmp(f->function, "clone", 5);
+		return 0;
+	}
+	int rc = 0;
+	for (unsigned i = 0; i < w->npending && !rc; i++)
+		rc = show(w, &w->pending[i].f, w->pending[i].node, w->pending[i].pos);
+	w->npending = 0;
+	w->ended = !f->inlined && !strcmp(f->function, "main");
+	return rc ? rc : show(w, f, node, pos);
+}
+
 static int step(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
 {
-	if (w->folding && ct_fold_match(w->r->fold, f)) {
+	if (w->folding && (ct_fold_match(w->r->fold, f) || ct_report_is_wrapper(w->r, f))) {
 		w->held = *f, w->held_node = node, w->held_pos = pos;
 		w->hidden++;
 		return 0;
 	}
 	w->folding = 0;
-	return show(w, f, node, pos);
+	return cut(w, f, node, pos);
 }
 
 /* Returns 0, the callback's first non-zero result, or -ENOMEM. Groups always fold (their key is the
@@ -140,9 +218,11 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 	const struct ct_report *r = w->r;
 	uint32_t node = stack;
 	int rc = 0;
-	w->folding = r->fold && (for_key || !r->all_frames);
+	w->folding = (r->fold || r->nwrappers) && (for_key || !r->all_frames);
+	w->cutting = !r->full_stacks;
 	/* Parents are defined before their children, so the walk ends at a root. */
-	for (; !rc && node >= CT_STACK_FIRST && node < r->m->nnodes; node = r->m->nodes[node].parent) {
+	for (; !rc && !w->ended && node >= CT_STACK_FIRST && node < r->m->nnodes;
+	     node = r->m->nodes[node].parent) {
 		struct ct_frame frames[CT_SYMBOLIZE_MAX];
 		int n = ct_symbolize(r->sym, ct_model_node_module(r->m, node), r->m->nodes[node].ip, frames,
 		                     CT_SYMBOLIZE_MAX);
@@ -157,8 +237,11 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 		w->hidden--;
 		rc = show(w, &w->held, w->held_node, w->held_pos);
 	}
+	/* A stack of nothing but runtime frames (an allocation of libc's start) keeps them. */
+	for (unsigned i = 0, none = !w->index; none && i < w->npending && !rc; i++)
+		rc = show(w, &w->pending[i].f, w->pending[i].node, w->pending[i].pos);
 	if (truncated)
-		*truncated = node == CT_STACK_TRUNCATED;
+		*truncated = !w->ended && node == CT_STACK_TRUNCATED;
 	return rc;
 }
 
@@ -249,6 +332,7 @@ static struct ct_group *find_group(struct ct_report *r, long *slots, size_t size
 		if (slots[i] < 0) {
 			struct ct_group *g = &r->groups[r->ngroups];
 			*g = *k;
+			g->members = UINT32_MAX;
 			g->sum = (struct ct_site){.stack = s->stack};
 			for (int by = 0; by < NRANKS; by++)
 				g->best[by] = s;
@@ -260,13 +344,19 @@ static struct ct_group *find_group(struct ct_report *r, long *slots, size_t size
 	}
 }
 
+/* The groups and, after them in the same block, each site's next member in its group. */
+static uint32_t *next_member(const struct ct_report *r)
+{
+	return (uint32_t *)(r->groups + (r->nsites ? r->nsites : 1));
+}
+
 int ct_report_group(struct ct_report *r)
 {
-	size_t size = 16;
+	size_t size = 16, n = r->nsites ? r->nsites : 1;
 	while (size < 2 * r->nsites)
 		size *= 2;
 	long *slots = malloc(size * sizeof(*slots));
-	r->groups = malloc((r->nsites ? r->nsites : 1) * sizeof(*r->groups));
+	r->groups = malloc(n * sizeof(*r->groups) + n * sizeof(uint32_t));
 	r->ngroups = 0;
 	if (!slots || !r->groups) {
 		free(slots);
@@ -285,8 +375,176 @@ int ct_report_group(struct ct_report *r)
 		}
 		struct ct_group k = {0};
 		set_key(r, &k, &w);
-		add_site(find_group(r, slots, size, &k, s), s);
+		struct ct_group *g = find_group(r, slots, size, &k, s);
+		add_site(g, s);
+		next_member(r)[i] = g->members;
+		g->members = (uint32_t)i;
 	}
 	free(slots);
 	return 0;
+}
+
+/* ---- the backtraces of an entry ---- */
+
+/* The frames of a stack as shown, hashed (address only for frames without a line, as the site key). */
+struct shown {
+	struct ct_frame *v;
+	size_t n, cap;
+	uint64_t hash;
+};
+
+static int same_frame(const struct ct_frame *a, const struct ct_frame *b)
+{
+	return ct_same_str(a->function, b->function) && ct_same_str(a->file, b->file) && a->line == b->line &&
+	       a->inlined == b->inlined && (a->file || a->address == b->address);
+}
+
+static int keep_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	(void)index;
+	struct shown *p = ctx;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct ct_frame *v = realloc(p->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v, p->cap = cap;
+	}
+	p->v[p->n++] = *f;
+	uint64_t h = ct_mix_str(ct_mix_str(p->hash, f->function), f->file);
+	h = ct_mix(h, &f->line, sizeof(f->line));
+	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
+	p->hash = f->file ? h : ct_mix(h, &f->address, sizeof(f->address));
+	return 0;
+}
+
+static int shown_frames(const struct ct_report *r, uint32_t stack, struct shown *p, int *truncated)
+{
+	p->n = 0, p->hash = CT_MIX_SEED;
+	int rc = ct_report_frames(r, stack, keep_frame, p, truncated);
+	p->hash = ct_mix(p->hash, truncated, sizeof(*truncated));
+	return rc;
+}
+
+static int same_shown(const struct ct_report *r, uint32_t a, uint32_t b, struct shown *x, struct shown *y)
+{
+	int ta, tb;
+	int rc = shown_frames(r, a, x, &ta);
+	if (!rc)
+		rc = shown_frames(r, b, y, &tb);
+	if (rc)
+		return rc;
+	if (x->n != y->n || ta != tb)
+		return 0;
+	for (size_t i = 0; i < x->n; i++)
+		if (!same_frame(&x->v[i], &y->v[i]))
+			return 0;
+	return 1;
+}
+
+static int cmp_callers(const void *a, const void *b, void *by)
+{
+	return cmp_by(a, b, *(enum ct_rank *)by);
+}
+
+static void sum_into(struct ct_site *t, const struct ct_site *s)
+{
+	t->leaked_bytes += s->leaked_bytes, t->leaked_allocations += s->leaked_allocations;
+	t->peak_bytes += s->peak_bytes, t->peak_allocations += s->peak_allocations;
+	t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
+	t->temporary += s->temporary;
+}
+
+void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *sum)
+{
+	*sum = (struct ct_site){0};
+	for (size_t i = from; i < c->n; i++)
+		sum_into(sum, &c->v[i]);
+}
+
+/* The members of a group with a non-zero first key, merged by shown backtrace: c->v (hash in
+ * hashes[i]), one stack each (the lowest id). */
+static int merge_members(const struct ct_report *r, enum ct_rank by, const struct ct_group *g,
+                         struct ct_callers *c, struct shown *x, struct shown *y)
+{
+	size_t cap = 0;
+	uint64_t *hashes = NULL;
+	int rc = 0;
+	for (uint32_t i = g->members; !rc && i != UINT32_MAX; i = next_member(r)[i]) {
+		const struct ct_site *s = &r->sites[i];
+		uint64_t k[2];
+		keys(s, by, k);
+		if (!k[0])
+			continue;
+		int truncated;
+		if ((rc = shown_frames(r, s->stack, x, &truncated)))
+			break;
+		uint64_t h = x->hash;
+		size_t j = 0;
+		for (; j < c->n; j++)
+			if (hashes[j] == h && (rc = same_shown(r, c->v[j].stack, s->stack, y, x)) != 0)
+				break;
+		if (rc < 0)
+			break;
+		rc = 0;
+		if (j == c->n) {
+			if (c->n == cap) {
+				cap = cap ? 2 * cap : 8;
+				struct ct_site *v = realloc(c->v, cap * sizeof(*v));
+				uint64_t *hv = v ? realloc(hashes, cap * sizeof(*hv)) : NULL;
+				if (v)
+					c->v = v;
+				if (!hv) {
+					rc = -ENOMEM;
+					break;
+				}
+				hashes = hv;
+			}
+			c->v[c->n] = (struct ct_site){.stack = s->stack};
+			hashes[c->n++] = h;
+		}
+		sum_into(&c->v[j], s);
+		if (s->stack < c->v[j].stack)
+			c->v[j].stack = s->stack;
+	}
+	free(hashes);
+	return rc;
+}
+
+int ct_report_callers(const struct ct_report *r, enum ct_rank by, const struct ct_site *entry,
+                      struct ct_callers *c)
+{
+	*c = (struct ct_callers){0};
+	struct shown x = {0}, y = {0};
+	int rc = 0;
+	if (r->groups && entry->group)
+		rc = merge_members(r, by, &r->groups[entry->group - 1], c, &x, &y);
+	if (!rc && !c->n) { /* one backtrace: the entry's own */
+		if (!(c->v = malloc(sizeof(*c->v))))
+			rc = -ENOMEM;
+		else
+			c->v[0] = *entry, c->v[0].group = 0, c->n = 1;
+	}
+	if (!rc)
+		qsort_r(c->v, c->n, sizeof(*c->v), cmp_callers, &by);
+	/* the frames they share: all of them for a single backtrace */
+	int truncated;
+	if (!rc)
+		rc = shown_frames(r, c->v[0].stack, &x, &truncated);
+	c->common = x.n;
+	for (size_t i = 1; !rc && i < c->n && c->common; i++) {
+		if ((rc = shown_frames(r, c->v[i].stack, &y, &truncated)))
+			break;
+		size_t k = 0;
+		while (k < c->common && k < y.n && same_frame(&x.v[k], &y.v[k]))
+			k++;
+		c->common = k;
+	}
+	free(x.v);
+	free(y.v);
+	if (rc) {
+		free(c->v);
+		*c = (struct ct_callers){0};
+	}
+	return rc;
 }

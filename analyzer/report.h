@@ -16,6 +16,13 @@ enum ct_grouping { CT_GROUP_SITE, CT_GROUP_BACKTRACE };
 
 struct ct_group;
 
+/* A function found to be an allocator wrapper (wrappers.c, docs/fold.md): folded like the fold list's. */
+struct ct_wrapper {
+	const char *function; /* as symbolized; owned by the symbolizer */
+	const char *module;   /* path, or NULL; owned by the model */
+	size_t callers;       /* distinct functions calling it (1 for a wrapper only another wrapper calls) */
+};
+
 struct ct_report {
 	const char *path; /* the trace file */
 	const struct ct_model *m;
@@ -29,7 +36,22 @@ struct ct_report {
 	enum ct_grouping group;
 	struct ct_group *groups; /* set by ct_report_group (caller frees); NULL: one entry per site */
 	size_t ngroups;
+	int full_stacks;             /* keep the frames below main and below a thread's start routine */
+	size_t callers;              /* backtraces listed under a site of several (--callers; 0: none) */
+	struct ct_wrapper *wrappers; /* set by ct_report_find_wrappers (caller frees), sorted by function */
+	size_t nwrappers;
 };
+
+/* Finds the allocator wrappers among the sites' functions (the rule: docs/fold.md), after r->sites,
+ * r->sym and r->fold are set and before ct_report_group; they fold from then on. Returns 0 or -ENOMEM. */
+int ct_report_find_wrappers(struct ct_report *r);
+
+/* 1 when f is a frame of a function ct_report_find_wrappers found, else 0. */
+int ct_report_is_wrapper(const struct ct_report *r, const struct ct_frame *f);
+
+/* 1 when f is one of the C runtime's frames below main or below a thread's start routine
+ * (__libc_start_main, _start, start_thread, __clone3, ...), which stacks do not show. */
+int ct_report_is_runtime_frame(const struct ct_frame *f);
 
 /* Merges the sites into groups (r->group), after r->sites, r->sym and r->fold are set. Returns 0
  * or -ENOMEM. The rankings then hold the groups' sums, each with the stack of its member that has
@@ -41,6 +63,23 @@ enum ct_rank { CT_BY_LEAKED, CT_BY_PEAK, CT_BY_ALLOCATIONS, CT_BY_TEMPORARY };
 /* The sites whose key for `by` is not zero, best first, as a malloc'd array of pointers (*out;
  * NULL when there are none). Returns the count or -ENOMEM. */
 long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_site ***out);
+
+/* The backtraces a ranked entry is made of, as shown (two stacks that differ only in folded frames
+ * or in frames below main are one), each with the figures of its own allocations: they add up to the
+ * entry's. */
+struct ct_callers {
+	size_t common;     /* frames every backtrace shares, innermost first (the site's frame at least) */
+	struct ct_site *v; /* one per backtrace (stack: one of its stacks), the ranking's order */
+	size_t n;          /* 1 when the entry is a single backtrace */
+};
+
+/* The backtraces of entry (an element of a ranking by `by`) with a non-zero first key. Returns 0 or
+ * -ENOMEM; c->v is the caller's to free. */
+int ct_report_callers(const struct ct_report *r, enum ct_rank by, const struct ct_site *entry,
+                      struct ct_callers *c);
+
+/* The figures of c->v[from..] summed into *sum. */
+void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *sum);
 
 /* Calls fn for each frame of stack node `stack` shown after folding, innermost first; *truncated
  * tells whether the stack was cut at the capture depth. Returns 0, fn's first non-zero result, or -ENOMEM. */

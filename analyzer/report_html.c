@@ -2,6 +2,7 @@
 /* The HTML report: one self-contained page (inline CSS, SVG and a small script, no URL to load) with the
  * text report's figures, heap and RSS over time, a flame graph per cost, the leaks and the symbol checks. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static const char style[] =
     "details.leak{border:1px solid #e3e3e3;border-radius:4px;margin:6px 0;padding:4px 8px}\n"
     "details.leak summary{cursor:pointer;font-weight:600}\n"
     "ol.bt{margin:4px 0;padding-left:36px;font:13px ui-monospace,monospace}\n"
+    "p.caller,p.callers{margin:4px 0 0 20px;font-size:13px}p.caller+ol.bt{padding-left:56px}\n"
     ".bt .addr,.bt .mod{color:#777}.bt .loc{color:#0b6e75}.bt .inl{color:#8a5a00}\n"
     "table.symbols{border-collapse:collapse}.symbols th,.symbols td{border:1px solid #ddd;padding:2px 8px;"
     "text-align:left}\n"
@@ -190,6 +192,21 @@ static void put_summary(FILE *out, const struct ct_report *r)
 		           t->unmatched_frees, s);
 	}
 	fputs("</div>\n", out);
+	if (r->nwrappers) {
+		fprintf(
+		    out,
+		    "<p id=\"wrappers\" data-count=\"%zu\">allocator wrappers folded (their callers are the "
+		    "sites; <code>--no-auto-fold</code> shows them):",
+		    r->nwrappers);
+		for (size_t i = 0; i < r->nwrappers; i++) {
+			fputs(i ? ", <code title=\"" : " <code title=\"", out);
+			ct_xml_text(out, r->wrappers[i].module);
+			fputs("\">", out);
+			ct_xml_text(out, r->wrappers[i].function);
+			fputs("</code>", out);
+		}
+		fputs("</p>\n", out);
+	}
 }
 
 /* ---- memory over time ---- */
@@ -432,12 +449,15 @@ static int put_flames(FILE *out, const struct ct_report *r)
 struct frame_list {
 	FILE *out;
 	const char *module; /* of the previous frame: a run of frames in one module names it once */
+	unsigned from, to;  /* the frames listed: from <= index < to */
 };
 
 static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
 	struct frame_list *l = ctx;
 	FILE *out = l->out;
+	if (index < l->from || index >= l->to)
+		return 0;
 	fprintf(out, "<li value=\"%u\" data-function=\"", index);
 	ct_xml_text(out, f->function);
 	fputs("\" data-file=\"", out);
@@ -464,20 +484,60 @@ static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 }
 
 /* The first r->top leaks open, the others folded: long lists stay readable, none is left out. */
+/* "144 bytes in 3 allocations (50.0%)": a part of a leak. */
+static void put_part(FILE *out, const char *what, const struct ct_site *part, const struct ct_site *whole)
+{
+	char b[64];
+	fprintf(out,
+	        "<p class=\"caller\" data-bytes=\"%" PRIu64 "\" data-allocations=\"%" PRIu64
+	        "\">%s%s in %" PRIu64 " allocation%s (%.1f%%)%s</p>\n",
+	        part->leaked_bytes, part->leaked_allocations, what,
+	        ct_fmt_bytes(b, sizeof(b), part->leaked_bytes), part->leaked_allocations,
+	        part->leaked_allocations == 1 ? "" : "s", percent(part->leaked_bytes, whole->leaked_bytes),
+	        *what ? "" : ":");
+}
+
+/* The first r->top leaks open, the others folded: long lists stay readable, none is left out. A
+ * leak of several backtraces lists the frames they share, then the largest under their figures. */
 static int put_leak(FILE *out, const struct ct_report *r, const struct ct_site *s, size_t rank)
 {
-	struct frame_list l = {out, NULL};
+	struct ct_callers c;
 	char b[64];
-	int truncated = 0;
+	int truncated = 0, rc = ct_report_callers(r, CT_BY_LEAKED, s, &c);
+	if (rc < 0)
+		return rc;
+	struct frame_list l = {out, NULL, 0, (unsigned)c.common};
 	fprintf(out, "<details class=\"leak\" data-bytes=\"%" PRIu64 "\" data-allocations=\"%" PRIu64 "\"%s>",
 	        s->leaked_bytes, s->leaked_allocations, rank < r->top ? " open" : "");
 	fprintf(out, "<summary>#%zu: %s leaked in %" PRIu64 " allocation%s</summary>\n<ol class=\"bt\">\n",
 	        rank + 1, ct_fmt_bytes(b, sizeof(b), s->leaked_bytes), s->leaked_allocations,
 	        s->leaked_allocations == 1 ? "" : "s");
-	int rc = ct_report_frames(r, s->stack, put_frame, &l, &truncated);
-	if (truncated)
+	rc = ct_report_frames(r, c.v[0].stack, put_frame, &l, &truncated);
+	if (c.n == 1 && truncated)
 		fputs("<li class=\"cut\">... (deeper frames were not captured)</li>\n", out);
-	fputs("</ol></details>\n", out);
+	fputs("</ol>\n", out);
+	if (c.n > 1)
+		fprintf(out, "<p class=\"callers\">from %zu backtraces:</p>\n", c.n);
+	const char *module = l.module;
+	for (size_t i = 0; c.n > 1 && i < c.n && i < r->callers && !rc; i++) {
+		put_part(out, "", &c.v[i], s);
+		l = (struct frame_list){out, module, (unsigned)c.common, UINT_MAX};
+		fputs("<ol class=\"bt\">\n", out);
+		rc = ct_report_frames(r, c.v[i].stack, put_frame, &l, &truncated);
+		if (truncated)
+			fputs("<li class=\"cut\">... (deeper frames were not captured)</li>\n", out);
+		fputs("</ol>\n", out);
+	}
+	if (c.n > 1 && c.n > r->callers) {
+		struct ct_site rest;
+		char what[64];
+		ct_callers_rest(&c, r->callers, &rest);
+		snprintf(what, sizeof(what), "and %zu other backtrace%s: ", c.n - r->callers,
+		         c.n - r->callers == 1 ? "" : "s");
+		put_part(out, what, &rest, s);
+	}
+	fputs("</details>\n", out);
+	free(c.v);
 	return rc < 0 ? rc : 0;
 }
 

@@ -2,6 +2,7 @@
 /* The JSON report (schema: docs/json-schema.md): one document on the output stream.
  * Every string is valid JSON whatever its bytes: invalid UTF-8 bytes become \u00XX (latin-1). */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,12 +75,20 @@ void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
 	fprintf(out, ", \"inlined\": %s}", f->inlined ? "true" : "false");
 }
 
+/* The frames from <= index < to, as a list's elements. */
+struct frame_list {
+	FILE *out;
+	unsigned from, to;
+};
+
 static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
-	FILE *out = ctx;
-	if (index)
-		fputs(", ", out);
-	ct_json_frame(out, f, 1);
+	const struct frame_list *l = ctx;
+	if (index < l->from || index >= l->to)
+		return 0;
+	if (index > l->from)
+		fputs(", ", l->out);
+	ct_json_frame(l->out, f, 1);
 	return 0;
 }
 
@@ -106,6 +115,54 @@ static void put_figures(FILE *out, enum ct_rank by, const struct ct_site *s)
 	}
 }
 
+/* The backtraces of an entry of several: the largest (r->callers), each with its frames past the
+ * shared ones, then the others summed. */
+static int put_callers(const struct ct_report *r, enum ct_rank by, const struct ct_callers *c)
+{
+	int rc = 0, truncated;
+	fputs(", \"callers\": [", r->out);
+	for (size_t i = 0; c->n > 1 && i < c->n && i < r->callers && !rc; i++) {
+		fputs(i ? ",\n    {" : "\n    {", r->out);
+		put_figures(r->out, by, &c->v[i]);
+		fputs(", \"frames\": [", r->out);
+		struct frame_list l = {r->out, (unsigned)c->common, UINT_MAX};
+		rc = ct_report_frames(r, c->v[i].stack, put_frame, &l, &truncated);
+		fprintf(r->out, "], \"truncated\": %s}", truncated ? "true" : "false");
+	}
+	fputs("]", r->out);
+	if (c->n > 1 && c->n > r->callers) {
+		struct ct_site rest;
+		ct_callers_rest(c, r->callers, &rest);
+		fprintf(r->out, ", \"other_callers\": {\"backtraces\": %zu, ", c->n - r->callers);
+		put_figures(r->out, by, &rest);
+		fputs("}", r->out);
+	}
+	return rc;
+}
+
+/* One entry of a ranking: figures, the frames its backtraces share (all of a single one), folded,
+ * truncated, callers. */
+static int put_entry(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
+{
+	struct ct_callers c;
+	int rc = ct_report_callers(r, by, s, &c), truncated;
+	if (rc < 0)
+		return rc;
+	put_figures(r->out, by, s);
+	fputs(", \"frames\": [", r->out);
+	struct frame_list l = {r->out, 0, (unsigned)c.common};
+	rc = ct_report_frames(r, c.v[0].stack, put_frame, &l, &truncated);
+	long folded = rc < 0 ? rc : ct_report_folded(r, s->stack);
+	if (folded >= 0) {
+		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s", folded,
+		        c.n == 1 && truncated ? "true" : "false");
+		rc = put_callers(r, by, &c);
+		fputs("}", r->out);
+	}
+	free(c.v);
+	return folded < 0 ? (int)folded : rc;
+}
+
 static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *name, size_t limit)
 {
 	const struct ct_site **v;
@@ -114,18 +171,12 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *n
 		return (int)n;
 	fprintf(r->out, ",\n\"%s\": [", name);
 	for (long i = 0; i < n && (size_t)i < limit; i++) {
-		int truncated;
 		fprintf(r->out, "%s\n  {", i ? "," : "");
-		put_figures(r->out, by, v[i]);
-		fputs(", \"frames\": [", r->out);
-		int rc = ct_report_frames(r, v[i]->stack, put_frame, r->out, &truncated);
-		long folded = rc < 0 ? rc : ct_report_folded(r, v[i]->stack);
-		if (folded < 0) {
+		int rc = put_entry(r, by, v[i]);
+		if (rc < 0) {
 			free(v);
-			return (int)folded;
+			return rc;
 		}
-		fprintf(r->out, "], \"folded\": %ld, \"truncated\": %s}", folded,
-		        truncated ? "true" : "false");
 	}
 	fputs(n ? "\n]" : "]", r->out);
 	free(v);
@@ -152,6 +203,20 @@ void ct_quality_json(FILE *out, const struct ct_quality_list *l)
 	fputs(l->n ? "\n]" : "]", out);
 }
 
+/* The functions folded as allocator wrappers. */
+static void put_wrappers(const struct ct_report *r)
+{
+	fputs(",\n\"wrappers\": [", r->out);
+	for (size_t i = 0; i < r->nwrappers; i++) {
+		fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", r->out);
+		ct_json_cstring(r->out, r->wrappers[i].function);
+		fputs(", \"module\": ", r->out);
+		ct_json_cstring(r->out, r->wrappers[i].module);
+		fprintf(r->out, ", \"callers\": %zu}", r->wrappers[i].callers);
+	}
+	fputs(r->nwrappers ? "\n]" : "]", r->out);
+}
+
 /* The modules holding frames of the trace's stacks, with their symbol quality. */
 static int put_modules(const struct ct_report *r)
 {
@@ -176,6 +241,7 @@ int ct_report_json(const struct ct_report *r)
 	put_process(r);
 	fputs(",\n\"summary\": ", out);
 	put_summary(r);
+	put_wrappers(r);
 	int rc = put_ranking(r, CT_BY_LEAKED, "leaks", SIZE_MAX);
 	if (!rc)
 		rc = put_ranking(r, CT_BY_PEAK, "peak", r->top);

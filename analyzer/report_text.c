@@ -2,6 +2,7 @@
 /* The text report: a summary with exact figures, then the top sites four ways with backtraces.
  * Every value is printed on one line: argv is shell-quoted with C escapes for control bytes. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -140,6 +141,14 @@ static void put_summary(const struct ct_report *r)
 	        t->live_allocations, allocations(t->live_allocations));
 	if (t->unmatched_frees)
 		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
+	if (r->nwrappers) {
+		fputs("allocator wrappers folded:", out);
+		for (size_t i = 0; i < r->nwrappers && i < 10; i++)
+			fprintf(out, "%s %s", i ? "," : "", r->wrappers[i].function);
+		if (r->nwrappers > 10)
+			fprintf(out, " and %zu more (--json lists them)", r->nwrappers - 10);
+		fputs(" (their callers are the sites; --no-auto-fold shows them)\n", out);
+	}
 }
 
 static const char *base_name(const char *path)
@@ -164,14 +173,18 @@ struct frame_printer {
 	FILE *out;
 	int colour;
 	const char *module; /* of the previous frame: a run of frames in one module names it once */
+	unsigned from, to;  /* the frames printed: from <= index < to */
+	const char *indent;
 };
 
 static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
 	struct frame_printer *p = ctx;
 	int c = p->colour;
-	fprintf(p->out, "  #%u %s0x%" PRIx64 "%s %s%s%s", index, DIM(c), f->address, RESET(c), BOLD(c),
-	        f->function, RESET(c));
+	if (index < p->from || index >= p->to)
+		return 0;
+	fprintf(p->out, "%s#%u %s0x%" PRIx64 "%s %s%s%s", p->indent, index, DIM(c), f->address, RESET(c),
+	        BOLD(c), f->function, RESET(c));
 	if (f->file)
 		fprintf(p->out, " at %s%s:%u%s", CYAN(c), f->file, f->line, RESET(c));
 	if (f->module && (!p->module || strcmp(p->module, f->module)))
@@ -181,28 +194,78 @@ static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 	return 0;
 }
 
-static void put_site_head(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
+/* A ranking's figures of s, without a newline. */
+static void put_figures(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
 {
 	char b[64];
 	FILE *out = r->out;
 	switch (by) {
 	case CT_BY_LEAKED:
-		fprintf(out, "%s leaked in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), s->leaked_bytes),
+		fprintf(out, "%s leaked in %" PRIu64 " %s", ct_fmt_bytes(b, sizeof(b), s->leaked_bytes),
 		        s->leaked_allocations, allocations(s->leaked_allocations));
 		break;
 	case CT_BY_PEAK:
-		fprintf(out, "%s at the peak in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), s->peak_bytes),
+		fprintf(out, "%s at the peak in %" PRIu64 " %s", ct_fmt_bytes(b, sizeof(b), s->peak_bytes),
 		        s->peak_allocations, allocations(s->peak_allocations));
 		break;
 	case CT_BY_ALLOCATIONS:
-		fprintf(out, "%" PRIu64 " %s, %s in all\n", s->allocations, allocations(s->allocations),
+		fprintf(out, "%" PRIu64 " %s, %s in all", s->allocations, allocations(s->allocations),
 		        ct_fmt_bytes(b, sizeof(b), s->bytes_allocated));
 		break;
 	case CT_BY_TEMPORARY:
-		fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " %s (%.1f%%)\n", s->temporary,
-		        s->allocations, allocations(s->allocations), percent(s->temporary, s->allocations));
+		fprintf(out, "%" PRIu64 " temporary of %" PRIu64 " %s (%.1f%%)", s->temporary, s->allocations,
+		        allocations(s->allocations), percent(s->temporary, s->allocations));
 		break;
 	}
+}
+
+/* The ranking's first figure, for shares. */
+static uint64_t first_key(enum ct_rank by, const struct ct_site *s)
+{
+	return by == CT_BY_LEAKED        ? s->leaked_bytes
+	       : by == CT_BY_PEAK        ? s->peak_bytes
+	       : by == CT_BY_ALLOCATIONS ? s->allocations
+	                                 : s->temporary;
+}
+
+/* One entry: its figures; a single backtrace under them, or the frames its backtraces share, then
+ * the largest backtraces, each under its own figures, and one line summing the others. */
+static int put_entry(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
+{
+	struct ct_callers c;
+	int rc = ct_report_callers(r, by, s, &c), truncated;
+	if (rc < 0)
+		return rc;
+	struct frame_printer p = {r->out, use_colour(r->out), NULL, 0, (unsigned)c.common, "  "};
+	fprintf(r->out, "\n%s", BOLD(p.colour));
+	put_figures(r, by, s);
+	fprintf(r->out, "%s\n", RESET(p.colour));
+	rc = ct_report_frames(r, c.v[0].stack, put_frame, &p, &truncated);
+	if (c.n == 1 && !rc && truncated)
+		fputs("  ... (deeper frames were not captured)\n", r->out);
+	if (c.n > 1 && !rc)
+		fprintf(r->out, "  from %zu backtraces%s\n", c.n,
+		        r->callers ? ":" : " (--callers N lists them)");
+	const char *module = p.module;
+	for (size_t i = 0; c.n > 1 && i < c.n && i < r->callers && !rc; i++) {
+		fputs("  ", r->out);
+		put_figures(r, by, &c.v[i]);
+		fprintf(r->out, " (%.1f%%):\n", percent(first_key(by, &c.v[i]), first_key(by, s)));
+		p = (struct frame_printer){r->out, p.colour, module, (unsigned)c.common, UINT_MAX, "    "};
+		rc = ct_report_frames(r, c.v[i].stack, put_frame, &p, &truncated);
+		if (!rc && truncated)
+			fputs("    ... (deeper frames were not captured)\n", r->out);
+	}
+	if (c.n > 1 && c.n > r->callers && r->callers && !rc) {
+		struct ct_site rest;
+		size_t others = c.n - r->callers;
+		ct_callers_rest(&c, r->callers, &rest);
+		fprintf(r->out, "  and %zu other backtrace%s: ", others, others == 1 ? "" : "s");
+		put_figures(r, by, &rest);
+		fprintf(r->out, " (%.1f%%)\n", percent(first_key(by, &rest), first_key(by, s)));
+	}
+	free(c.v);
+	return rc;
 }
 
 static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *title)
@@ -214,18 +277,11 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *t
 	fprintf(r->out, "\n%s", title);
 	fputs(n ? ":\n" : ": none\n", r->out);
 	for (long i = 0; i < n && (size_t)i < r->top; i++) {
-		int truncated;
-		struct frame_printer p = {r->out, use_colour(r->out), NULL};
-		fprintf(r->out, "\n%s", BOLD(p.colour));
-		put_site_head(r, by, v[i]);
-		fputs(RESET(p.colour), r->out);
-		int rc = ct_report_frames(r, v[i]->stack, put_frame, &p, &truncated);
+		int rc = put_entry(r, by, v[i]);
 		if (rc < 0) {
 			free(v);
 			return rc;
 		}
-		if (truncated)
-			fputs("  ... (deeper frames were not captured)\n", r->out);
 	}
 	if ((size_t)n > r->top)
 		fprintf(r->out, "\n(%ld more sites; --top N shows more)\n", n - (long)r->top);

@@ -25,6 +25,7 @@ class Env:
         self.ctrack, self.analyze, self.valgrind, self.scratch = (
             os.path.abspath(a) for a in argv[1:5])
         self.progs = [os.path.abspath(p) for p in argv[5:]]
+        self.analyze_opts = []  # options of every ctrack-analyze run (a script may set them)
         os.makedirs(self.scratch, exist_ok=True)
         self.results = []
 
@@ -63,7 +64,8 @@ class Env:
         return r, sorted(set(traces(cwd)) - before)
 
     def run_analyze(self, trace, *extra, timeout=120):
-        return subprocess.run([self.analyze, *extra, trace], capture_output=True, timeout=timeout,
+        return subprocess.run([self.analyze, *self.analyze_opts, *extra, trace], capture_output=True,
+                              timeout=timeout,
                               preexec_fn=no_core)
 
     def report(self, trace):

@@ -32,7 +32,7 @@ for cost, i in COSTS.items():
     lines = [l.rsplit(" ", 1) for l in r.stdout.decode().splitlines()]
     stacks = [s for s, _ in lines]
     env.eq("folded %s: each stack printed once" % cost, sorted(set(stacks)), sorted(stacks))
-    below = {s.split(";main;", 1)[-1]: int(n) for s, n in lines}
+    below = {s.split("main;", 1)[-1]: int(n) for s, n in lines}  # stacks start at main
     env.eq("folded %s: each stack's figure is the sum of its stacks' (the program's)" % cost,
            {s: below.get(s) for s in WANT}, {s: w[i] for s, w in WANT.items()})
     env.eq("folded %s: the lines sum to the total" % cost, sum(int(n) for _, n in lines),

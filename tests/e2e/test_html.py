@@ -16,6 +16,9 @@ import zlib
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
+# flame.c's tree has xmalloc as its one allocation function, a frame of its own in every figure this
+# test checks: it is kept (test_sites.py checks how wrappers fold).
+env.analyze_opts = ["--no-auto-fold"]
 prog, src = env.progs[0], env.progs[1]
 
 LINES = ct.line_markers(src)
@@ -162,7 +165,8 @@ def check_flames(tree):
                          svg is not None and svg.tag == "svg" and "ct-flame" in svg.classes()):
             continue
         frames = tree.find(lambda n: n.tag == "g" and "f" in n.classes(), svg)
-        env.check("flame graph %s has frames" % cost, len(frames) >= 5, str(len(frames)))
+        # at least "all", main and one function below it (stacks end at main)
+        env.check("flame graph %s has frames" % cost, len(frames) >= 3, str(len(frames)))
     leaked = tree.by_id("fg-leaked")
     if leaked:
         names = {t.all_text().split("\n")[0] for t in tree.find(lambda n: n.tag == "title", leaked)}
