@@ -200,9 +200,12 @@ static int index_cus(struct dso *d)
  * addresses. Returns 0 or -ENOMEM. */
 static int find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Die **cu, Dwarf_Addr *bias)
 {
+	/* libdwfl 0.188 answers with the last CU starting below addr even past its end: code without
+	 * debug info after a CU (crt1.o's _start after main) would get that CU's last line. */
 	*cu = dwfl_module_addrdie(d->mod, addr, bias);
-	if (*cu)
+	if (*cu && dwarf_haspc(*cu, addr - *bias) == 1)
 		return 0;
+	*cu = NULL;
 	if (!d->indexed && index_cus(d) < 0)
 		return -ENOMEM;
 	size_t lo = 0, hi = d->ncus;
