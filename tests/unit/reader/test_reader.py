@@ -52,7 +52,7 @@ def test_basic(exe, gen, d):
           [(1, 6), (1, 1)])
     # No such file: the module's name and offset stand for the function.
     check("basic: frame", doc["leaks"][0]["frames"][0],
-          {"address": "0x401200", "function": "libfoo.so+0x1200", "file": None, "line": None,
+          {"address": "0x401200", "function": "libfoo.so+0x1200", "symbol": None, "file": None, "line": None,
            "module": "/nonexistent/libfoo.so", "inlined": False})
     doc, _ = analyze_json(exe, f"{d}/basic.zst", "--top", "1")
     check("basic --top 1: sizes", [len(doc[k]) for k in ("leaks", "peak", "allocations", "temporary")],
