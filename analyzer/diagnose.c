@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbol-quality diagnostics with libdwfl/libelf: each module is opened the way the symbolizer
  * opens it (so the debug file found is the one frames are resolved with) and scanned once, capped. */
+#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctrack/format.h"
@@ -25,16 +27,16 @@
 
 static const char adv_stripped[] =
     "stripped — frames shown as addresses; keep .symtab (strip = \"debuginfo\" in Cargo, no -s in the link)";
-static const char adv_no_debug_file[] = "separate debug info not found: install the debug package (-dbgsym), "
-                                        "pass --debug-dir or set DEBUGINFOD_URLS";
+/* The advice of a module whose debug info was split off and is not here ends with a remedy
+ * (REMEDY below, or one naming its package). */
+static const char adv_no_debug_file[] = "separate debug info not found: ";
 static const char adv_no_debug[] = "no debug info: no file:line; build with -g";
 /* Starts like adv_no_debug: the same loss, with the other remedy. */
 static const char adv_debug_stripped[] =
-    "no debug info (stripped; separate debug info not found): no file:line; install the debug package "
-    "(-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS";
+    "no debug info (stripped; separate debug info not found): no file:line; ";
 static const char adv_minidebuginfo[] =
-    "MiniDebugInfo only (.gnu_debugdata): function names, no file:line or inlined frames; install the "
-    "debug package, pass --debug-dir or set DEBUGINFOD_URLS";
+    "MiniDebugInfo only (.gnu_debugdata): function names, no file:line or inlined frames; ";
+#define REMEDY "install the debug package (-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS"
 static const char adv_changed[] =
     "changed since the trace (its build-id differs): frames shown as addresses; analyze with the "
     "binary that ran, or trace again";
@@ -48,6 +50,8 @@ void ct_quality_list_free(struct ct_quality_list *l)
 		free(l->v[i].path);
 		free(l->v[i].build_id);
 		free(l->v[i].debug_file);
+		free(l->v[i].package);
+		free(l->v[i].advice);
 	}
 	free(l->v);
 	*l = (struct ct_quality_list){0};
@@ -184,6 +188,17 @@ static void scan_dwarf(Dwfl_Module *mod, struct dwarf_facts *f)
 
 /* ---- one module ---- */
 
+static char *concat(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	char *s = malloc(na + nb + 1);
+	if (s) {
+		memcpy(s, a, na);
+		memcpy(s + na, b, nb + 1);
+	}
+	return s;
+}
+
 static char *hex_build_id(Dwfl_Module *mod)
 {
 	const unsigned char *bits;
@@ -205,6 +220,12 @@ static const char *advise_no_dwarf(const struct ct_quality *q, const struct elf_
 	if (!strcmp(q->symbols, "minidebuginfo"))
 		return adv_minidebuginfo;
 	return e->debuglink ? adv_no_debug_file : adv_stripped;
+}
+
+/* Whether the advice a (advise's) calls for the debug info split off the module. */
+static int wants_debug_file(const char *a)
+{
+	return a == adv_no_debug_file || a == adv_debug_stripped || a == adv_minidebuginfo;
 }
 
 static const char *advise(const struct ct_quality *q, const struct elf_facts *e, const struct dwarf_facts *d)
@@ -252,11 +273,176 @@ static int judge(struct ct_quality *q, Dwfl_Module *mod)
 	q->symbols = e.symtab ? "symtab" : mini ? "minidebuginfo" : e.dynsym ? "dynsym" : "none";
 	q->line_tables = d.line_tables;
 	q->inline_info = d.inline_info;
-	q->advice = advise(q, &e, &d);
+	const char *a = advise(q, &e, &d);
+	q->split_debug = a && wants_debug_file(a);
+	if (a && !(q->advice = q->split_debug ? concat(a, REMEDY) : strdup(a)))
+		return -ENOMEM;
 	return 0;
 }
 
-int ct_diagnose_file(struct ct_quality_list *l, const char *path)
+/* ---- the debug package: dpkg knows which package owns a file ---- */
+
+#define DPKG_INFO "/var/lib/dpkg/info"
+#define DPKG_PATHS 4
+
+/* The paths dpkg may list for path: itself and the file it links to, each with and without /usr
+ * (with a merged /usr, /lib/x/libz.so.1 and /usr/lib/x/libz.so.1 are one file, and dpkg lists the
+ * path its package shipped). Fills out (owned; NULL where memory ran out), returns the count. */
+static int dpkg_paths(const char *path, char *out[DPKG_PATHS])
+{
+	int n = 0;
+	char *real = realpath(path, NULL);
+	const char *base[2] = {path, real && strcmp(real, path) ? real : NULL};
+	for (int i = 0; i < 2 && base[i]; i++) {
+		out[n++] = strdup(base[i]);
+		out[n++] = strncmp(base[i], "/usr/", 5) ? concat("/usr", base[i]) : strdup(base[i] + 4);
+	}
+	free(real);
+	return n;
+}
+
+/* Whether list (a dpkg .list file's text: one path a line) has the line path. */
+static int list_has(const char *list, size_t len, const char *path)
+{
+	size_t n = strlen(path);
+	for (const char *p = list; (p = memmem(p, len - (size_t)(p - list), path, n)); p++)
+		if ((p == list || p[-1] == '\n') && (p + n == list + len || p[n] == '\n'))
+			return 1;
+	return 0;
+}
+
+/* The contents of dir's file name, or NULL. */
+static char *read_file(int dir, const char *name, size_t *len)
+{
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	if (fd >= 0 && fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1))) {
+		ssize_t n = read(fd, buf, (size_t)st.st_size);
+		*len = n > 0 ? (size_t)n : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+/* The debug package of the binary package whose file list is list_name ("zlib1g:amd64.list"):
+ * glibc ships libc6-dbg; every other package gets PACKAGE-dbgsym in the debug archive. */
+static char *debug_package(const char *list_name)
+{
+	size_t n = strlen(list_name) - strlen(".list");
+	const char *colon = memchr(list_name, ':', n);
+	char *pkg = strndup(list_name, colon ? (size_t)(colon - list_name) : n);
+	char *debug = pkg ? concat(pkg, strcmp(pkg, "libc6") ? "-dbgsym" : "-dbg") : NULL;
+	free(pkg);
+	return debug;
+}
+
+/* The distribution's debuginfod server, by /etc/os-release's ID, or NULL. */
+static const char *distro_debuginfod(void)
+{
+	static const char *const servers[][2] = {{"debian", "https://debuginfod.debian.net"},
+	                                         {"ubuntu", "https://debuginfod.ubuntu.com"}};
+	char line[256];
+	const char *url = NULL;
+	FILE *f = fopen("/etc/os-release", "re");
+	while (f && !url && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "ID=", 3))
+			continue;
+		char *id = line + 3 + (line[3] == '"');
+		id[strcspn(id, "\"\n")] = 0;
+		for (size_t i = 0; i < sizeof(servers) / sizeof(servers[0]); i++)
+			if (!strcmp(id, servers[i][0]))
+				url = servers[i][1];
+		break;
+	}
+	if (f)
+		fclose(f);
+	return url;
+}
+
+/* q's advice (split_debug) with the remedy naming q->package. */
+static char *package_advice(const struct ct_quality *q, const char *url)
+{
+	size_t keep = strlen(q->advice) - strlen(REMEDY);
+	int dbgsym = strlen(q->package) > 7 && !strcmp(q->package + strlen(q->package) - 7, "-dbgsym");
+	size_t n = keep + strlen(q->package) + (url ? strlen(url) : 0) + 128;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%.*sinstall %s%s, pass --debug-dir or set DEBUGINFOD_URLS%s%s", (int)keep,
+		         q->advice, q->package, dbgsym ? " (from the debug archive)" : "", url ? "=" : "",
+		         url ? url : "");
+	return s;
+}
+
+struct wanted {
+	struct ct_quality *q;
+	char *paths[DPKG_PATHS];
+	int n;
+};
+
+/* Looks for the files of want[0..n) in every package's file list, once. */
+static int find_packages(struct wanted *want, size_t n)
+{
+	DIR *dir = opendir(DPKG_INFO);
+	if (!dir)
+		return 0; /* no dpkg: the advice stays generic */
+	size_t left = n;
+	int rc = 0;
+	for (struct dirent *e; left && !rc && (e = readdir(dir));) {
+		size_t len = strlen(e->d_name), size = 0;
+		if (len <= 5 || strcmp(e->d_name + len - 5, ".list"))
+			continue;
+		char *list = read_file(dirfd(dir), e->d_name, &size);
+		for (size_t i = 0; list && i < n && !rc; i++)
+			for (int j = 0; !want[i].q->package && j < want[i].n; j++)
+				if (want[i].paths[j] && list_has(list, size, want[i].paths[j])) {
+					rc = (want[i].q->package = debug_package(e->d_name)) ? 0 : -ENOMEM;
+					left--;
+				}
+		free(list);
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* Names the debug package in the advice of l's modules from start on that lack their split-off
+ * debug info, where dpkg owns the file. Returns 0 or -ENOMEM. */
+static int name_packages(struct ct_quality_list *l, size_t start)
+{
+	size_t n = 0;
+	for (size_t i = start; i < l->n; i++)
+		n += l->v[i].split_debug;
+	struct wanted *want = n ? calloc(n, sizeof(*want)) : NULL;
+	if (!n || !want)
+		return n ? -ENOMEM : 0;
+	for (size_t i = start, k = 0; i < l->n; i++)
+		if (l->v[i].split_debug) {
+			want[k].q = &l->v[i];
+			want[k].n = dpkg_paths(l->v[i].path, want[k].paths);
+			k++;
+		}
+	int rc = find_packages(want, n);
+	const char *url = distro_debuginfod();
+	for (size_t i = 0; i < n; i++) {
+		struct ct_quality *q = want[i].q;
+		char *advice = q->package && !rc ? package_advice(q, url) : NULL;
+		if (q->package && !rc && !advice)
+			rc = -ENOMEM;
+		if (advice) {
+			free(q->advice);
+			q->advice = advice;
+		}
+		for (int j = 0; j < want[i].n; j++)
+			free(want[i].paths[j]);
+	}
+	free(want);
+	return rc;
+}
+
+/* ---- entry points ---- */
+
+static int diagnose_file(struct ct_quality_list *l, const char *path)
 {
 	if (access(path, R_OK) < 0)
 		return -errno;
@@ -281,20 +467,28 @@ out:
 	return rc;
 }
 
+int ct_diagnose_file(struct ct_quality_list *l, const char *path)
+{
+	size_t start = l->n;
+	int rc = diagnose_file(l, path);
+	return rc ? rc : name_packages(l, start);
+}
+
 /* The verdict of a module the symbolizer has open; falls back to opening the file. */
 static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m)
 {
 	int changed;
 	Dwfl_Module *mod = ct_symbolizer_module(s, m, &changed);
 	if (!mod && !changed)
-		return ct_diagnose_file(l, m->path);
+		return diagnose_file(l, m->path);
 	struct ct_quality *q = push(l);
 	if (!q || !(q->path = strdup(m->path)))
 		return -ENOMEM;
 	if (mod)
 		return judge(q, mod);
 	q->symbols = "none"; /* nothing of the traced binary can be read */
-	q->advice = adv_changed;
+	if (!(q->advice = strdup(adv_changed)))
+		return -ENOMEM;
 	if (m->build_id_len && !(q->build_id = malloc(2 * m->build_id_len + 1)))
 		return -ENOMEM;
 	for (size_t i = 0; i < m->build_id_len; i++)
@@ -305,6 +499,7 @@ static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, c
 int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s)
 {
 	char *seen = calloc(m->nmodules + 1, 1);
+	size_t start = l->n;
 	if (!seen)
 		return -ENOMEM;
 	for (uint32_t node = CT_STACK_FIRST; node < m->nnodes; node++) {
@@ -320,7 +515,7 @@ int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struc
 			rc = diagnose_traced(l, s, &m->modules[i]);
 	}
 	free(seen);
-	return rc == -ENOMEM ? rc : 0;
+	return rc == -ENOMEM ? rc : name_packages(l, start);
 }
 
 /* ---- shared libraries ---- */
@@ -390,7 +585,7 @@ static int add_needed_of(struct ct_quality_list *l, const char *path)
 			continue;
 		char *lib = resolve(name, runpath, origin);
 		if (lib && !listed(l, lib))
-			rc = ct_diagnose_file(l, lib) == -ENOMEM ? -ENOMEM : 0;
+			rc = diagnose_file(l, lib) == -ENOMEM ? -ENOMEM : 0;
 		free(lib);
 	}
 	free(dir);
@@ -410,5 +605,5 @@ int ct_diagnose_needed(struct ct_quality_list *l, const char *path)
 		rc = p ? add_needed_of(l, p) : -ENOMEM;
 		free(p);
 	}
-	return rc;
+	return rc ? rc : name_packages(l, start);
 }

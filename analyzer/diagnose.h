@@ -17,7 +17,9 @@ struct ct_quality {
 	int inline_info;     /* some DW_TAG_inlined_subroutine was found */
 	char *
 	    debug_file; /* the file the DWARF was read from (the module itself or a separate file), or NULL */
-	const char *advice; /* static string, NULL when inline attribution works */
+	char *advice;   /* NULL when inline attribution works */
+	int split_debug; /* the advice is to find debug info split off the file (a package, debuginfod) */
+	char *package;   /* the debug package that holds it ("zlib1g-dbgsym", known from dpkg), or NULL */
 };
 
 struct ct_quality_list {

@@ -290,12 +290,14 @@ static int module_holds(const struct ct_module *mod, uint64_t ip)
 	return 0;
 }
 
-static uint32_t find_module(struct ct_model *m, uint64_t ip)
+/* The module holding addr. A frame's is the one holding ip - 1, its call: a call that ends a module's
+ * code returns to the first byte past it (format.h). */
+static uint32_t find_module(struct ct_model *m, uint64_t addr)
 {
-	if (m->last_module != CT_NO_MODULE && module_holds(&m->modules[m->last_module], ip))
+	if (m->last_module != CT_NO_MODULE && module_holds(&m->modules[m->last_module], addr))
 		return m->last_module;
 	for (size_t i = 0; i < m->nmodules; i++) {
-		if (module_holds(&m->modules[i], ip)) {
+		if (module_holds(&m->modules[i], addr)) {
 			m->last_module = (uint32_t)i;
 			return (uint32_t)i;
 		}
@@ -311,7 +313,7 @@ int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
 		return -ENOMEM;
 	m->last_ip += (uint64_t)ip_delta;
 	m->nodes[m->nnodes++] = (struct ct_node){
-	    .parent = (uint32_t)parent, .module = find_module(m, m->last_ip), .ip = m->last_ip};
+	    .parent = (uint32_t)parent, .module = find_module(m, m->last_ip - 1), .ip = m->last_ip};
 	return 0;
 }
 

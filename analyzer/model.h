@@ -21,7 +21,7 @@ struct ct_info {
 
 struct ct_node {
 	uint32_t parent;
-	uint32_t module; /* module id holding ip when the node was defined, or CT_NO_MODULE */
+	uint32_t module; /* module id holding ip - 1 (the call) when the node was defined, or CT_NO_MODULE */
 	uint64_t ip;
 };
 
@@ -96,7 +96,7 @@ struct ct_model {
 	int complete;  /* the last record read was END or EXEC */
 	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
-	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip */
+	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip - 1 */
 	/* Distinct notes in the order they first came (at most CT_NOTES_MAX + 1: see struct ct_note). */
 	struct ct_note *notes;
 	size_t nnotes;

@@ -64,6 +64,8 @@ void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
 		fprintf(out, "\"address\": \"0x%" PRIx64 "\", ", f->address);
 	fputs("\"function\": ", out);
 	ct_json_cstring(out, f->function);
+	fputs(", \"symbol\": ", out);
+	ct_json_cstring(out, f->symbol);
 	fputs(", \"file\": ", out);
 	ct_json_cstring(out, f->file);
 	if (f->file)

@@ -72,6 +72,7 @@ static void free_strings(struct ct_frame *f, int n)
 {
 	for (int i = 0; i < n; i++) {
 		free((char *)f[i].function);
+		free((char *)f[i].symbol);
 		free((char *)f[i].file);
 	}
 }
@@ -200,9 +201,12 @@ static int index_cus(struct dso *d)
  * addresses. Returns 0 or -ENOMEM. */
 static int find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Die **cu, Dwarf_Addr *bias)
 {
+	/* libdwfl 0.188 answers with the last CU starting below addr even past its end: code without
+	 * debug info after a CU (crt1.o's _start after main) would get that CU's last line. */
 	*cu = dwfl_module_addrdie(d->mod, addr, bias);
-	if (*cu)
+	if (*cu && dwarf_haspc(*cu, addr - *bias) == 1)
 		return 0;
+	*cu = NULL;
 	if (!d->indexed && index_cus(d) < 0)
 		return -ENOMEM;
 	size_t lo = 0, hi = d->ncus;
@@ -228,10 +232,51 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The readable name: demangled, without the symbol version ("memcpy@@GLIBC_2.14" -> "memcpy"). */
+/* The words of the suffixes compilers add to a function's name: gcc's clones and local copies
+ * (foo.isra.0, foo.constprop.3, foo.part.0, foo.cold, foo.localalias, foo.lto_priv.0, foo.clone.1)
+ * and clang's (foo.llvm.123, foo.__uniq.456). */
+static const char *const compiler_suffixes[] = {"localalias", "isra",  "part", "constprop", "cold",
+                                                "lto_priv",   "clone", "llvm", "__uniq"};
+
+/* Whether s (at a '.', up to its end) is made only of such suffixes and their numbers, starting
+ * with a word: ".isra.0.cold" and ".constprop.0.isra.0" are, ".0" and ".foo" are not. */
+static int compiler_suffix(const char *s, size_t len)
+{
+	const char *end = s + len;
+	int words = 0;
+	while (s < end) {
+		const char *token = s + 1, *next = memchr(token, '.', (size_t)(end - token));
+		size_t n = (size_t)((next ? next : end) - token), digits = strspn(token, "0123456789");
+		int known = 0;
+		for (size_t i = 0; i < sizeof(compiler_suffixes) / sizeof(compiler_suffixes[0]); i++)
+			known |= strlen(compiler_suffixes[i]) == n && !memcmp(token, compiler_suffixes[i], n);
+		if (!n || (!known && (digits < n || !words)))
+			return 0;
+		words += known;
+		s = token + n;
+	}
+	return words > 0;
+}
+
+/* The length of name without its compiler-made suffixes. Only the symbol as the binary spells it
+ * is cut (a C++ or Rust name is still mangled: its dots are these suffixes); assembler labels
+ * (".L...") are left whole. */
+static size_t plain_length(const char *name, size_t len)
+{
+	if (name[0] == '.')
+		return len;
+	for (const char *dot = memchr(name, '.', len); dot;
+	     dot = memchr(dot + 1, '.', len - (size_t)(dot + 1 - name)))
+		if (compiler_suffix(dot, len - (size_t)(dot - name)))
+			return (size_t)(dot - name);
+	return len;
+}
+
+/* The readable name: without the symbol version ("memcpy@@GLIBC_2.14" -> "memcpy") and compiler
+ * suffixes ("_nl_make_l10nflist.localalias", "foo.isra.0.cold" -> "foo"), demangled. */
 static char *demangle(const char *name)
 {
-	char *plain = strndup(name, strcspn(name, "@"));
+	char *plain = strndup(name, plain_length(name, strcspn(name, "@")));
 	/* _Z: C++ and legacy Rust (libiberty drops its hash); _R: Rust v0. */
 	if (!plain || plain[0] != '_' || (plain[1] != 'Z' && plain[1] != 'R'))
 		return plain;
@@ -248,12 +293,15 @@ struct chain {
 	int n;
 };
 
-/* Appends a frame owning copies of function and file; past CT_SYMBOLIZE_MAX the innermost goes. */
-static int push(struct chain *c, const struct ct_frame *f, char *function, const char *file)
+/* Appends a frame owning function and copies of symbol and file; past CT_SYMBOLIZE_MAX the
+ * innermost goes. */
+static int push(struct chain *c, const struct ct_frame *f, char *function, const char *symbol,
+                const char *file)
 {
-	char *file_copy = file ? strdup(file) : NULL;
-	if (!function || (file && !file_copy)) {
+	char *file_copy = file ? strdup(file) : NULL, *symbol_copy = symbol ? strdup(symbol) : NULL;
+	if (!function || (file && !file_copy) || (symbol && !symbol_copy)) {
 		free(function);
+		free(symbol_copy);
 		free(file_copy);
 		return -ENOMEM;
 	}
@@ -265,22 +313,23 @@ static int push(struct chain *c, const struct ct_frame *f, char *function, const
 	struct ct_frame *out = &c->v[c->n++];
 	*out = *f;
 	out->function = function;
+	out->symbol = symbol_copy;
 	out->file = file_copy;
 	return 0;
 }
 
-/* An inlined function's name comes from its abstract origin: the linkage name (demangled) names
- * C++ functions as the symbol table does; C has only DW_AT_name. */
-static char *die_function(Dwarf_Die *die)
+/* An inlined function's name comes from its abstract origin: the linkage name names C++
+ * functions as the symbol table does (demangle it); C has only DW_AT_name. NULL when it has none. */
+static const char *die_function(Dwarf_Die *die)
 {
 	static const int attrs[] = {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name};
 	Dwarf_Attribute a;
 	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
 		const char *name = dwarf_formstring(dwarf_attr_integrate(die, attrs[i], &a));
 		if (name)
-			return demangle(name);
+			return name;
 	}
-	return strdup("??");
+	return NULL;
 }
 
 /* Where an inlined subroutine was inlined: DW_AT_call_file (an index into its CU's file table)
@@ -363,7 +412,8 @@ static int push_inlined(struct chain *c, const struct ct_frame *base, Dwarf_Die 
 		struct ct_frame f = *base;
 		f.line = *file && *line > 0 ? (unsigned)*line : 0;
 		f.inlined = 1;
-		rc = push(c, &f, die_function(&scopes[i]), f.line ? *file : NULL);
+		const char *name = die_function(&scopes[i]);
+		rc = push(c, &f, name ? demangle(name) : strdup("??"), name, f.line ? *file : NULL);
 		call_site(&scopes[i], cu, file, line);
 	}
 	free(scopes);
@@ -398,7 +448,7 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 	char buf[64];
 	struct ct_frame f = {.address = ip, .module = m ? m->path : NULL};
 	char *function = NULL;
-	const char *file = NULL;
+	const char *file = NULL, *name = NULL;
 	int lineno = 0;
 	struct dso *d = m ? dso_for(s, m) : NULL;
 	if (m && !d)
@@ -406,7 +456,7 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 	if (d && d->mod) {
 		/* ip is a return address: ip - 1 lies inside the call instruction. */
 		Dwarf_Addr addr = ip - m->base - 1 + d->bias;
-		const char *name = symbol_name(d, addr);
+		name = symbol_name(d, addr);
 		if (name && !(function = demangle(name)))
 			return -ENOMEM;
 		Dwarf_Addr bias;
@@ -429,7 +479,7 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 		snprintf(buf, sizeof(buf), "%.40s+0x%" PRIx64, basename_of(m->path), ip - m->base);
 	else if (!function)
 		snprintf(buf, sizeof(buf), "??");
-	return push(c, &f, function ? function : strdup(buf), file);
+	return push(c, &f, function ? function : strdup(buf), function ? name : NULL, file);
 }
 
 /* ---- the cache ---- */

@@ -11,7 +11,10 @@
 
 struct ct_frame {
 	uint64_t address;     /* the recorded return address */
-	const char *function; /* never NULL: demangled name, raw name, "module+0xoffset" or "??" */
+	const char *function; /* never NULL: demangled name without compiler suffixes (.isra.0, .cold, ...),
+	                       * raw name, "module+0xoffset" or "??" */
+	const char *symbol;   /* the name as the binary spells it (mangled, suffixes, @version), NULL when
+	                       * function is none */
 	const char *file;     /* NULL when unknown */
 	unsigned line;        /* 0 when unknown */
 	const char *module;   /* path of the module, NULL when no module held the address */

@@ -44,8 +44,10 @@
  *
  * Addresses: a FRAME's ip is a return address (the call instruction's next byte), except that the
  * innermost frame of a stack is the return address into the program from the allocation function.
- * Symbolizers look up ip - 1. An ip belongs to the module whose segment [base + vaddr,
- * base + vaddr + memsz) held it when the FRAME record was read (modules come and go with
+ * Symbolizers look up ip - 1, the call, for everything: module, function, file, line and inline
+ * chain (a call that is the last instruction of a function, or of a module's code, returns to the
+ * next one's first byte). A frame belongs to the module whose segment [base + vaddr,
+ * base + vaddr + memsz) held ip - 1 when the FRAME record was read (modules come and go with
  * MODULE/UNMODULE records, always written before the frames that need them).
  *
  * Time: TIME records advance the clock (microseconds since the process started, the PROCESS

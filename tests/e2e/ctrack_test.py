@@ -32,6 +32,8 @@ class Env:
     # ---- checks ----
 
     def check(self, name, ok, detail=""):
+        if isinstance(detail, bytes):  # a failing program's output, as the test captured it
+            detail = detail.decode(errors="replace")
         self.results.append(bool(ok))
         print(("PASS " if ok else "FAIL ") + name + ("" if ok or not detail else ": " + detail),
               flush=True)

@@ -157,7 +157,7 @@ static void basic(const char *dir)
 	struct ct_rec_buf *b = &e.b;
 	process(&e, "/bin/prog", 2, argv);
 	module(&e);
-	ct_rec_frame(b, CT_STACK_ROOT, 0x401000);      /* 2: main */
+	ct_rec_frame(b, CT_STACK_ROOT, 0x401010);      /* 2: main (its call, ip - 1, in the module) */
 	ct_rec_frame(b, 2, 0x401100);                  /* 3: site A */
 	ct_rec_frame(b, 2, 0x401200);                  /* 4: site B */
 	ct_rec_frame(b, CT_STACK_TRUNCATED, 0x401300); /* 5: site C, deeper frames cut */

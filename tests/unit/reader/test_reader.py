@@ -43,16 +43,16 @@ def test_basic(exe, gen, d):
         "peak_heap_bytes": 5320, "peak_heap_time_ns": 15000, "peak_rss_bytes": 123456,
         "leaked_bytes": 2220, "leaked_allocations": 6, "runtime_ns": 25000, "unmatched_frees": 3})
     check("basic: leaks", [(s["bytes"], s["allocations"], addresses(s)) for s in doc["leaks"]],
-          [(2000, 2, ["0x401200", "0x401000"]), (220, 4, ["0x401100", "0x401000"])])
+          [(2000, 2, ["0x401200", "0x401010"]), (220, 4, ["0x401100", "0x401010"])])
     check("basic: peak", [(s["bytes"], s["allocations"], addresses(s), s["truncated"]) for s in doc["peak"]],
-          [(5000, 1, ["0x401300"], True), (320, 5, ["0x401100", "0x401000"], False)])
+          [(5000, 1, ["0x401300"], True), (320, 5, ["0x401100", "0x401010"], False)])
     check("basic: allocations", [(s["allocations"], s["bytes"]) for s in doc["allocations"]],
           [(6, 330), (3, 3000), (1, 5000)])
     check("basic: temporary", [(s["temporary_allocations"], s["allocations"]) for s in doc["temporary"]],
           [(1, 6), (1, 1)])
     # No such file: the module's name and offset stand for the function.
     check("basic: frame", doc["leaks"][0]["frames"][0],
-          {"address": "0x401200", "function": "libfoo.so+0x1200", "file": None, "line": None,
+          {"address": "0x401200", "function": "libfoo.so+0x1200", "symbol": None, "file": None, "line": None,
            "module": "/nonexistent/libfoo.so", "inlined": False})
     doc, _ = analyze_json(exe, f"{d}/basic.zst", "--top", "1")
     check("basic --top 1: sizes", [len(doc[k]) for k in ("leaks", "peak", "allocations", "temporary")],
@@ -64,7 +64,7 @@ def test_basic(exe, gen, d):
                  "bytes allocated: 8330 bytes (8.1 KiB)\n", "temporary allocations: 2 (20.0% of allocations)\n",
                  "peak heap: 5320 bytes (5.2 KiB) at 0.000 s\n", "leaked: 2220 bytes (2.2 KiB) in 6 allocations\n",
                  "2000 bytes (2.0 KiB) leaked in 2 allocations\n  #0 0x401200 libfoo.so+0x1200 (libfoo.so)\n"
-                 "  #1 0x401000 libfoo.so+0x1000\n",  # the module is named once per run of frames
+                 "  #1 0x401010 libfoo.so+0x1010\n",  # the module is named once per run of frames
                  "  #0 0x401300 libfoo.so+0x1300 (libfoo.so)\n  ... (deeper frames were not captured)\n"):
         if want not in text:
             failures.append(f"basic text: {want!r} missing from:\n{text}")
