@@ -543,3 +543,17 @@ int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t 
 	memcpy(out, e->frames + (e->nframes - n), (size_t)n * sizeof(*out));
 	return n;
 }
+
+uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)
+{
+	int changed = 0;
+	Dwfl_Module *dm = mod ? ct_symbolizer_module(s, mod, &changed) : NULL;
+	Dwarf_Addr bias = 0;
+	if (!dm || !dwfl_module_getelf(dm, &bias))
+		return 0;
+	GElf_Off off;
+	GElf_Sym sym;
+	/* return address - 1: the call instruction, inside the function even for a noreturn call */
+	const char *name = dwfl_module_addrinfo(dm, ip - mod->base - 1 + bias, &off, &sym, NULL, NULL, NULL);
+	return name ? sym.st_size : 0;
+}

@@ -38,6 +38,10 @@ void ct_symbolizer_free(struct ct_symbolizer *s);
 int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out,
                  int max);
 
+/* The size in bytes of the symbol (function) that holds the call before return address ip in mod,
+ * or 0 when no sized symbol holds it (no symbols, a label, a module that cannot be opened). */
+uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip);
+
 /* The libdwfl module the symbolizer opened for mod (opened now if it was not yet), or NULL when the
  * file is missing, not ELF or not the traced one; *changed = 1 in the last case (the file's
  * build-id differs from the trace's: it was rebuilt, and its frames are shown as addresses rather

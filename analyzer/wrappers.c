@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <elfutils/libdwfl.h>
-
 #include "report.h"
+#include "symbolize.h"
 
 #define DEPTH 10  /* frames kept per site: a wrapper further out than this is not looked for */
 #define POINTS 2  /* call points a wrapper may have */
@@ -263,17 +262,8 @@ static int small_body(const struct finder *x, struct fn *g)
 	for (size_t i = 0; i < m->nmodules && !mod; i++)
 		if (m->modules[i].path == g->module)
 			mod = &m->modules[i];
-	int changed = 0;
-	Dwfl_Module *dm = mod ? ct_symbolizer_module(x->r->sym, mod, &changed) : NULL;
-	Dwarf_Addr bias = 0;
-	if (!dm || !dwfl_module_getelf(dm, &bias))
-		return 0;
-	GElf_Off off;
-	GElf_Sym sym;
-	/* return address - 1: the call instruction, inside the function even for a noreturn call */
-	const char *name =
-	    dwfl_module_addrinfo(dm, g->address - mod->base - 1 + bias, &off, &sym, NULL, NULL, NULL);
-	if (name && sym.st_size && sym.st_size <= BODY)
+	uint64_t size = ct_symbolize_symbol_size(x->r->sym, mod, g->address);
+	if (size && size <= BODY)
 		g->sized = 1;
 	return g->sized > 0;
 }
