@@ -301,31 +301,6 @@ static int dpkg_paths(const char *path, char *out[DPKG_PATHS])
 	return n;
 }
 
-/* Whether list (a dpkg .list file's text: one path a line) has the line path. */
-static int list_has(const char *list, size_t len, const char *path)
-{
-	size_t n = strlen(path);
-	for (const char *p = list; (p = memmem(p, len - (size_t)(p - list), path, n)); p++)
-		if ((p == list || p[-1] == '\n') && (p + n == list + len || p[n] == '\n'))
-			return 1;
-	return 0;
-}
-
-/* The contents of dir's file name, or NULL. */
-static char *read_file(int dir, const char *name, size_t *len)
-{
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	char *buf = NULL;
-	if (fd >= 0 && fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1))) {
-		ssize_t n = read(fd, buf, (size_t)st.st_size);
-		*len = n > 0 ? (size_t)n : 0;
-	}
-	if (fd >= 0)
-		close(fd);
-	return buf;
-}
-
 /* The debug package of the binary package whose file list is list_name ("zlib1g:amd64.list"):
  * glibc ships libc6-dbg; every other package gets PACKAGE-dbgsym in the debug archive. */
 static char *debug_package(const char *list_name)
@@ -336,6 +311,41 @@ static char *debug_package(const char *list_name)
 	char *debug = pkg ? concat(pkg, strcmp(pkg, "libc6") ? "-dbgsym" : "-dbg") : NULL;
 	free(pkg);
 	return debug;
+}
+
+struct wanted {
+	struct ct_quality *q;
+	char *paths[DPKG_PATHS];
+	int n;
+};
+
+/* Reads dir's file list name (dpkg's: one path a line) line by line, so a list of megabytes costs
+ * one line of memory, and names the package in each wanted module it owns. Returns how many
+ * modules it named, or -ENOMEM. */
+static int scan_list(int dir, const char *name, struct wanted *want, size_t n)
+{
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int named = 0;
+	for (ssize_t len; named >= 0 && (len = getline(&line, &cap, f)) > 0;) {
+		if (line[len - 1] == '\n')
+			line[len - 1] = 0;
+		for (size_t i = 0; i < n && named >= 0; i++)
+			for (int j = 0; !want[i].q->package && j < want[i].n; j++)
+				if (want[i].paths[j] && !strcmp(line, want[i].paths[j]))
+					named =
+					    (want[i].q->package = debug_package(name)) ? named + 1 : -ENOMEM;
+	}
+	free(line);
+	fclose(f);
+	return named;
 }
 
 /* The distribution's debuginfod server, by /etc/os-release's ID, or NULL. */
@@ -375,12 +385,6 @@ static char *package_advice(const struct ct_quality *q, const char *url)
 	return s;
 }
 
-struct wanted {
-	struct ct_quality *q;
-	char *paths[DPKG_PATHS];
-	int n;
-};
-
 /* Looks for the files of want[0..n) in every package's file list, once. */
 static int find_packages(struct wanted *want, size_t n)
 {
@@ -390,17 +394,14 @@ static int find_packages(struct wanted *want, size_t n)
 	size_t left = n;
 	int rc = 0;
 	for (struct dirent *e; left && !rc && (e = readdir(dir));) {
-		size_t len = strlen(e->d_name), size = 0;
+		size_t len = strlen(e->d_name);
 		if (len <= 5 || strcmp(e->d_name + len - 5, ".list"))
 			continue;
-		char *list = read_file(dirfd(dir), e->d_name, &size);
-		for (size_t i = 0; list && i < n && !rc; i++)
-			for (int j = 0; !want[i].q->package && j < want[i].n; j++)
-				if (want[i].paths[j] && list_has(list, size, want[i].paths[j])) {
-					rc = (want[i].q->package = debug_package(e->d_name)) ? 0 : -ENOMEM;
-					left--;
-				}
-		free(list);
+		int named = scan_list(dirfd(dir), e->d_name, want, n);
+		if (named < 0)
+			rc = named;
+		else
+			left -= (size_t)named;
 	}
 	closedir(dir);
 	return rc;
