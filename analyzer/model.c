@@ -386,6 +386,30 @@ void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t 
 	                         .argc = argc};
 }
 
+/* ---- leak classes ---- */
+
+void ct_model_classes_begin(struct ct_model *m)
+{
+	for (size_t i = 0; i < m->ninfos; i++)
+		memset(m->infos[i].classes, 0, sizeof(m->infos[i].classes));
+	m->classified = 1;
+}
+
+int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4])
+{
+	struct ct_info *info = info_at(m, id);
+	uint64_t sum = 0;
+	for (int k = 0; k < 4; k++) {
+		if (count[k] > UINT64_MAX - sum)
+			return -EINVAL;
+		sum += count[k];
+	}
+	if (!info || sum > info->live)
+		return -EINVAL;
+	memcpy(info->classes, count, sizeof(info->classes));
+	return 0;
+}
+
 /* ---- queries ---- */
 
 uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info)

@@ -17,6 +17,7 @@ struct ct_info {
 	uint64_t version;     /* peak version at which peak_live was last brought up to date */
 	uint64_t allocations; /* ALLOC + TEMP */
 	uint64_t temporary;   /* TEMP */
+	uint64_t classes[4];  /* live blocks by leak class (CT_CLASS_*), when the trace has CLASSES */
 };
 
 struct ct_node {
@@ -93,8 +94,9 @@ struct ct_model {
 	uint64_t peak_version;
 	struct ct_totals t;
 	struct ct_process proc;
-	int complete;  /* the last record read was END or EXEC */
-	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
+	int complete;   /* the last record read was END or EXEC */
+	int classified; /* a CLASSES record gave every info's live blocks their leak classes */
+	int exec_last;  /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
 	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip - 1 */
 	/* Distinct notes in the order they first came (at most CT_NOTES_MAX + 1: see struct ct_note). */
@@ -129,6 +131,11 @@ int ct_model_unmodule(struct ct_model *m, uint64_t id);
 void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, uint64_t end_us);
 /* A NOTE record: level (0 info, else warning) and len bytes of text (copied). 0 or -ENOMEM. */
 int ct_model_note(struct ct_model *m, unsigned level, const char *text, size_t len);
+/* A CLASSES record begins: every info's classes are cleared (a later record supersedes). */
+void ct_model_classes_begin(struct ct_model *m);
+/* Info `id`'s live blocks by class (definite, indirect, possible, reachable): -EINVAL when the id is
+ * undefined or the counts add up to more blocks than are live. */
+int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4]);
 /* Takes ownership of exe and argv (heap blocks). */
 void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,
                       struct ct_bytes *argv, size_t argc);

@@ -316,6 +316,22 @@ static int rec_note(struct reader *r, struct cursor *c)
 	return rc;
 }
 
+/* CLASSES: | n v | n x (info v, 4 counts v) |. A count that exceeds what a payload can hold stops at
+ * the shortened cursor, so a hostile n costs nothing. */
+static int rec_classes(struct reader *r, struct cursor *c)
+{
+	uint64_t n = cur_v(c);
+	ct_model_classes_begin(r->m);
+	for (uint64_t i = 0; i < n && !c->shorted; i++) {
+		uint64_t id = cur_v(c), count[4];
+		for (int k = 0; k < 4; k++)
+			count[k] = cur_v(c);
+		if (!c->shorted && ct_model_classes(r->m, id, count) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
 static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
 {
@@ -351,6 +367,9 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	}
 	case CT_REC_NOTE:
 		rc = rec_note(r, &c);
+		break;
+	case CT_REC_CLASSES:
+		rc = rec_classes(r, &c);
 		break;
 	case CT_REC_THREAD:
 		break;

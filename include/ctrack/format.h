@@ -13,8 +13,8 @@
  *   | version u16 | min_version u16 | header_size u16 | pointer_size u8 | flags u8 | features u32 |
  *   version:      CTRACK_FORMAT_VERSION of the writer.
  *   min_version:  the oldest reader version that can read this file; a reader whose version is
- *                 below it refuses the file, naming both versions. (Version 2 added RECENT; a
- *                 version 2 writer writes min_version 2.)
+ *                 below it refuses the file, naming both versions. (Version 2 added RECENT,
+ *                 version 3 the optional CLASSES: a version 3 writer writes min_version 2.)
  *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
  *                 reader skips header bytes it does not know.
  *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
@@ -64,7 +64,7 @@
 	"\x89" \
 	"CTRACK\n"
 #define CT_MAGIC_SIZE 8
-#define CTRACK_FORMAT_VERSION 2
+#define CTRACK_FORMAT_VERSION 3
 #define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
 #define CTRACK_FORMAT_READER_MIN 2  /* min_version this writer writes: readers older than 2 lack RECENT */
 #define CT_HEADER_SIZE 20           /* magic + version..features */
@@ -139,6 +139,13 @@
  *   Resident set size at the current time (heap totals are computed by the reader itself).
  * NOTE    0x42  | level u8 (0 info, 1 warning) | text s |   optional
  *   A message from the shim for the person reading the report (e.g. tracing stopped early).
+ * CLASSES 0x43  | n v | n x (info v, definite v, indirect v, possible v, reachable v) |   optional,
+ *                since version 3 (a version 2 reader skips it)
+ *   The live blocks by leak class, as memcheck defines the classes, from a reachability scan of the
+ *   program's memory: for each alloc info with live blocks, how many are definitely lost, indirectly
+ *   lost, possibly lost and still reachable (their sum is the info's live count when the scan ran).
+ *   Written before END (the scan at exit); a later CLASSES record supersedes an earlier one.
+ *   Example: 43 06 01 05 02 00 00 01 = one info, 5, of which 2 definite and 1 reachable.
  */
 #define CT_RECORDS(X) \
 	X(ALLOC, 0x01) \
@@ -156,7 +163,8 @@
 	X(EXEC, 0x14) \
 	X(THREAD, 0x40) \
 	X(SAMPLE, 0x41) \
-	X(NOTE, 0x42)
+	X(NOTE, 0x42) \
+	X(CLASSES, 0x43)
 
 enum ct_record_tag {
 #define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,

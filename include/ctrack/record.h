@@ -304,4 +304,25 @@ static inline void ct_rec_note(struct ct_rec_buf *b, unsigned level, const char 
 	ct_rec_close(b, at);
 }
 
+/* The leak classes of one alloc info's live blocks (CLASSES). */
+enum { CT_CLASS_DEFINITE, CT_CLASS_INDIRECT, CT_CLASS_POSSIBLE, CT_CLASS_REACHABLE, CT_CLASSES };
+struct ct_rec_classes {
+	uint64_t info;
+	uint64_t count[CT_CLASSES];
+};
+
+static inline void ct_rec_classes(struct ct_rec_buf *b, const struct ct_rec_classes *v, size_t n)
+{
+	size_t at = ct_rec_open(b, CT_REC_CLASSES, CT_VARINT_MAX + n * (1 + CT_CLASSES) * CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_v(b, n);
+	for (size_t i = 0; i < n; i++) {
+		ct_rec_v(b, v[i].info);
+		for (int k = 0; k < CT_CLASSES; k++)
+			ct_rec_v(b, v[i].count[k]);
+	}
+	ct_rec_close(b, at);
+}
+
 #endif /* CTRACK_RECORD_H */

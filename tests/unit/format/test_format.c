@@ -76,13 +76,13 @@ static void buf_init(struct ct_rec_buf *b)
 
 static void test_header(void)
 {
-	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 2, min_version 2 (version 2 added RECENT),
+	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 3, min_version 2 (version 2 added RECENT),
 	 * header_size 20, all u16 little-endian; pointer_size 8; flags 0; features 0 (u32). */
-	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02,
+	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x03, 0x00, 0x02,
 	       0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00);
 	uint8_t h[CT_HEADER_SIZE];
 	same_bytes("header: format.h's ct_put_header", h, ct_put_header(h),
-	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x02, 0x00, 0x02, 0x00, 0x14, 0x00,
+	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x03, 0x00, 0x02, 0x00, 0x14, 0x00,
 	                 0x08, 0x00, 0x00, 0x00, 0x00, 0x00));
 }
 
@@ -295,21 +295,35 @@ static void test_note(void)
 	GOLDEN("NOTE, empty", ct_rec_note(&b, CT_NOTE_INFO, "", 0), 0x42, 0x02, 0x00, 0x00);
 }
 
+static void test_classes(void)
+{
+	/* CLASSES: tag 43, length 6, n 1, info 5, definite 2, indirect 0, possible 0, reachable 1 (format.h's
+	 * example); then two infos, 300 = ac 02, 128 definite = 80 01: payload 1 + 1+4 + 2+2+1+1+1 = 13. */
+	GOLDEN("CLASSES", ct_rec_classes(&b, &(struct ct_rec_classes){5, {2, 0, 0, 1}}, 1), 0x43, 0x06, 0x01,
+	       0x05, 0x02, 0x00, 0x00, 0x01);
+	GOLDEN("CLASSES, two infos",
+	       ct_rec_classes(&b, ((const struct ct_rec_classes[]){{0, {1, 1, 1, 1}}, {300, {128, 0, 0, 0}}}),
+	                      2),
+	       0x43, 0x0d, 0x02, 0x00, 0x01, 0x01, 0x01, 0x01, 0xac, 0x02, 0x80, 0x01, 0x00, 0x00, 0x00);
+}
+
 /* ---- the version, format.h's examples ---- */
 
 static void test_version(void)
 {
-	report("CTRACK_FORMAT_VERSION is 2, the goldens' version (a changed encoding needs a version bump "
+	report("CTRACK_FORMAT_VERSION is 3, the goldens' version (a changed encoding needs a version bump "
 	       "and new goldens here)",
-	       CTRACK_FORMAT_VERSION == 2);
-	report("a version 2 writer writes min_version 2 (readers older than 2 lack RECENT)",
-	       CTRACK_FORMAT_READER_MIN == 2);
+	       CTRACK_FORMAT_VERSION == 3);
+	report(
+	    "a version 3 writer writes min_version 2 (readers older than 2 lack RECENT; CLASSES is optional)",
+	    CTRACK_FORMAT_READER_MIN == 2);
 	report("tags are on-disk numbers",
 	       CT_REC_ALLOC == 0x01 && CT_REC_FREE == 0x02 && CT_REC_TEMP == 0x03 && CT_REC_INFO == 0x04 &&
 	           CT_REC_FRAME == 0x05 && CT_REC_TIME == 0x06 && CT_REC_TEMPFREE == 0x07 &&
 	           CT_REC_RECENT == 0x08 && CT_REC_PROCESS == 0x10 && CT_REC_MODULE == 0x11 &&
 	           CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
-	           CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 && CT_REC_NOTE == 0x42);
+	           CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 && CT_REC_NOTE == 0x42 &&
+	           CT_REC_CLASSES == 0x43);
 }
 
 /* The examples in format.h's comments, through record.h and format.h's helpers. */
@@ -404,12 +418,13 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } tests[] = {
-    {"header", test_header},     {"short", test_short},       {"recent", test_recent},
-    {"tempfree", test_tempfree}, {"time", test_time},         {"info", test_info},
-    {"frame", test_frame},       {"process", test_process},   {"module", test_module},
-    {"unmodule", test_unmodule}, {"end", test_end},           {"exec", test_exec},
-    {"thread", test_thread},     {"sample", test_sample},     {"note", test_note},
-    {"version", test_version},   {"examples", test_examples}, {"dropped", test_dropped},
+    {"header", test_header},     {"short", test_short},     {"recent", test_recent},
+    {"tempfree", test_tempfree}, {"time", test_time},       {"info", test_info},
+    {"frame", test_frame},       {"process", test_process}, {"module", test_module},
+    {"unmodule", test_unmodule}, {"end", test_end},         {"exec", test_exec},
+    {"thread", test_thread},     {"sample", test_sample},   {"note", test_note},
+    {"classes", test_classes},   {"version", test_version}, {"examples", test_examples},
+    {"dropped", test_dropped},
 };
 
 int main(int argc, char **argv)

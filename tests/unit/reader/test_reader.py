@@ -4,12 +4,19 @@
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 
 failures = []
+
+
+# The format's version, from its one specification (gen_trace writes a file one version newer).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "include", "ctrack",
+                       "format.h")) as _f:
+    VERSION = int(re.search(r"#define CTRACK_FORMAT_VERSION (\d+)", _f.read()).group(1))
 
 
 def check(what, got, want):
@@ -167,8 +174,8 @@ def test_errors(exe, d):
         ("text.txt", f"'{d}/text.txt' is not a ctrack trace"),
         ("tiny.txt", f"'{d}/tiny.txt' is not a ctrack trace"),
         ("other.zst", f"'{d}/other.zst' is not a ctrack trace"),
-        ("newer.zst", f"'{d}/newer.zst' has trace format version 3 (readable from version 3 on); "
-                      "this ctrack-analyze reads version 2: upgrade ctrack"),
+        ("newer.zst", f"'{d}/newer.zst' has trace format version {VERSION + 1} (readable from version "
+                      f"{VERSION + 1} on); this ctrack-analyze reads version {VERSION}: upgrade ctrack"),
         ("corrupt.zst", "corrupt trace at offset 27: ALLOC refers to undefined alloc info 5"),
         ("badtag.zst", "corrupt trace at offset 22: invalid record tag 0x00"),
     ]
