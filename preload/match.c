@@ -302,3 +302,22 @@ uint64_t ct_match_dropped(void)
 {
 	return m.dropped;
 }
+
+size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg), void *arg)
+{
+	size_t n = 0;
+	for (uint64_t i = 0; i < m.live.cap; i++) {
+		const struct ct_live_slot *s = &m.live.slots[i];
+		if (!s->key)
+			continue;
+		uint32_t info = block_info(s->val);
+		fn(s->key, m.infos.keys[info].size, info, arg);
+		n++;
+	}
+	return n;
+}
+
+uint32_t ct_match_infos(void)
+{
+	return m.infos.index.count;
+}

@@ -62,6 +62,12 @@ void ct_match_write_held(struct ct_match_stream *s);
 /* ct_match_settle on every registered stream. */
 void ct_match_settle_all(void);
 
+/* Every block in the live table (after ct_match_settle_all: every live block), with its size and
+ * alloc info; fn must not apply events. Returns the number of blocks visited. */
+size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg), void *arg);
+/* Alloc infos defined so far (ids are below this). */
+uint32_t ct_match_infos(void);
+
 /* The totals so far, as END carries them (end_us is the caller's). */
 void ct_match_totals(struct ct_rec_end *e);
 /* Bytes allocated since the last call (drives the writer's RSS samples). */

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "leakscan.h"
 #include "shim.h"
 #include "unwind.h"
 #include "writer.h"
@@ -433,6 +435,11 @@ void ct_track_finish(void)
 	if (atomic_load(&ct_state) != CT_ACTIVE || getpid() != traced_pid || atomic_exchange(&finished, 1))
 		return;
 	cxx_freeres();
+	/* This frame waits while the writer scans: the registers spilled here and every frame above
+	 * are the exiting thread's roots. */
+	jmp_buf regs;
+	setjmp(regs);
+	ct_leakscan_prepare(regs);
 	ct_writer_finish();
 	atomic_store(&ct_state, CT_LATE);
 }

@@ -506,3 +506,28 @@ unsigned long ct_unwind_fallbacks(void)
 {
 	return atomic_load_explicit(&all_fallbacks, memory_order_relaxed);
 }
+
+uintptr_t ct_unwind_first_sp_outside(const uintptr_t (*ranges)[2], int n)
+{
+	int saved_errno = errno;
+	unw_context_t ctx;
+	unw_cursor_t cursor;
+	uintptr_t found = 0;
+	if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0) {
+		do {
+			unw_word_t ip, sp;
+			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
+			    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0)
+				break;
+			int inside = 0;
+			for (int i = 0; i < n && !inside; i++)
+				inside = ip - ranges[i][0] < ranges[i][1] - ranges[i][0];
+			if (!inside) {
+				found = (uintptr_t)sp;
+				break;
+			}
+		} while (unw_step(&cursor) > 0);
+	}
+	errno = saved_errno;
+	return found;
+}

@@ -28,5 +28,9 @@ unsigned long ct_unwind_fallbacks(void);
 void ct_unwind_invalidate(void);
 /* The calling thread is exiting: unmap its rule cache (mapped again if it walks once more). */
 void ct_unwind_thread_exit(void);
+/* The stack pointer of the calling thread's innermost frame whose code lies outside all n ranges
+ * [lo, hi) (say the shim's and the exit machinery's), from libunwind's walk: everything above it is
+ * the program's. 0 when every frame is inside them. Not for use inside malloc. */
+uintptr_t ct_unwind_first_sp_outside(const uintptr_t (*ranges)[2], int n);
 
 #endif

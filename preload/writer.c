@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ctrack/record.h"
+#include "leakscan.h"
 #include "match.h"
 #include "text.h"
 #include "unwind.h"
@@ -40,6 +41,7 @@ enum {
 	NOTE_SLOW_WALKS,
 	NOTE_REOPENED,
 	NOTE_SETTING,
+	NOTE_UNSCANNED,
 	NOTE_KINDS
 };
 
@@ -361,6 +363,11 @@ static int serve(uint32_t req)
 		ct_rec_exec(&w.out, w.req_path, strlen(w.req_path));
 		ct_output_write(&w.out, CT_OUT_END);
 	}
+	if (op == REQ_FINISH && ct_leakscan(&w.out) == 0)
+		note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
+		           " other threads were still running at exit: their stacks and registers were not "
+		           "scanned for "
+		           "pointers, so blocks they alone reach count as lost");
 	if (op == REQ_FINISH)
 		emit_end();
 	atomic_store(&w.done, req);
