@@ -60,6 +60,16 @@ int ct_write_speedscope(FILE *out, const struct ct_report *r);
 /* valgrind massif's out file: snapshots of the heap over time, the peak one detailed. */
 int ct_write_massif(FILE *out, const struct ct_report *r);
 
+/* ---- export_ci.c ---- */
+
+/* The leaks for CI servers, one per leak site (docs: README's CI section): JUnit XML (a failing
+ * testcase each, a passing one when nothing leaked), SARIF 2.1.0 (a result each, with the backtrace
+ * as code flow and stack) and GitHub workflow commands (an ::error line each). Source paths under the
+ * current directory are written relative to it. Each returns 0 or a negative errno. */
+int ct_write_junit(FILE *out, const struct ct_report *r);
+int ct_write_sarif(FILE *out, const struct ct_report *r);
+int ct_write_github(FILE *out, const struct ct_report *r);
+
 /* ---- diff.c ---- */
 
 /* Per backtrace of t (a tree holding base in set 0 and new in set 1): the change in leaked bytes,

@@ -76,6 +76,18 @@ static int write_massif(FILE *out, struct exports *x)
 {
 	return ct_write_massif(out, x->r);
 }
+static int write_junit(FILE *out, struct exports *x)
+{
+	return ct_write_junit(out, x->r);
+}
+static int write_sarif(FILE *out, struct exports *x)
+{
+	return ct_write_sarif(out, x->r);
+}
+static int write_github(FILE *out, struct exports *x)
+{
+	return ct_write_github(out, x->r);
+}
 
 /* The reports print to their report's stream: a copy of it aimed at out. */
 static int write_json(FILE *out, struct exports *x)
@@ -124,6 +136,12 @@ static const struct output {
      "  --speedscope FILE  speedscope's JSON format, one profile per cost\n"},
     {"--massif", write_massif, OUT_FILE, "[--massif FILE]",
      "  --massif FILE    valgrind massif's format (ms_print FILE, massif-visualizer)\n"},
+    {"--junit", write_junit, OUT_FILE, "[--junit FILE.xml]",
+     "  --junit FILE     JUnit XML for CI servers: one failing testcase per leak site\n"},
+    {"--sarif", write_sarif, OUT_FILE, "[--sarif FILE.sarif]",
+     "  --sarif FILE     SARIF 2.1.0 (code scanning): one result per leak site, with its backtrace\n"},
+    {"--github", write_github, 0, "[--github]",
+     "  --github         GitHub Actions annotations on stdout: one ::error line per leak site\n"},
     {NULL, write_text, 0, NULL, NULL},
 };
 
