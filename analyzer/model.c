@@ -412,6 +412,17 @@ int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4])
 
 /* ---- queries ---- */
 
+void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[4], uint64_t bytes[4])
+{
+	for (int k = 0; k < 4; k++)
+		blocks[k] = bytes[k] = 0;
+	for (size_t i = 0; i < m->ninfos; i++)
+		for (int k = 0; k < 4; k++) {
+			blocks[k] += m->infos[i].classes[k];
+			bytes[k] += m->infos[i].classes[k] * m->infos[i].size;
+		}
+}
+
 uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info)
 {
 	return info->version != m->peak_version ? info->live : info->peak_live;
@@ -456,6 +467,10 @@ long ct_model_sites(const struct ct_model *m, struct ct_site **out)
 		s->allocations += info->allocations;
 		s->bytes_allocated += info->allocations * info->size;
 		s->temporary += info->temporary;
+		for (int k = 0; k < 4; k++) {
+			s->class_allocations[k] += info->classes[k];
+			s->class_bytes[k] += info->classes[k] * info->size;
+		}
 	}
 	free(slot);
 	*out = sites;
