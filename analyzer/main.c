@@ -139,8 +139,7 @@ static const char usage_head[] =
 static const char usage_modes[] =
     "       " PROG " [--json] [--flamegraph FILE.svg] [--cost COST] --diff BASE NEW\n"
     "       " PROG " [--json] --symbols BINARY...\n"
-    "       " PROG " --fail-on=definite|possible|reachable|any [--max-leaked=SIZE] [--max-peak=SIZE]\n"
-    "       [--json] TRACE\n"
+    "       " PROG " --fail-on LEVEL [--max-leaked SIZE] [--max-peak SIZE] [--json] TRACE\n"
     "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n";
 static const char usage_tail[] =
     "  --diff BASE NEW  per backtrace, the change in leaked bytes, peak and allocations from BASE\n"
