@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ctrack-analyze: reads a trace, builds the model, writes the outputs asked for (the `outputs` table:
  * the text or JSON report on stdout, flame graphs, HTML, pprof, ...), or compares two traces.
- * Exit status: 0 (also for a truncated trace, with a warning), 1 on error, 2 on a usage error. */
+ * Exit status: 0 (also for a truncated trace, with a warning), 1 on error, 2 on a usage error, 23
+ * (CT_CHECK_EXIT) when a rule of --fail-on, --max-leaked or --max-peak is broken. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,12 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "ctrack-config.h"
 #include "debuginfo.h"
 #include "diagnose.h"
 #include "export.h"
 #include "reader.h"
 #include "report.h"
+#include "size.h"
 
 #define PROG "ctrack-analyze"
 
@@ -154,6 +157,7 @@ static const char usage_head[] =
 static const char usage_modes[] =
     "       " PROG " [--json] [--flamegraph FILE.svg] [--cost COST] --diff BASE NEW\n"
     "       " PROG " [--json] --symbols BINARY...\n"
+    "       " PROG " --fail-on LEVEL [--max-leaked SIZE] [--max-peak SIZE] [--json] TRACE\n"
     "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n";
 static const char usage_tail[] =
     "  --diff BASE NEW  per backtrace, the change in leaked bytes, peak and allocations from BASE\n"
@@ -172,6 +176,13 @@ static const char usage_tail[] =
     "  --all-frames     show allocator frames (operator new, std::allocator, ...) instead of folding\n"
     "  --full-stacks    keep the frames below main and below a thread's start routine (_start,\n"
     "                   __libc_start_main, start_thread, __clone3)\n"
+    "  --fail-on LEVEL  check the leaks (CI): exit 23 when more than --max-leaked bytes (default 0)\n"
+    "                   are definitely or indirectly lost (definite; the default with --max-leaked),\n"
+    "                   or also possibly lost (possible), or leaked at all (reachable, any), listing\n"
+    "                   them under a verdict that replaces the text report; 1 when the trace has no\n"
+    "                   leak classes for definite or possible\n"
+    "  --max-leaked SIZE, --max-peak SIZE  the leaked bytes allowed; the highest peak heap allowed\n"
+    "                   (exit 23 above it). SIZE: 4096, 10KiB, 1.5MB, ...\n"
     "  --symbols BINARY...  instead of a trace: the symbol quality of each binary and the shared\n"
     "                   libraries it needs; exit 3 when a given binary loses inline attribution\n"
     "  --debug-dir DIR  also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug\n"
@@ -214,6 +225,8 @@ struct options {
 	const char *out[NOUTPUTS]; /* per output: its file ("-" for stdout), NULL when not asked for */
 	int cost;                  /* enum ct_cost, or -1: leaked when anything leaked, else peak */
 	int reverse, pprof_peak, diff;
+	struct ct_check check; /* --fail-on, --max-leaked, --max-peak */
+	int checking;          /* one of them was given */
 };
 
 /* A progress line for a terminal: percent of the file read and events per second, ten times a
@@ -324,6 +337,7 @@ static int asked(const struct options *o, const char *option)
 /* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
+	int max_leaked = 0;
 	*o = (struct options){
 	    .top = 10, .callers = 3, .args = calloc((size_t)argc, sizeof(char *)), .cost = -1};
 	if (!o->args)
@@ -386,6 +400,24 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("%s needs a number", a);
 			if (parse_count(v, &o->callers) < 0)
 				return usage_error("--callers needs a number, not '%s'", v);
+		} else if (!strcmp(a, "--fail-on") || !strncmp(a, "--fail-on=", 10)) {
+			const char *v = option_value(argc, argv, &i, 9);
+			int level = v ? ct_check_parse_level(v) : -1;
+			if (level < 0)
+				return usage_error(
+				    "--fail-on needs definite, possible, reachable or any, not '%s'",
+				    v ? v : "");
+			o->check.fail_on = (enum ct_fail_on)level, o->checking = 1;
+		} else if (!strcmp(a, "--max-leaked") || !strncmp(a, "--max-leaked=", 13) ||
+		           !strcmp(a, "--max-peak") || !strncmp(a, "--max-peak=", 11)) {
+			int peak = a[6] == 'p';
+			const char *v = option_value(argc, argv, &i, peak ? 10 : 12);
+			if (!v || ct_parse_size(v, peak ? &o->check.max_peak : &o->check.max_leaked) < 0)
+				return usage_error(
+				    peak ? "--max-peak needs a size (4096, 10KiB, 1.5MB), not '%s'"
+				         : "--max-leaked needs a size (4096, 10KiB, 1.5MB), not '%s'",
+				    v ? v : "");
+			o->check.peak_rule |= peak, o->checking = 1, max_leaked |= !peak;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			const char *v = option_value(argc, argv, &i, 5);
 			if (!v)
@@ -410,6 +442,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (!o->trace)
 		return usage_error("%s", o->symbols ? "no binary given" : "no trace file given");
+	if (o->checking && (o->diff || o->symbols))
+		return usage_error("--fail-on, --max-leaked and --max-peak check one trace, not %s",
+		                   o->diff ? "--diff" : "--symbols");
+	if (max_leaked && !o->check.fail_on)
+		o->check.fail_on = CT_FAIL_DEFINITE;
 	if (o->diff && o->nargs != 2)
 		return usage_error("--diff needs two traces, BASE and NEW%s", "");
 	for (size_t k = 0; o->diff && k < NOUTPUTS; k++)
@@ -423,7 +460,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		n += o->out[k] != NULL;
 		text = outputs[k].option ? text : k;
 	}
-	if (!n) /* the default: the text report */
+	if (!n && !o->checking) /* the default: the text report (a check prints its verdict instead) */
 		o->out[text] = "-";
 	return -1;
 }
@@ -520,22 +557,44 @@ static int write_outputs(const struct options *o, const struct ct_report *r)
 	return rc;
 }
 
+/* The check's verdict goes to stdout, unless an output is written there. */
+static FILE *check_stream(const struct options *o)
+{
+	for (size_t i = 0; i < NOUTPUTS; i++)
+		if (o->out[i] && !strcmp(o->out[i], "-"))
+			return stderr;
+	return stdout;
+}
+
+/* Returns 0, CT_CHECK_EXIT when a rule of the check is broken, or -1 after one line on stderr. */
 static int report(const struct options *o, const struct ct_model *m)
 {
 	struct ct_fold *fold;
 	struct ct_report r;
+	if (o->checking && ct_check_needs_classes(&o->check, m)) {
+		fprintf(stderr,
+		        PROG
+		        ": the trace has no leak classes: --fail-on=%s needs a ctrack that scans the heap at "
+		        "exit (--fail-on=reachable counts every leaked byte)\n",
+		        o->check.fail_on == CT_FAIL_DEFINITE ? "definite" : "possible");
+		return -1;
+	}
 	if (load_fold(o, &fold) < 0)
 		return -1;
-	int rc = open_report(o, o->trace, m, fold, &r);
+	int rc = open_report(o, o->trace, m, fold, &r), broken = 0;
 	if (!rc)
 		rc = write_outputs(o, &r);
+	if (!rc && o->checking) {
+		broken = ct_check_run(&r, &o->check, check_stream(o));
+		rc = broken < 0 ? broken : 0;
+	}
 	close_report(&r);
 	ct_fold_free(fold);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
 	else if (fflush(stdout) || ferror(stdout))
 		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
-	return rc ? -1 : 0;
+	return rc ? -1 : broken > 0 ? CT_CHECK_EXIT : 0;
 }
 
 /* --diff: the two traces' trees in one (base set 0, new set 1), printed as a diff, and drawn. */
@@ -651,7 +710,8 @@ int main(int argc, char **argv)
 		if (!status && load(o.args[i], &m[i]) < 0)
 			status = 1, n = i + 1;
 	if (!status)
-		status = (o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0])) < 0;
+		status = o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0]);
+	status = status < 0 ? 1 : status;
 	for (int i = 0; i < n; i++)
 		ct_model_destroy(&m[i]);
 	ct_debuginfo_free();

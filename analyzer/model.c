@@ -222,6 +222,18 @@ int ct_model_alloc(struct ct_model *m, uint64_t id)
 	return 0;
 }
 
+/* A block freed after the leak classes were taken (a late destructor): the program held a pointer to
+ * it, so it was reachable, or found through an interior pointer at worst. Its class count goes. */
+static void unclassify_one(struct ct_info *info)
+{
+	uint64_t sum = info->classes[0] + info->classes[1] + info->classes[2] + info->classes[3];
+	for (int k = 3; k >= 0 && sum > info->live; k--)
+		if (info->classes[k]) {
+			info->classes[k]--;
+			return;
+		}
+}
+
 int ct_model_free(struct ct_model *m, uint64_t id)
 {
 	struct ct_info *info = info_at(m, id);
@@ -229,6 +241,8 @@ int ct_model_free(struct ct_model *m, uint64_t id)
 		return -EINVAL;
 	touch(m, info);
 	info->live--;
+	if (m->classified)
+		unclassify_one(info);
 	m->t.frees++;
 	m->t.live_allocations--;
 	m->t.current -= info->size;
@@ -412,6 +426,17 @@ int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4])
 
 /* ---- queries ---- */
 
+void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[4], uint64_t bytes[4])
+{
+	for (int k = 0; k < 4; k++)
+		blocks[k] = bytes[k] = 0;
+	for (size_t i = 0; i < m->ninfos; i++)
+		for (int k = 0; k < 4; k++) {
+			blocks[k] += m->infos[i].classes[k];
+			bytes[k] += m->infos[i].classes[k] * m->infos[i].size;
+		}
+}
+
 uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info)
 {
 	return info->version != m->peak_version ? info->live : info->peak_live;
@@ -456,6 +481,10 @@ long ct_model_sites(const struct ct_model *m, struct ct_site **out)
 		s->allocations += info->allocations;
 		s->bytes_allocated += info->allocations * info->size;
 		s->temporary += info->temporary;
+		for (int k = 0; k < 4; k++) {
+			s->class_allocations[k] += info->classes[k];
+			s->class_bytes[k] += info->classes[k] * info->size;
+		}
 	}
 	free(slot);
 	*out = sites;

@@ -147,13 +147,20 @@ uint64_t ct_model_runtime_us(const struct ct_model *m);
 /* The module a stack node's ip belongs to, or NULL. */
 const struct ct_module *ct_model_node_module(const struct ct_model *m, uint32_t node);
 
+/* The live blocks and their bytes by leak class (CT_CLASS_*), summed over the infos: zeros when the
+ * model is not classified. */
+void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[4], uint64_t bytes[4]);
+
 /* Allocation sites: alloc infos aggregated by stack node. */
 struct ct_site {
 	uint32_t stack;
 	uint64_t leaked_bytes, leaked_allocations;
 	uint64_t peak_bytes, peak_allocations;
 	uint64_t allocations, bytes_allocated, temporary;
+	/* The leaked blocks and bytes by leak class (CT_CLASS_*), when the model is classified. */
+	uint64_t class_allocations[4], class_bytes[4];
 	uint32_t group; /* in a report's ranking: its group's index + 1 (report.c); 0 otherwise */
+	int kind;       /* in a report's leak ranking of a classified trace: CT_CLASS_* + 1; 0 otherwise */
 };
 
 /* Builds the sites (one per stack node that has an alloc info) into *out (caller frees).

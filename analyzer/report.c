@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctrack/format.h"
+#include "ctrack/record.h"
 #include "report.h"
 
 #define NRANKS 4
@@ -54,13 +55,40 @@ static int cmp_by(const struct ct_site *x, const struct ct_site *y, enum ct_rank
 	for (int i = 0; i < 2; i++)
 		if (kx[i] != ky[i])
 			return kx[i] > ky[i] ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
 static int cmp_sites(const void *a, const void *b, void *by)
 {
 	return cmp_by(*(const struct ct_site *const *)a, *(const struct ct_site *const *)b,
 	              *(enum ct_rank *)by);
+}
+
+const char *ct_kind_name(int kind)
+{
+	static const char *const names[] = {"definite", "indirect", "possible", "reachable"};
+	return kind >= 1 && kind <= CT_CLASSES ? names[kind - 1] : NULL;
+}
+
+const char *ct_kind_label(int kind)
+{
+	static const char *const labels[] = {"definitely lost", "indirectly lost", "possibly lost",
+	                                     "still reachable"};
+	return kind >= 1 && kind <= CT_CLASSES ? labels[kind - 1] : "leaked";
+}
+
+/* s with its leaked figures those of one leak kind (CT_CLASS_* + 1); kind 0 leaves them. */
+static struct ct_site of_kind(const struct ct_site *s, int kind)
+{
+	struct ct_site k = *s;
+	if (kind) {
+		k.leaked_allocations = s->class_allocations[kind - 1];
+		k.leaked_bytes = s->class_bytes[kind - 1];
+		k.kind = kind;
+	}
+	return k;
 }
 
 /* One malloc'd block: n pointers, then n sites they point to (free(block) frees both). */
@@ -75,23 +103,28 @@ static const struct ct_site **alloc_ranking(size_t n, struct ct_site **copies)
 long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_site ***out)
 {
 	size_t total = r->groups ? r->ngroups : r->nsites, n = 0;
+	/* A classified trace's leaks: one entry per site and leak kind it has blocks of. */
+	int kinds = by == CT_BY_LEAKED && r->m->classified ? CT_CLASSES : 0;
 	struct ct_site *copies;
-	const struct ct_site **v = alloc_ranking(total, &copies);
+	const struct ct_site **v = alloc_ranking(total * (kinds ? (size_t)kinds : 1), &copies);
 	*out = NULL;
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < total; i++) {
-		const struct ct_site *s = r->groups ? &r->groups[i].sum : &r->sites[i];
-		uint64_t k[2];
-		keys(s, by, k);
-		if (!k[0])
-			continue;
-		copies[n] = *s;
-		copies[n].group = r->groups ? (uint32_t)i + 1 : 0;
-		if (r->groups)
-			copies[n].stack = r->groups[i].best[by]->stack;
-		v[n] = &copies[n];
-		n++;
+		const struct ct_site *site = r->groups ? &r->groups[i].sum : &r->sites[i];
+		for (int kind = kinds ? 1 : 0; kind <= kinds; kind++) {
+			const struct ct_site s = of_kind(site, kind);
+			uint64_t k[2];
+			keys(&s, by, k);
+			if (!k[0] && !(kind && s.leaked_allocations)) /* a kind's blocks of size 0 count */
+				continue;
+			copies[n] = s;
+			copies[n].group = r->groups ? (uint32_t)i + 1 : 0;
+			if (r->groups)
+				copies[n].stack = r->groups[i].best[by]->stack;
+			v[n] = &copies[n];
+			n++;
+		}
 	}
 	qsort_r(v, n, sizeof(*v), cmp_sites, &by);
 	*out = v;
@@ -319,6 +352,10 @@ static void add_site(struct ct_group *g, const struct ct_site *s)
 	t->peak_bytes += s->peak_bytes, t->peak_allocations += s->peak_allocations;
 	t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
 	t->temporary += s->temporary;
+	for (int k = 0; k < CT_CLASSES; k++) {
+		t->class_allocations[k] += s->class_allocations[k];
+		t->class_bytes[k] += s->class_bytes[k];
+	}
 	for (int by = 0; by < NRANKS; by++)
 		if (cmp_by(s, g->best[by], (enum ct_rank)by) < 0)
 			g->best[by] = s;
@@ -453,6 +490,10 @@ static void sum_into(struct ct_site *t, const struct ct_site *s)
 	t->peak_bytes += s->peak_bytes, t->peak_allocations += s->peak_allocations;
 	t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
 	t->temporary += s->temporary;
+	for (int k = 0; k < CT_CLASSES; k++) {
+		t->class_allocations[k] += s->class_allocations[k];
+		t->class_bytes[k] += s->class_bytes[k];
+	}
 }
 
 void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *sum)
@@ -464,17 +505,17 @@ void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *su
 
 /* The members of a group with a non-zero first key, merged by shown backtrace: c->v (hash in
  * hashes[i]), one stack each (the lowest id). */
-static int merge_members(const struct ct_report *r, enum ct_rank by, const struct ct_group *g,
+static int merge_members(const struct ct_report *r, enum ct_rank by, const struct ct_group *g, int kind,
                          struct ct_callers *c, struct shown *x, struct shown *y)
 {
 	size_t cap = 0;
 	uint64_t *hashes = NULL;
 	int rc = 0;
 	for (uint32_t i = g->members; !rc && i != UINT32_MAX; i = next_member(r)[i]) {
-		const struct ct_site *s = &r->sites[i];
+		const struct ct_site member = of_kind(&r->sites[i], kind), *s = &member;
 		uint64_t k[2];
 		keys(s, by, k);
-		if (!k[0])
+		if (!k[0] && !(kind && s->leaked_allocations))
 			continue;
 		int truncated;
 		if ((rc = shown_frames(r, s->stack, x, &truncated)))
@@ -500,7 +541,7 @@ static int merge_members(const struct ct_report *r, enum ct_rank by, const struc
 				}
 				hashes = hv;
 			}
-			c->v[c->n] = (struct ct_site){.stack = s->stack};
+			c->v[c->n] = (struct ct_site){.stack = s->stack, .kind = kind};
 			hashes[c->n++] = h;
 		}
 		sum_into(&c->v[j], s);
@@ -518,7 +559,7 @@ int ct_report_callers(const struct ct_report *r, enum ct_rank by, const struct c
 	struct shown x = {0}, y = {0};
 	int rc = 0;
 	if (r->groups && entry->group)
-		rc = merge_members(r, by, &r->groups[entry->group - 1], c, &x, &y);
+		rc = merge_members(r, by, &r->groups[entry->group - 1], entry->kind, c, &x, &y);
 	if (!rc && !c->n) { /* one backtrace: the entry's own */
 		if (!(c->v = malloc(sizeof(*c->v))))
 			rc = -ENOMEM;

@@ -60,8 +60,15 @@ int ct_report_group(struct ct_report *r);
 
 enum ct_rank { CT_BY_LEAKED, CT_BY_PEAK, CT_BY_ALLOCATIONS, CT_BY_TEMPORARY };
 
-/* The sites whose key for `by` is not zero, best first, as a malloc'd array of pointers (*out;
- * NULL when there are none). Returns the count or -ENOMEM. */
+/* A leak entry's kind (struct ct_site's kind: CT_CLASS_* + 1, or 0 when the trace has no leak
+ * classes): its JSON name ("definite", "indirect", "possible", "reachable"; NULL for 0), and its
+ * words in text ("definitely lost", ..., "still reachable"; "leaked" for 0). */
+const char *ct_kind_name(int kind);
+const char *ct_kind_label(int kind);
+
+/* The sites whose key for `by` is not zero, best first, as a malloc'd array of pointers (*out; NULL
+ * when there are none). Returns the count or -ENOMEM. In a classified trace, CT_BY_LEAKED gives one
+ * entry per site and leak kind it has blocks of, with that kind's figures as its leaked ones. */
 long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_site ***out);
 
 /* The backtraces a ranked entry is made of, as shown (two stacks that differ only in folded frames
@@ -100,6 +107,9 @@ int ct_same_str(const char *a, const char *b);
 void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address);
 
 int ct_report_text(const struct ct_report *r);
+/* One entry of a ranking as the text report prints it: a blank line, its figures, its backtraces.
+ * Returns 0 or -ENOMEM. */
+int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struct ct_site *s);
 int ct_report_json(const struct ct_report *r);
 
 #endif

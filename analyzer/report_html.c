@@ -186,6 +186,17 @@ static void put_summary(FILE *out, const struct ct_report *r)
 	put_figure(out, "leaked-bytes", "leaked", t->current, ct_fmt_bytes(b, sizeof(b), t->current));
 	snprintf(s, sizeof(s), "%" PRIu64, t->live_allocations);
 	put_figure(out, "leaked-allocations", "leaked allocations", t->live_allocations, s);
+	if (r->m->classified) {
+		static const char *const ids[] = {"definitely-lost", "indirectly-lost", "possibly-lost",
+		                                  "still-reachable"};
+		uint64_t blocks[4], bytes[4];
+		ct_model_class_totals(r->m, blocks, bytes);
+		for (int k = 0; k < 4; k++) {
+			snprintf(s, sizeof(s), "%s in %" PRIu64 " block%s",
+			         ct_fmt_bytes(b, sizeof(b), bytes[k]), blocks[k], blocks[k] == 1 ? "" : "s");
+			put_figure(out, ids[k], ct_kind_label(k + 1), bytes[k], s);
+		}
+	}
 	if (t->unmatched_frees) {
 		snprintf(s, sizeof(s), "%" PRIu64, t->unmatched_frees);
 		put_figure(out, "unmatched-frees", "frees of blocks allocated before tracing",
@@ -507,11 +518,13 @@ static int put_leak(FILE *out, const struct ct_report *r, const struct ct_site *
 	if (rc < 0)
 		return rc;
 	struct frame_list l = {out, NULL, 0, (unsigned)c.common};
-	fprintf(out, "<details class=\"leak\" data-bytes=\"%" PRIu64 "\" data-allocations=\"%" PRIu64 "\"%s>",
-	        s->leaked_bytes, s->leaked_allocations, rank < r->top ? " open" : "");
-	fprintf(out, "<summary>#%zu: %s leaked in %" PRIu64 " allocation%s</summary>\n<ol class=\"bt\">\n",
-	        rank + 1, ct_fmt_bytes(b, sizeof(b), s->leaked_bytes), s->leaked_allocations,
-	        s->leaked_allocations == 1 ? "" : "s");
+	fprintf(out, "<details class=\"leak\" data-bytes=\"%" PRIu64 "\" data-allocations=\"%" PRIu64 "\"",
+	        s->leaked_bytes, s->leaked_allocations);
+	if (s->kind) /* a classified trace's leaks */
+		fprintf(out, " data-kind=\"%s\"", ct_kind_name(s->kind));
+	fprintf(out, "%s><summary>#%zu: %s %s in %" PRIu64 " allocation%s</summary>\n<ol class=\"bt\">\n",
+	        rank < r->top ? " open" : "", rank + 1, ct_fmt_bytes(b, sizeof(b), s->leaked_bytes),
+	        ct_kind_label(s->kind), s->leaked_allocations, s->leaked_allocations == 1 ? "" : "s");
 	rc = ct_report_frames(r, c.v[0].stack, put_frame, &l, &truncated);
 	if (c.n == 1 && truncated)
 		fputs("<li class=\"cut\">... (deeper frames were not captured)</li>\n", out);

@@ -43,6 +43,18 @@ static void put_notes(FILE *out, const struct ct_model *m)
 	fputs(m->nnotes ? "\n]" : "]", out);
 }
 
+/* The leak classes' figures (definitely_lost_bytes, ..._blocks, ...), absent when the trace has none. */
+static void put_classes(const struct ct_report *r)
+{
+	static const char *const names[] = {"definitely_lost", "indirectly_lost", "possibly_lost",
+	                                    "still_reachable"};
+	uint64_t blocks[4], bytes[4];
+	ct_model_class_totals(r->m, blocks, bytes);
+	for (int k = 0; k < 4 && r->m->classified; k++)
+		fprintf(r->out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64, names[k], bytes[k],
+		        names[k], blocks[k]);
+}
+
 static void put_summary(const struct ct_report *r)
 {
 	const struct ct_totals *t = &r->m->t;
@@ -51,10 +63,12 @@ static void put_summary(const struct ct_report *r)
 	        ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
 	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64
 	        ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64
-	        ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64 "}",
+	        ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64,
 	        t->allocations, t->frees, t->bytes_allocated, t->temporary, t->peak, t->peak_time_us * 1000,
 	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000,
 	        t->unmatched_frees);
+	put_classes(r);
+	fputc('}', r->out);
 }
 
 void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
@@ -150,6 +164,8 @@ static int put_entry(const struct ct_report *r, enum ct_rank by, const struct ct
 	int rc = ct_report_callers(r, by, s, &c), truncated;
 	if (rc < 0)
 		return rc;
+	if (by == CT_BY_LEAKED && s->kind) /* a classified trace's leaks */
+		fprintf(r->out, "\"kind\": \"%s\", ", ct_kind_name(s->kind));
 	put_figures(r->out, by, s);
 	fputs(", \"frames\": [", r->out);
 	struct frame_list l = {r->out, 0, (unsigned)c.common};

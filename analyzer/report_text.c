@@ -139,6 +139,14 @@ static void put_summary(const struct ct_report *r)
 	fprintf(out, "peak RSS: %s\n", t->peak_rss ? ct_fmt_bytes(b, sizeof(b), t->peak_rss) : "not sampled");
 	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), t->current),
 	        t->live_allocations, allocations(t->live_allocations));
+	if (m->classified) {
+		uint64_t blocks[4], bytes[4];
+		ct_model_class_totals(m, blocks, bytes);
+		for (int k = 0; k < 4; k++)
+			fprintf(out, "%s: %s in %" PRIu64 " %s\n", ct_kind_label(k + 1),
+			        ct_fmt_bytes(b, sizeof(b), bytes[k]), blocks[k],
+			        blocks[k] == 1 ? "block" : "blocks");
+	}
 	if (t->unmatched_frees)
 		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
 	if (r->nwrappers) {
@@ -201,8 +209,8 @@ static void put_figures(const struct ct_report *r, enum ct_rank by, const struct
 	FILE *out = r->out;
 	switch (by) {
 	case CT_BY_LEAKED:
-		fprintf(out, "%s leaked in %" PRIu64 " %s", ct_fmt_bytes(b, sizeof(b), s->leaked_bytes),
-		        s->leaked_allocations, allocations(s->leaked_allocations));
+		fprintf(out, "%s %s in %" PRIu64 " %s", ct_fmt_bytes(b, sizeof(b), s->leaked_bytes),
+		        ct_kind_label(s->kind), s->leaked_allocations, allocations(s->leaked_allocations));
 		break;
 	case CT_BY_PEAK:
 		fprintf(out, "%s at the peak in %" PRIu64 " %s", ct_fmt_bytes(b, sizeof(b), s->peak_bytes),
@@ -230,7 +238,7 @@ static uint64_t first_key(enum ct_rank by, const struct ct_site *s)
 
 /* One entry: its figures; a single backtrace under them, or the frames its backtraces share, then
  * the largest backtraces, each under its own figures, and one line summing the others. */
-static int put_entry(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
+int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struct ct_site *s)
 {
 	struct ct_callers c;
 	int rc = ct_report_callers(r, by, s, &c), truncated;
@@ -277,7 +285,7 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *t
 	fprintf(r->out, "\n%s", title);
 	fputs(n ? ":\n" : ": none\n", r->out);
 	for (long i = 0; i < n && (size_t)i < r->top; i++) {
-		int rc = put_entry(r, by, v[i]);
+		int rc = ct_report_text_entry(r, by, v[i]);
 		if (rc < 0) {
 			free(v);
 			return rc;

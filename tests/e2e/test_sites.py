@@ -144,14 +144,16 @@ text = r.stdout.decode() if r.returncode == 0 else ""
 env.check("text report exits 0", r.returncode == 0, r.stderr.decode(errors="replace")[-300:])
 # The make_node block of MOST LEAKED BYTES: its head, the site frame, then each backtrace's figure
 # line directly above that backtrace's frames.
-block = re.search(r"\n288 bytes leaked in 6 allocations\n((?:  .*\n)+)", text)
+# ("leaked", or the leak class when the trace has classes: these blocks are definitely lost)
+LEAKED = r"(?:leaked|definitely lost)"
+block = re.search(r"\n288 bytes %s in 6 allocations\n((?:  .*\n)+)" % LEAKED, text)
 if env.check("text: make_node's block", block, text[:2000]):
     lines = block.group(1).splitlines()
     env.check("text: the site frame, then no caller's frame before its own figure",
               "make_node" in lines[0] and "#1" not in lines[1], "\n".join(lines[:4]))
     pairs = []
     for i, l in enumerate(lines[:-1]):
-        m = re.match(r"\s+(\d+) bytes(?: \([^)]*\))? leaked in (\d+) allocations?\b", l)
+        m = re.match(r"\s+(\d+) bytes(?: \([^)]*\))? %s in (\d+) allocations?\b" % LEAKED, l)
         c = re.search(r"#1 0x[0-9a-f]+ (\w+) at \S+:(\d+)", lines[i + 1])
         if m and c:
             pairs.append((int(m.group(1)), int(m.group(2)), c.group(1), int(c.group(2))))

@@ -190,6 +190,52 @@ static void basic(const char *dir)
 	enc_write(&e, dir, "basic.zst", SIZE_MAX);
 }
 
+/* Leak classes (a CLASSES record, as the shim's scan at exit writes it) over four sites:
+ *   site A (0x401100): info 0, 100 bytes x 3: 2 definitely lost, 1 still reachable;
+ *                      info 3, 24 bytes x 1: definitely lost (A: two kinds, definite from two infos)
+ *   site B (0x401200): info 1, 1000 bytes x 1: indirectly lost
+ *   site C (0x401300): info 2, 10 bytes x 4: possibly lost; info 4, 5000 bytes, freed after the peak
+ * Per class: definite 224 bytes in 3 blocks, indirect 1000 in 1, possible 40 in 4, reachable 100 in 1;
+ * leaked 1364 bytes in 9 blocks; the peak heap 1364 + 5000 = 6364 bytes. */
+static void classes(const char *dir)
+{
+	static const char *const argv[] = {"prog"};
+	static const struct ct_rec_classes cls[] = {
+	    {0, {2, 0, 0, 1}},
+	    {1, {0, 1, 0, 0}},
+	    {2, {0, 0, 4, 0}},
+	    {3, {1, 0, 0, 0}},
+	};
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_READER_MIN);
+	struct ct_rec_buf *b = &e.b;
+	process(&e, "/bin/prog", 1, argv);
+	module(&e);
+	ct_rec_frame(b, CT_STACK_ROOT, 0x401010); /* 2: main */
+	ct_rec_frame(b, 2, 0x401100);             /* 3: site A */
+	ct_rec_frame(b, 2, 0x401200);             /* 4: site B */
+	ct_rec_frame(b, 2, 0x401300);             /* 5: site C */
+	ct_rec_info(b, 100, 3);
+	ct_rec_info(b, 1000, 4);
+	ct_rec_info(b, 10, 5);
+	ct_rec_info(b, 24, 3);
+	ct_rec_info(b, 5000, 5);
+	ct_rec_time(b, 10);
+	for (int i = 0; i < 3; i++)
+		ct_rec_alloc(b, 0);
+	ct_rec_alloc(b, 1);
+	for (int i = 0; i < 4; i++)
+		ct_rec_alloc(b, 2);
+	ct_rec_alloc(b, 3);
+	ct_rec_alloc(b, 4); /* the peak */
+	ct_rec_time(b, 10);
+	ct_rec_free(b, 4);
+	ct_rec_classes(b, cls, sizeof(cls) / sizeof(cls[0]));
+	end(&e, 0, 30);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "classes.zst", SIZE_MAX);
+}
+
 /* Written as version 1 (before RECENT), which this reader still reads, with ALLOC, FREE and TEMP
  * in their long forms (| tag | info v |, not the writer's one-byte forms). */
 static void peak(const char *dir)
@@ -579,6 +625,7 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	basic(dir);
+	classes(dir);
 	peak(dir);
 	ties(dir);
 	short_events(dir, 0);

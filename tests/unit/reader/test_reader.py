@@ -83,6 +83,103 @@ def test_basic(exe, gen, d):
     check("basic: no notes", doc["notes"], [])
 
 
+# gen_trace's classes(): per class (bytes, blocks); the levels' sums follow from them.
+CLASSES = {"definitely_lost": (224, 3), "indirectly_lost": (1000, 1), "possibly_lost": (40, 4),
+           "still_reachable": (100, 1)}
+LEVEL_BYTES = {"definite": 224 + 1000, "possible": 224 + 1000 + 40, "reachable": 224 + 1000 + 40 + 100,
+               "any": 224 + 1000 + 40 + 100}
+PEAK = 224 + 1000 + 40 + 100 + 5000
+
+
+def test_classes(exe, d):
+    path = f"{d}/classes.zst"
+    doc, err = analyze_json(exe, path)
+    check("classes: stderr", err, "")
+    s = doc["summary"]
+    for name, (nbytes, blocks) in CLASSES.items():
+        check(f"classes: summary {name}", (s[f"{name}_bytes"], s[f"{name}_blocks"]), (nbytes, blocks))
+    check("classes: leaked", (s["leaked_bytes"], s["leaked_allocations"], s["peak_heap_bytes"]), (1364, 9, PEAK))
+    # Site A (0x401100) has two kinds: one entry each, with its own figures.
+    check("classes: leak entries", [(x["kind"], x["bytes"], x["allocations"], addresses(x)) for x in doc["leaks"]],
+          [("indirect", 1000, 1, ["0x401200", "0x401010"]), ("definite", 224, 3, ["0x401100", "0x401010"]),
+           ("reachable", 100, 1, ["0x401100", "0x401010"]), ("possible", 40, 4, ["0x401300", "0x401010"])])
+    doc, _ = analyze_json(exe, f"{d}/basic.zst")
+    check("no classes: no class keys, no kinds",
+          ([k for k in doc["summary"] if k.endswith(("_lost_bytes", "_reachable_bytes"))],
+           [x for x in doc["leaks"] if "kind" in x]), ([], []))
+    rc, out, _ = analyze(exe, path)
+    text = out.decode()
+    for want in ("definitely lost: 224 bytes in 3 blocks\n", "indirectly lost: 1000 bytes in 1 block\n",
+                 "possibly lost: 40 bytes in 4 blocks\n", "still reachable: 100 bytes in 1 block\n",
+                 "\n224 bytes definitely lost in 3 allocations\n  #0 0x401100",
+                 "\n100 bytes still reachable in 1 allocation\n  #0 0x401100",
+                 "\n1000 bytes indirectly lost in 1 allocation\n", "\n40 bytes possibly lost in 4 allocations\n"):
+        check(f"classes text: has {want!r}", want in text, True)
+    rc, out, _ = analyze(exe, "--html", "-", path)
+    html = out.decode()
+    for want in ('data-kind="definite"', 'data-kind="reachable"', "224 bytes definitely lost in 3 allocations",
+                 'id="definitely-lost" data-value="224"'):
+        check(f"classes html: has {want!r}", want in html, True)
+
+
+def test_check(exe, d):
+    path = f"{d}/classes.zst"
+    kinds = {"definite": ("definitely lost", "indirectly lost"),
+             "possible": ("definitely lost", "indirectly lost", "possibly lost"),
+             "reachable": ("definitely lost", "indirectly lost", "possibly lost", "still reachable")}
+    kinds["any"] = kinds["reachable"]
+    all_kinds = kinds["reachable"]
+    for level, limit in LEVEL_BYTES.items():
+        for args in ([f"--fail-on={level}", f"--max-leaked={limit - 1}"], ["--fail-on", level]):
+            rc, out, err = analyze(exe, *args, path)
+            text = out.decode()
+            check(f"check {args}: exit", (rc, err), (23, ""))
+            check(f"check {args}: verdict", text.split("\n")[0].startswith(f"check failed: {limit} bytes"), True)
+            for kind in all_kinds:  # each offending entry, and only those, with its kind
+                check(f"check {args}: lists {kind}", f" {kind} in " in text, kind in kinds[level])
+            check(f"check {args}: backtraces", "  #0 0x401200 libfoo.so+0x1200" in text, True)
+        rc, out, err = analyze(exe, f"--fail-on={level}", f"--max-leaked={limit}", path)
+        check(f"check {level} at its {limit} bytes: passes", (rc, err, out.decode().startswith("check passed:")),
+              (0, "", True))
+    # The levels nest: what passes at one level at its bytes fails at the next.
+    for lower, upper in (("definite", "possible"), ("possible", "reachable")):
+        rc, _, _ = analyze(exe, f"--fail-on={upper}", f"--max-leaked={LEVEL_BYTES[lower]}", path)
+        check(f"check: {upper} counts more than {lower}", rc, 23)
+    # --max-leaked alone is --fail-on=definite; sizes in units.
+    check("check: --max-leaked alone", [analyze(exe, f"--max-leaked={n}", path)[0] for n in (1223, 1224)], [23, 0])
+    check("check: --max-leaked=1KiB", analyze(exe, "--max-leaked=1KiB", path)[0], 23)
+    check("check: --max-leaked=1.5KiB", analyze(exe, "--max-leaked=1.5KiB", path)[0], 0)
+    # --max-peak bounds the peak only.
+    check("check: --max-peak", [analyze(exe, f"--max-peak={n}", path)[0] for n in (PEAK - 1, PEAK)], [23, 0])
+    rc, out, _ = analyze(exe, "--max-peak=6KiB", path)
+    check("check: --max-peak verdict", (rc, out.decode().split("\n")[0]),
+          (23, "check failed: peak heap 6364 bytes (6.2 KiB), more than --max-peak 6144 bytes (6.0 KiB); "
+               "the largest sites at the peak:"))
+    check("check: both rules, peak broken", analyze(exe, "--max-leaked=1224", "--max-peak=6363", path)[0], 23)
+    check("check: both rules hold", analyze(exe, "--max-leaked=1224", "--max-peak=6364", path)[0], 0)
+    # With --json on stdout, the verdict goes to stderr and the document stays valid.
+    rc, out, err = analyze(exe, "--json", "--fail-on=definite", path)
+    check("check --json: exit, verdict on stderr", (rc, err.startswith("check failed: 1224 bytes")), (23, True))
+    check("check --json: the document", json.loads(out)["summary"]["definitely_lost_bytes"], 224)
+    # Usage errors: one line, exit 2.
+    for args in (["--fail-on=maybe"], ["--fail-on"], ["--max-leaked=10XB"], ["--max-leaked=-1"], ["--max-peak=lots"],
+                 ["--max-peak="]):
+        rc, out, err = analyze(exe, *args, path)
+        check(f"check {args}: usage error", (rc, out, err.count("\n"), err.startswith("ctrack-analyze: ")),
+              (2, b"", 1, True))
+    # A trace without classes: definite and possible refuse it; reachable and any count all leaked bytes.
+    basic = f"{d}/basic.zst"
+    for args in (["--fail-on=definite"], ["--fail-on=possible"], ["--max-leaked=1MiB"]):
+        rc, out, err = analyze(exe, *args, basic)
+        check(f"no classes {args}", (rc, out, err.startswith("ctrack-analyze: the trace has no leak classes: "),
+                                     err.count("\n")), (1, b"", True, 1))
+    for level in ("reachable", "any"):
+        rc, out, _ = analyze(exe, f"--fail-on={level}", "--max-leaked=2219", basic)
+        check(f"no classes {level}: 2220 leaked bytes count", (rc, "2000 bytes (2.0 KiB) leaked in 2" in out.decode()),
+              (23, True))
+        check(f"no classes {level} at 2220", analyze(exe, f"--fail-on={level}", "--max-leaked=2220", basic)[0], 0)
+
+
 def test_notes(exe, gen, d):
     # gen_trace's notes(): its texts, levels and repeats.
     w1 = "dropped 5 events: the stack table is full"
@@ -272,6 +369,8 @@ def main():
         else:
             subprocess.run([gen, d], check=True)
             test_basic(exe, gen, d)
+            test_classes(exe, d)
+            test_check(exe, d)
             test_notes(exe, gen, d)
             test_peak_and_ties(exe, d)
             test_short_events(exe, d)

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* The CI check's rules (check.h). The leak rule sums the counted classes' bytes over the alloc infos
+ * (the model's class totals), so the verdict's figures are the JSON summary's; the entries listed
+ * under it are the leak ranking's of those kinds. A trace without leak classes can only be checked
+ * on all its leaked bytes (--fail-on=reachable or any): the others refuse it (ct_check_needs_classes). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ctrack/record.h"
+#include "markup.h"
+
+int ct_check_parse_level(const char *s)
+{
+	if (!strcmp(s, "definite"))
+		return CT_FAIL_DEFINITE;
+	if (!strcmp(s, "possible"))
+		return CT_FAIL_POSSIBLE;
+	if (!strcmp(s, "reachable") || !strcmp(s, "any"))
+		return CT_FAIL_REACHABLE;
+	return -1;
+}
+
+int ct_check_needs_classes(const struct ct_check *c, const struct ct_model *m)
+{
+	return !m->classified && (c->fail_on == CT_FAIL_DEFINITE || c->fail_on == CT_FAIL_POSSIBLE);
+}
+
+/* Whether a leak entry of kind (CT_CLASS_* + 1, or 0 in a trace without classes) counts at level. */
+static int counts(enum ct_fail_on level, int kind)
+{
+	switch (kind) {
+	case 0:
+		return level == CT_FAIL_REACHABLE;
+	case CT_CLASS_DEFINITE + 1:
+	case CT_CLASS_INDIRECT + 1:
+		return level >= CT_FAIL_DEFINITE;
+	case CT_CLASS_POSSIBLE + 1:
+		return level >= CT_FAIL_POSSIBLE;
+	default:
+		return level >= CT_FAIL_REACHABLE;
+	}
+}
+
+static const char *level_words(enum ct_fail_on level, int classified)
+{
+	switch (level) {
+	case CT_FAIL_DEFINITE:
+		return "definitely or indirectly lost";
+	case CT_FAIL_POSSIBLE:
+		return "definitely, indirectly or possibly lost";
+	default:
+		return classified ? "leaked (lost or still reachable)" : "leaked";
+	}
+}
+
+/* The counted classes' bytes and blocks. */
+static void leaked(const struct ct_model *m, enum ct_fail_on level, uint64_t *bytes, uint64_t *blocks)
+{
+	if (!m->classified) {
+		*bytes = m->t.current, *blocks = m->t.live_allocations;
+		return;
+	}
+	uint64_t nb[CT_CLASSES], nbytes[CT_CLASSES];
+	ct_model_class_totals(m, nb, nbytes);
+	*bytes = *blocks = 0;
+	for (int k = 0; k < CT_CLASSES; k++)
+		if (counts(level, k + 1))
+			*bytes += nbytes[k], *blocks += nb[k];
+}
+
+/* The first `limit` entries of ranking `by`; of the leaks, only the kinds that count at level. */
+static int put_entries(const struct ct_report *r, enum ct_rank by, enum ct_fail_on level, size_t limit)
+{
+	const struct ct_site **v;
+	long n = ct_report_rank(r, by, &v);
+	int rc = n < 0 ? (int)n : 0;
+	size_t shown = 0;
+	for (long i = 0; i < n && !rc && shown < limit; i++)
+		if (by != CT_BY_LEAKED || counts(level, v[i]->kind))
+			rc = ct_report_text_entry(r, by, v[i]), shown++;
+	free(v);
+	return rc;
+}
+
+int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
+{
+	const struct ct_model *m = r->m;
+	struct ct_report to = *r;
+	char b[64], lim[64];
+	int broken = 0, rc = 0;
+	to.out = out;
+	uint64_t bytes = 0, blocks = 0;
+	if (c->fail_on) {
+		leaked(m, c->fail_on, &bytes, &blocks);
+		if (bytes > c->max_leaked) {
+			broken = 1;
+			fprintf(out,
+			        "check failed: %s in %" PRIu64 " block%s %s, more than --max-leaked %s\n",
+			        ct_fmt_bytes(b, sizeof(b), bytes), blocks, blocks == 1 ? "" : "s",
+			        level_words(c->fail_on, m->classified),
+			        ct_fmt_bytes(lim, sizeof(lim), c->max_leaked));
+			rc = put_entries(&to, CT_BY_LEAKED, c->fail_on, SIZE_MAX);
+			fputs(rc ? "" : "\n", out);
+		}
+	}
+	if (!rc && c->peak_rule && m->t.peak > c->max_peak) {
+		broken = 1;
+		fprintf(
+		    out,
+		    "check failed: peak heap %s, more than --max-peak %s; the largest sites at the peak:\n",
+		    ct_fmt_bytes(b, sizeof(b), m->t.peak), ct_fmt_bytes(lim, sizeof(lim), c->max_peak));
+		rc = put_entries(&to, CT_BY_PEAK, c->fail_on, r->top);
+		fputs(rc ? "" : "\n", out);
+	}
+	if (rc || broken)
+		return rc ? rc : 1;
+	fputs("check passed:", out);
+	if (c->fail_on)
+		fprintf(out, " %s in %" PRIu64 " block%s %s, at most %s", ct_fmt_bytes(b, sizeof(b), bytes),
+		        blocks, blocks == 1 ? "" : "s", level_words(c->fail_on, m->classified),
+		        ct_fmt_bytes(lim, sizeof(lim), c->max_leaked));
+	if (c->peak_rule)
+		fprintf(out, "%s peak heap %s, at most %s", c->fail_on ? ";" : "",
+		        ct_fmt_bytes(b, sizeof(b), m->t.peak), ct_fmt_bytes(lim, sizeof(lim), c->max_peak));
+	fputc('\n', out);
+	return 0;
+}

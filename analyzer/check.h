@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* The leak and peak rules a CI check applies (ctrack-analyze --fail-on, --max-leaked, --max-peak):
+ * which leak classes count, how many bytes of them are allowed, how high the heap may peak. */
+#ifndef CTRACK_CHECK_H
+#define CTRACK_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+
+/* The exit status of a broken rule: LeakSanitizer's. */
+#define CT_CHECK_EXIT 23
+
+/* The leak classes that count, each level adding to the one before: definitely and indirectly lost,
+ * then possibly lost, then still reachable (all leaked bytes). */
+enum ct_fail_on { CT_FAIL_NONE, CT_FAIL_DEFINITE, CT_FAIL_POSSIBLE, CT_FAIL_REACHABLE };
+
+struct ct_check {
+	enum ct_fail_on fail_on; /* CT_FAIL_NONE: no leak rule */
+	uint64_t max_leaked;     /* bytes of the counted classes allowed */
+	int peak_rule;           /* --max-peak was given */
+	uint64_t max_peak;
+};
+
+/* The level named s ("definite", "possible", "reachable" or "any"), or -1. */
+int ct_check_parse_level(const char *s);
+
+/* 1 when the rules need leak classes that m lacks (a CLASSES record), else 0. */
+int ct_check_needs_classes(const struct ct_check *c, const struct ct_model *m);
+
+/* Applies the rules to r's trace: one line on out when they hold; else, per broken rule, a one-line
+ * verdict and the entries that break it (as the text report prints them, to out). Returns 0 when
+ * every rule holds, 1 when one is broken, or -ENOMEM. */
+int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out);
+
+#endif
