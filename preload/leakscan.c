@@ -237,7 +237,7 @@ void ct_leakscan_prepare(const void *sp)
 	uintptr_t spans[3][2];
 	module_span((const void *)(uintptr_t)&ct_leakscan_prepare, spans[0]);
 	module_span(dlsym(RTLD_DEFAULT, "exit"), spans[1]);
-	module_span(dlsym(RTLD_DEFAULT, "_dl_find_object"), spans[2]);
+	module_span(dlsym(RTLD_DEFAULT, "__tls_get_addr"), spans[2]); /* ld.so (_dl_find_object is libc's) */
 	uintptr_t program_sp = ct_unwind_first_sp_outside((const uintptr_t(*)[2])spans, 3);
 	roots.sp = program_sp > (uintptr_t)sp ? program_sp : (uintptr_t)sp;
 	roots.tp = (uintptr_t)__builtin_thread_pointer();

@@ -183,6 +183,11 @@ def parse_valgrind(text):
     m = re.search(r"definitely lost: ([\d,]+) bytes in ([\d,]+) blocks", text)
     if m:
         fig["definitely_bytes"], fig["definitely_blocks"] = (_num(x) for x in m.groups())
+    # the LEAK SUMMARY, class by class, as ctrack's JSON names them (0 when absent)
+    for vg_name, key in (("definitely lost", "definitely_lost"), ("indirectly lost", "indirectly_lost"),
+                         ("possibly lost", "possibly_lost"), ("still reachable", "still_reachable")):
+        m = re.search(vg_name + r": ([\d,]+) bytes in ([\d,]+) blocks", text)
+        fig[key + "_bytes"], fig[key + "_blocks"] = (_num(x) for x in m.groups()) if m else (0, 0)
     return fig
 
 

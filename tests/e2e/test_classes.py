@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# Leak classes equal to memcheck's LEAK SUMMARY, byte for byte and block for block: the shim scans
+# the program's memory at exit, and ctrack-analyze reports definitely, indirectly and possibly lost
+# and still reachable. Programs: leak_classes (every shape of memcheck's manual, TLS, the new[]
+# heuristic), cxx (a C++ program's leaks through new and new[]), hooks (every allocation function).
+# Then the offline CI check on that real trace: --fail-on levels and --max-leaked around the
+# figures valgrind gave.
+import os
+import sys
+
+import ctrack_test as ct
+
+env = ct.Env(sys.argv)
+KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
+        for s in ("_bytes", "_blocks")]
+
+first = None
+for prog in env.progs:
+    name = os.path.basename(prog)
+    d = env.fresh_dir(name)
+    vg = env.valgrind_main([prog], d)
+    r, rep = env.run_traced(name + "-traced", [prog])
+    env.eq(name + ": exit status", r.returncode, 0)
+    if not rep or not vg:
+        continue
+    s = rep["summary"]
+    env.eq(name + ": the leak classes are memcheck's LEAK SUMMARY", [s.get(k) for k in KEYS],
+           [vg[k] for k in KEYS])
+    env.check(name + ": every leak entry has its class",
+              all(e.get("kind") in ("definite", "indirect", "possible", "reachable") for e in rep["leaks"]))
+    if first is None:
+        first = (os.path.join(env.scratch, name + "-traced", "trace.zst"), vg)
+
+if first:
+    trace, vg = first
+    lost = vg["definitely_lost_bytes"] + vg["indirectly_lost_bytes"]
+    possible = lost + vg["possibly_lost_bytes"]
+    cases = [
+        (("--fail-on=definite",), 23 if lost else 0),
+        (("--max-leaked=%d" % lost,), 0),
+        (("--max-leaked=%d" % (lost - 1),), 23 if lost else 2),
+        (("--fail-on=possible", "--max-leaked=%d" % (possible - 1)), 23),
+        (("--fail-on=possible", "--max-leaked=%d" % possible), 0),
+        (("--fail-on=any", "--max-leaked=%d" % possible), 23 if vg["still_reachable_bytes"] else 0),
+    ]
+    for opts, want in cases:
+        r = env.run_analyze(trace, *opts)
+        env.eq("check %s: exit status" % " ".join(opts), r.returncode, want)
+env.finish()
