@@ -4,13 +4,16 @@
  * under it are the leak ranking's of those kinds. A trace without leak classes can only be checked
  * on all its leaked bytes (--fail-on=reachable or any): the others refuse it (ct_check_needs_classes). */
 #include <errno.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "ctrack/record.h"
+#include "fold.h"
 #include "markup.h"
+#include "reader.h"
 
 int ct_check_parse_level(const char *s)
 {
@@ -127,4 +130,29 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 		        ct_fmt_bytes(b, sizeof(b), m->t.peak), ct_fmt_bytes(lim, sizeof(lim), c->max_peak));
 	fputc('\n', out);
 	return 0;
+}
+
+int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *err, size_t errlen)
+{
+	struct ct_model m;
+	if (ct_model_init(&m) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = ct_read_trace(path, &m, err, errlen);
+	if (!rc && ct_check_needs_classes(c, &m)) {
+		snprintf(err, errlen,
+		         "'%s' has no leak classes (the program ended before ctrack's scan at exit?)", path);
+		rc = -1;
+	}
+	struct ct_fold *fold = rc ? NULL : ct_fold_new();
+	struct ct_report r = {.top = 10, .out = out, .fold = fold, .group = CT_GROUP_SITE, .callers = 3};
+	if (!rc && (!fold || ct_report_open(&r, path, &m, 0) < 0 || (rc = ct_check_run(&r, c, out)) < 0)) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	ct_report_close(&r);
+	ct_fold_free(fold);
+	ct_model_destroy(&m);
+	return rc;
 }

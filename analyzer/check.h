@@ -34,4 +34,10 @@ int ct_check_needs_classes(const struct ct_check *c, const struct ct_model *m);
  * every rule holds, 1 when one is broken, or -ENOMEM. */
 int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out);
 
+/* The whole check of the trace at path, as `ctrack --check` runs it after the program: read, the
+ * default report (built-in folding, wrappers, by site), then the rules, printed to out. Returns 0
+ * when every rule holds, 1 when one is broken, or -1 with a one-line reason in err (an unreadable
+ * trace, one without the leak classes the rules need, no memory). */
+int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *err, size_t errlen);
+
 #endif

@@ -23,8 +23,8 @@
  * The one place that knows: every format below names the class only through it. */
 static const char *leak_kind(const struct ct_report *r, const struct ct_site *s)
 {
-	(void)r, (void)s;
-	return NULL;
+	(void)r;
+	return s->kind ? ct_kind_name(s->kind) : NULL;
 }
 
 /* One leak site as the formats show it: its figures, kind and shown frames, innermost first. */

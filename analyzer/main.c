@@ -485,30 +485,14 @@ static int load_fold(const struct options *o, struct ct_fold **out)
 static int open_report(const struct options *o, const char *path, const struct ct_model *m,
                        const struct ct_fold *fold, struct ct_report *r)
 {
-	*r = (struct ct_report){.path = path,
-	                        .m = m,
-	                        .top = o->top,
+	*r = (struct ct_report){.top = o->top,
 	                        .out = stdout,
 	                        .fold = fold,
 	                        .all_frames = o->all_frames,
 	                        .full_stacks = o->full_stacks,
 	                        .callers = o->callers,
 	                        .group = o->group};
-	long n = ct_model_sites(m, &r->sites);
-	r->sym = ct_symbolizer_new();
-	if (n < 0 || !r->sym)
-		return -ENOMEM;
-	r->nsites = (size_t)n;
-	int rc = o->no_auto_fold ? 0 : ct_report_find_wrappers(r);
-	return rc ? rc : ct_report_group(r);
-}
-
-static void close_report(struct ct_report *r)
-{
-	ct_symbolizer_free(r->sym);
-	free(r->groups);
-	free(r->wrappers);
-	free(r->sites);
+	return ct_report_open(r, path, m, o->no_auto_fold);
 }
 
 /* Writes one file ("-": standard output) with fn; 0, or -1 after one line on stderr. */
@@ -588,7 +572,7 @@ static int report(const struct options *o, const struct ct_model *m)
 		broken = ct_check_run(&r, &o->check, check_stream(o));
 		rc = broken < 0 ? broken : 0;
 	}
-	close_report(&r);
+	ct_report_close(&r);
 	ct_fold_free(fold);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
@@ -625,8 +609,8 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		if (o->out[i] && outputs[i].flags & OUT_FILE)
 			rc = write_file(o->out[i], outputs[i].write, &x);
 	ct_tree_destroy(&x.tree);
-	close_report(&rb);
-	close_report(&rn);
+	ct_report_close(&rb);
+	ct_report_close(&rn);
 	ct_fold_free(fold);
 	if (!rc && (fflush(stdout) || ferror(stdout)))
 		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));

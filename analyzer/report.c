@@ -589,3 +589,25 @@ int ct_report_callers(const struct ct_report *r, enum ct_rank by, const struct c
 	}
 	return rc;
 }
+
+int ct_report_open(struct ct_report *r, const char *path, const struct ct_model *m, int no_auto_fold)
+{
+	r->path = path;
+	r->m = m;
+	long n = ct_model_sites(m, &r->sites);
+	r->sym = ct_symbolizer_new();
+	if (n < 0 || !r->sym)
+		return -ENOMEM;
+	r->nsites = (size_t)n;
+	int rc = no_auto_fold ? 0 : ct_report_find_wrappers(r);
+	return rc ? rc : ct_report_group(r);
+}
+
+void ct_report_close(struct ct_report *r)
+{
+	ct_symbolizer_free(r->sym);
+	free(r->groups);
+	free(r->wrappers);
+	free(r->sites);
+	r->sym = NULL, r->groups = NULL, r->wrappers = NULL, r->sites = NULL;
+}

@@ -42,6 +42,12 @@ struct ct_report {
 	size_t nwrappers;
 };
 
+/* Makes r the report of model m (trace file path) as r's fields already say (top, out, fold, group,
+ * callers, all_frames, full_stacks): its sites, a symbolizer, the wrappers unless no_auto_fold, the
+ * groups. Returns 0 or -ENOMEM; ct_report_close releases it either way. */
+int ct_report_open(struct ct_report *r, const char *path, const struct ct_model *m, int no_auto_fold);
+void ct_report_close(struct ct_report *r);
+
 /* Finds the allocator wrappers among the sites' functions (the rule: docs/fold.md), after r->sites,
  * r->sym and r->fold are set and before ct_report_group; they fold from then on. Returns 0 or -ENOMEM. */
 int ct_report_find_wrappers(struct ct_report *r);

@@ -268,6 +268,7 @@ int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struc
 		struct ct_site rest;
 		size_t others = c.n - r->callers;
 		ct_callers_rest(&c, r->callers, &rest);
+		rest.kind = s->kind; /* the same leak class as the entry's */
 		fprintf(r->out, "  and %zu other backtrace%s: ", others, others == 1 ? "" : "s");
 		put_figures(r, by, &rest);
 		fprintf(r->out, " (%.1f%%)\n", percent(first_key(by, &rest), first_key(by, s)));

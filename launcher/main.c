@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "closing.h"
 #include "ctrack-config.h"
 #include "elf_static.h"
 #include "locate.h"
 #include "rules.h"
+#include "size.h"
 #include "spawn.h"
 #include "tracefile.h"
 
@@ -29,7 +31,9 @@ struct options {
 	int depth;
 	int quiet;
 	int force;
-	char **argv; /* PROGRAM ARGS..., NULL-terminated */
+	int checking;          /* --check, --fail-on, --max-leaked or --max-peak */
+	struct ct_check check; /* their rules (analyzer/check.h) */
+	char **argv;           /* PROGRAM ARGS..., NULL-terminated */
 };
 
 /* ---- the options table ---- */
@@ -88,6 +92,41 @@ static int set_force(struct options *o, const char *arg)
 	return GO_ON;
 }
 
+static int set_check(struct options *o, const char *arg)
+{
+	o->checking = 1;
+	if (!o->check.fail_on)
+		o->check.fail_on = CT_FAIL_DEFINITE;
+	return GO_ON;
+}
+
+static int set_fail_on(struct options *o, const char *arg)
+{
+	int level = ct_check_parse_level(arg);
+	if (level < 0)
+		return usage_error("--fail-on: expected definite, possible, reachable or any, got '%s'", arg);
+	o->check.fail_on = (enum ct_fail_on)level;
+	o->checking = 1;
+	return GO_ON;
+}
+
+static int set_max_leaked(struct options *o, const char *arg)
+{
+	if (ct_parse_size(arg, &o->check.max_leaked) < 0)
+		return usage_error("--max-leaked: expected a size such as 4096, 10KiB or 1.5MB, got '%s'",
+		                   arg);
+	return set_check(o, arg);
+}
+
+static int set_max_peak(struct options *o, const char *arg)
+{
+	if (ct_parse_size(arg, &o->check.max_peak) < 0)
+		return usage_error("--max-peak: expected a size such as 4096, 10KiB or 1.5MB, got '%s'", arg);
+	o->check.peak_rule = 1;
+	o->checking = 1;
+	return GO_ON;
+}
+
 static int show_help(struct options *o, const char *arg);
 
 static int show_version(struct options *o, const char *arg)
@@ -103,6 +142,13 @@ static const struct option_spec option_table[] = {
      "capture at most N stack frames (1.." XSTR(CT_DEPTH_MAX) ", default " XSTR(CT_DEPTH_DEFAULT) ")"},
     {'q', NULL, NULL, set_quiet, "no closing summary"},
     {0, "force", NULL, set_force, "overwrite an existing trace file"},
+    {0, "check", NULL, set_check,
+     "check the leaks after the run: exit " XSTR(
+         CT_CHECK_EXIT) " when any block is definitely or indirectly lost"},
+    {0, "fail-on", "LEVEL", set_fail_on,
+     "the classes that fail the check: definite (and indirect), possible, reachable or any"},
+    {0, "max-leaked", "SIZE", set_max_leaked, "allow up to SIZE bytes in those classes (default 0)"},
+    {0, "max-peak", "SIZE", set_max_peak, "fail the check when the heap peaks above SIZE"},
     {0, "help", NULL, show_help, "show this help and exit"},
     {0, "version", NULL, show_version, "show the version and exit"},
 };
@@ -264,6 +310,20 @@ static int find_program(const char *prog, char *buf, size_t len)
 	return 0;
 }
 
+/* The check after the run. The program's own failure wins: its status is ctrack's, whatever the
+ * leaks; a program that succeeded and broke a rule gives CT_CHECK_EXIT; one whose trace cannot be
+ * checked gives 1. The verdict and the offending sites go to stderr, beside the closing message. */
+static int check(const struct options *o, const char *trace, int status)
+{
+	char err[512];
+	int rc = ct_check_trace(trace, &o->check, stderr, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "ctrack: cannot check the leaks: %s\n", err);
+	if (status)
+		return status;
+	return rc < 0 ? 1 : rc ? CT_CHECK_EXIT : 0;
+}
+
 static int run(const struct options *o, const char *shim, const char *exe)
 {
 	const struct ct_spawn s = {
@@ -286,7 +346,9 @@ static int run(const struct options *o, const char *shim, const char *exe)
 	if (rc == 0)
 		ct_closing_print(&closing, r.trace);
 	ct_closing_release(&closing);
-	return rc < 0 ? spawn_error(&r, o->argv[0], -rc) : r.status;
+	if (rc < 0)
+		return spawn_error(&r, o->argv[0], -rc);
+	return o->checking ? check(o, r.trace, r.status) : r.status;
 }
 
 int main(int argc, char **argv)

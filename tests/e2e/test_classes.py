@@ -46,4 +46,14 @@ if first:
     for opts, want in cases:
         r = env.run_analyze(trace, *opts)
         env.eq("check %s: exit status" % " ".join(opts), r.returncode, want)
+# ctrack --check: the same rules right after the run. The program's own failure wins over the leaks.
+leaky = env.progs[0]
+d = env.fresh_dir("check")
+for opts, want in [(("--check",), 23 if first and lost else 0),
+                   (("--fail-on=possible", "--max-leaked=%d" % possible), 0) if first else ((), 0),
+                   (("--check", "--max-leaked=1.5XB"), 2)]:
+    r, _ = env.run_ctrack([leaky], d, opts=(*opts, "--force", "-o", os.path.join(d, "t.zst")))
+    env.eq("ctrack %s: exit status" % " ".join(opts), r.returncode, want)
+r, _ = env.run_ctrack(["sh", "-c", "exit 3"], d, opts=("--check", "--force", "-o", os.path.join(d, "s.zst")))
+env.eq("ctrack --check of a program that fails: the program's status", r.returncode, 3)
 env.finish()
