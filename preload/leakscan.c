@@ -3,11 +3,19 @@
  * writable data and bss, the exiting thread's stack, registers and static TLS), reach.c's flood
  * fill, and one CLASSES record per trace. The exiting thread captures its roots (prepare) and
  * waits; the writer runs the scan after its last drain, before END.
- * Limits of this first version: other threads still running at exit are not stopped, so their
- * stacks and registers are not roots (a NOTE says how many); anonymous mappings of the program are
+ * Other threads still running at exit are stopped for the scan with a signal (their handler saves
+ * their registers and waits), and their stacks, registers and TLS are roots too; a thread that
+ * blocks the signal is left running and counted in a NOTE. Anonymous mappings of the program are
  * not scanned (memcheck scans them, LeakSanitizer does not).
  * No malloc (memory from the arena), no stdio; every root range is clamped to readable mappings. */
 #include <dirent.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <ucontext.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -23,7 +31,8 @@
 
 static struct {
 	uintptr_t sp, tp; /* the exiting thread's, captured by prepare */
-	size_t tls_size;  /* glibc's static TLS size, 0 when unknown */
+	pid_t tid;
+	size_t tls_size; /* glibc's static TLS size, 0 when unknown */
 	int prepared;
 	uint64_t threads_not_scanned; /* other threads alive at the scan */
 } roots;
@@ -32,6 +41,7 @@ static struct {
 
 struct range {
 	uintptr_t lo, hi;
+	int anon_rw; /* writable, and no file or kernel name: the program's own memory, or the heap's */
 };
 
 struct maps {
@@ -51,6 +61,17 @@ static uintptr_t hex(const char **p)
 	}
 }
 
+static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 512;
+		if (ct_arena_grow((void **)&m->v, m->n * sizeof(*m->v), cap * sizeof(*m->v)) < 0)
+			return;
+		m->cap = cap;
+	}
+	m->v[m->n++] = (struct range){lo, hi, 0};
+}
+
 static void maps_add(struct maps *m, const char *line)
 {
 	const char *p = line;
@@ -60,13 +81,17 @@ static void maps_add(struct maps *m, const char *line)
 	uintptr_t hi = hex(&p);
 	if (*p++ != ' ' || *p != 'r')
 		return;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 512;
-		if (ct_arena_grow((void **)&m->v, m->n * sizeof(*m->v), cap * sizeof(*m->v)) < 0)
-			return;
-		m->cap = cap;
+	int writable = p[1] == 'w';
+	/* perms, offset, device, inode, then the name after spaces: none for anonymous memory */
+	for (int field = 0; field < 4 && *p; field++) {
+		while (*p && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
 	}
-	m->v[m->n++] = (struct range){lo, hi};
+	add_range(m, lo, hi);
+	if (m->n && m->v[m->n - 1].lo == lo)
+		m->v[m->n - 1].anon_rw = writable && !*p;
 }
 
 /* The readable mappings, in address order (the kernel lists them so). */
@@ -117,9 +142,8 @@ static void root_range(struct ct_reach *r, const struct maps *m, uintptr_t lo, u
 /* ---- the roots ---- */
 
 struct modules_ctx {
-	struct ct_reach *r;
-	const struct maps *m;
-	uintptr_t self; /* an address inside the shim: its own data is no root */
+	struct maps *data; /* the modules' writable segments, collected before threads stop */
+	uintptr_t self;    /* an address inside the shim: its own data is no root */
 };
 
 static int visit_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -137,7 +161,7 @@ static int visit_module(struct dl_phdr_info *info, size_t size, void *arg)
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
 			continue;
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		root_range(c->r, c->m, lo, lo + ph->p_memsz);
+		add_range(c->data, lo, lo + ph->p_memsz);
 	}
 	return 0;
 }
@@ -170,6 +194,212 @@ static uint64_t other_threads(void)
 		}
 	close(fd);
 	return n > 2 ? n - 2 : 0;
+}
+
+/* ---- stopping the other threads ----
+ * Each thread gets a signal whose handler stores its registers, stack pointer and thread pointer
+ * in a slot and waits on a futex until the scan is over: memory they hold cannot change meanwhile.
+ * The signal is the first of a few rarely used ones whose disposition is the default. */
+
+#define MAX_STOPPED 4096
+#define STOP_WAIT_MS 500
+
+struct stopped {
+	uintptr_t sp, tp;
+	uintptr_t regs[NGREG];
+};
+
+static struct {
+	struct stopped *v;
+	_Atomic size_t claimed, filled, inside;
+	_Atomic int release;
+	int sig;
+	struct sigaction old;
+} stw;
+
+static void stop_handler(int sig, siginfo_t *info, void *ucontext)
+{
+	int e = errno;
+	(void)sig, (void)info;
+	atomic_fetch_add(&stw.inside, 1);
+	size_t i = atomic_fetch_add(&stw.claimed, 1);
+	if (!atomic_load(&stw.release) && i < MAX_STOPPED) {
+		const ucontext_t *uc = ucontext;
+		struct stopped *t = &stw.v[i];
+		memcpy(t->regs, uc->uc_mcontext.gregs, sizeof(t->regs));
+		t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+		t->tp = (uintptr_t)__builtin_thread_pointer();
+		atomic_fetch_add(&stw.filled, 1);
+		while (!atomic_load(&stw.release))
+			syscall(SYS_futex, &stw.release, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	}
+	atomic_fetch_sub(&stw.inside, 1);
+	errno = e;
+}
+
+static int pick_signal(void)
+{
+	const int candidates[] = {SIGRTMAX, SIGRTMAX - 1, SIGRTMAX - 2, SIGPWR};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		struct sigaction now;
+		if (sigaction(candidates[i], NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+		    now.sa_handler == SIG_DFL)
+			return candidates[i];
+	}
+	return 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {0, ms * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+/* Signals every thread but this one and `skip`; returns how many were signalled, and waits (up to
+ * STOP_WAIT_MS) until they all stand still. */
+static size_t stop_threads(pid_t skip)
+{
+	char buf[2048];
+	size_t signalled = 0;
+	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !stw.v || !(stw.sig = pick_signal())) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct sigaction sa = {.sa_sigaction = stop_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigfillset(&sa.sa_mask);
+	sigaction(stw.sig, &sa, &stw.old);
+	for (long k; (k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0;)
+		for (long off = 0; off < k;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			long tid = d->d_name[0] == '.' ? 0 : strtol(d->d_name, NULL, 10);
+			if (tid > 0 && tid != self && tid != skip &&
+			    syscall(SYS_tgkill, pid, tid, stw.sig) == 0)
+				signalled++;
+		}
+	close(fd);
+	for (int ms = 0; atomic_load(&stw.filled) < signalled && ms < STOP_WAIT_MS; ms++)
+		sleep_ms(1);
+	return signalled;
+}
+
+/* Lets the stopped threads go. A thread that never answered may still run the handler later: the
+ * handler stays installed then (a default action could kill the process), and returns at once. */
+static void resume_threads(size_t signalled)
+{
+	atomic_store(&stw.release, 1);
+	syscall(SYS_futex, &stw.release, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	for (int ms = 0; atomic_load(&stw.inside) && ms < 1000; ms++)
+		sleep_ms(1);
+	if (stw.sig && atomic_load(&stw.claimed) >= signalled && !atomic_load(&stw.inside))
+		sigaction(stw.sig, &stw.old, NULL);
+}
+
+/* The stacks (from below the red zone a signal handler leaves), registers and TLS of the stopped
+ * threads. */
+static void root_stopped(struct ct_reach *r, const struct maps *m)
+{
+	size_t n = atomic_load(&stw.filled);
+	for (size_t i = 0; i < n && i < MAX_STOPPED; i++) {
+		const struct stopped *t = &stw.v[i];
+		const struct range *stack = maps_find(m, t->sp);
+		if (stack)
+			root_range(r, m, t->sp - 128 > stack->lo ? t->sp - 128 : stack->lo, stack->hi);
+		for (int k = 0; k < NGREG; k++)
+			ct_reach_root_word(r, t->regs[k]);
+		if (roots.tls_size && maps_find(m, t->tp))
+			root_range(r, m, t->tp - roots.tls_size, t->tp + roots.tls_size);
+	}
+}
+
+/* ---- the program's anonymous memory ----
+ * memcheck scans every valid word outside heap blocks; so does this, in the program's anonymous
+ * writable mappings (its own mmap buffers, the stacks glibc keeps for threads that ended), but not
+ * where that would read the allocator's or the shim's memory: a mapping that holds a live block
+ * (malloc's heaps, whose free chunks hold stale pointers), a thread's stack (scanned from its
+ * stack pointer), and the shim's own mappings, cut out of whatever the kernel merged them with. */
+
+struct cut {
+	struct ct_reach *r;
+	uintptr_t lo, hi; /* what is left of the mapping to scan, below the next cut */
+};
+
+/* The shim's mappings, collected once per scan. */
+static struct maps shim_maps;
+
+static void add_shim_mapping(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	(void)arg;
+	add_range(&shim_maps, lo, hi);
+}
+
+static int holds_block(const struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+{
+	size_t a = 0, b = r->n;
+	while (a < b) { /* the first block that starts at or after lo */
+		size_t mid = a + (b - a) / 2;
+		if (r->blocks[mid].start < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < r->n && r->blocks[a].start < hi;
+}
+
+/* Scans [lo, hi) less every shim mapping in it. */
+static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+{
+	while (lo < hi) {
+		uintptr_t next = hi, skip_to = 0;
+		for (size_t i = 0; i < shim_maps.n; i++) {
+			const struct range *s = &shim_maps.v[i];
+			if (s->lo <= lo && lo < s->hi)
+				skip_to = s->hi > skip_to ? s->hi : skip_to;
+			else if (s->lo > lo && s->lo < next)
+				next = s->lo;
+		}
+		if (skip_to) {
+			lo = skip_to;
+			continue;
+		}
+		ct_reach_root(r, (const void *)lo, next - lo);
+		lo = next;
+	}
+}
+
+/* A thread's control block in [lo, hi): glibc's struct pthread starts with the TCB head, whose first
+ * and third words point to itself (x86_64). A thread that ended leaves its stack mapping in glibc's
+ * cache with the block at its top; memcheck forgets the dead thread's stack frames but still reads
+ * the block (and the TLS below it). 0 when there is none. */
+static uintptr_t find_tcb(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t floor = hi - lo > 4 * roots.tls_size ? hi - 4 * roots.tls_size : lo;
+	for (uintptr_t p = (hi - 3 * sizeof(uintptr_t)) & ~(uintptr_t)7; p >= floor && p > lo; p -= 8) {
+		const uintptr_t *w = (const uintptr_t *)p;
+		if (w[0] == p && w[2] == p)
+			return p;
+	}
+	return 0;
+}
+
+static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintptr_t *sps, size_t nsp)
+{
+	shim_maps.n = 0;
+	ct_arena_mappings(add_shim_mapping, NULL);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct range *g = &m->v[i];
+		int stack = 0;
+		for (size_t k = 0; k < nsp && !stack; k++)
+			stack = sps[k] >= g->lo && sps[k] < g->hi;
+		if (!g->anon_rw || stack || holds_block(r, g->lo, g->hi))
+			continue;
+		uintptr_t tcb = roots.tls_size ? find_tcb(g->lo, g->hi) : 0;
+		uintptr_t from = tcb ? tcb : g->lo;
+		root_outside_shim(r, from, g->hi);
+	}
 }
 
 /* ---- the scan ---- */
@@ -241,6 +471,7 @@ void ct_leakscan_prepare(const void *sp)
 	uintptr_t program_sp = ct_unwind_first_sp_outside((const uintptr_t(*)[2])spans, 3);
 	roots.sp = program_sp > (uintptr_t)sp ? program_sp : (uintptr_t)sp;
 	roots.tp = (uintptr_t)__builtin_thread_pointer();
+	roots.tid = (pid_t)syscall(SYS_gettid);
 	void (*info)(size_t *, size_t *);
 	void *sym = dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"); /* GLIBC_PRIVATE, in ld.so */
 	memcpy(&info, &sym, sizeof(sym));
@@ -268,15 +499,32 @@ int ct_leakscan(struct ct_rec_buf *out)
 	ct_reach_sort(f.v, f.n);
 	struct ct_reach r = {.blocks = f.v, .n = f.n, .stack = stack, .heuristics = CT_REACH_HEURISTICS};
 	ct_reach_begin(&r);
-	struct maps m = {0};
-	maps_read(&m);
-	struct modules_ctx c = {&r, &m, (uintptr_t)&ct_leakscan};
+	/* Everything that takes a lock (the loader's, for the module list) before threads stop. */
+	struct maps m = {0}, data = {0};
+	struct modules_ctx c = {&data, (uintptr_t)&ct_leakscan};
 	dl_iterate_phdr(visit_module, &c);
+	if (!stw.v)
+		stw.v = ct_arena_map(MAX_STOPPED * sizeof(*stw.v));
+	size_t stopped = stop_threads(roots.tid);
+	maps_read(&m); /* the stopped threads' stacks are mapped now, as they stand */
+	for (size_t i = 0; i < data.n; i++)
+		root_range(&r, &m, data.v[i].lo, data.v[i].hi);
 	root_thread(&r, &m);
+	root_stopped(&r, &m);
+	uintptr_t sps[MAX_STOPPED + 2];
+	size_t nsp = 0;
+	sps[nsp++] = roots.sp;
+	sps[nsp++] = (uintptr_t)__builtin_frame_address(0); /* this (the writer's) stack */
+	for (size_t i = 0; i < atomic_load(&stw.filled) && i < MAX_STOPPED; i++)
+		sps[nsp++] = stw.v[i].sp;
+	root_anonymous(&r, &m, sps, nsp);
 	ct_reach_finish(&r);
+	size_t answered = atomic_load(&stw.filled);
+	resume_threads(stopped);
 	write_classes(out, f.v, f.n);
-	roots.threads_not_scanned = other_threads();
+	roots.threads_not_scanned = other_threads() - (answered < stopped ? answered : stopped);
 	ct_arena_unmap(m.v, m.cap * sizeof(*m.v));
+	ct_arena_unmap(data.v, data.cap * sizeof(*data.v));
 	ct_arena_unmap(f.v, n * sizeof(*f.v));
 	ct_arena_unmap(stack, n * sizeof(*stack));
 	return 0;

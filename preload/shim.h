@@ -35,6 +35,8 @@ extern struct ct_real ct_real CT_HIDDEN;
 /* ---- arena.c: the shim's own memory, straight from mmap (zeroed). NULL on failure. ---- */
 void *ct_arena_map(size_t size) CT_HIDDEN;
 void ct_arena_unmap(void *p, size_t size) CT_HIDDEN;
+/* Calls fn for every mapping the arena holds now [lo, hi); returns how many. */
+size_t ct_arena_mappings(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg) CT_HIDDEN;
 /* Moves *p (old_bytes in use) to a new mapping of new_bytes. 0, or -1 with *p untouched. */
 int ct_arena_grow(void **p, size_t old_bytes, size_t new_bytes) CT_HIDDEN;
 
