@@ -19,7 +19,9 @@ static void remember(void *p, size_t size)
 	size_t i = atomic_fetch_add_explicit(&reg_n, 1, memory_order_relaxed);
 	if (i >= REGISTRY)
 		return; /* not remembered: the scan may read it (no crash, maybe a block kept reachable) */
-	atomic_store_explicit(&reg_hi[i], (uintptr_t)p + size, memory_order_relaxed);
+	/* the kernel maps whole pages: the rest of the last one is the shim's too */
+	atomic_store_explicit(&reg_hi[i], ((uintptr_t)p + size + 4095) & ~(uintptr_t)4095,
+	                      memory_order_relaxed);
 	atomic_store_explicit(&reg_lo[i], (uintptr_t)p, memory_order_release);
 }
 

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -349,6 +350,39 @@ static int holds_block(const struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 	return a < r->n && r->blocks[a].start < hi;
 }
 
+/* Scans the pages of [lo, hi) that were ever touched: an anonymous page that is not resident was
+ * never written (or was swapped out: rare, and then it is missed) and holds only zeros. */
+static void root_resident(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+{
+	const uintptr_t page = 4096;
+	unsigned char vec[256];
+	uintptr_t start = lo; /* nothing below it is scanned, though mincore starts at its page */
+	lo &= ~(page - 1);
+	while (lo < hi) {
+		uintptr_t end = hi - lo > sizeof(vec) * page ? lo + sizeof(vec) * page : hi;
+		size_t pages = (end - lo + page - 1) / page;
+		if (mincore((void *)lo, end - lo, vec) < 0) {
+			uintptr_t a = lo > start ? lo : start;
+			ct_reach_root(r, (const void *)a, end - a);
+			lo = end;
+			continue;
+		}
+		for (size_t i = 0; i < pages;) {
+			size_t j = i;
+			while (j < pages && (vec[j] & 1))
+				j++;
+			if (j > i) {
+				uintptr_t a = lo + i * page, b = lo + j * page < end ? lo + j * page : end;
+				a = a > start ? a : start;
+				ct_reach_root(r, (const void *)a, b - a);
+			}
+			for (i = j; i < pages && !(vec[i] & 1); i++)
+				;
+		}
+		lo = end;
+	}
+}
+
 /* Scans [lo, hi) less every shim mapping in it. */
 static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 {
@@ -365,7 +399,7 @@ static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 			lo = skip_to;
 			continue;
 		}
-		ct_reach_root(r, (const void *)lo, next - lo);
+		root_resident(r, lo, next);
 		lo = next;
 	}
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, a custom allocator */
 #include <zstd.h>
 
 #include "ctrack/record.h"
@@ -180,6 +181,28 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
 	reserve_note_room();
 }
 
+/* zstd's memory comes from the arena, like the rest of the shim's: off the program's heap, and known
+ * to the leak scan as the shim's (its window holds the trace's bytes, not the program's pointers).
+ * A block keeps its mapping's size in front. */
+static void *zstd_alloc(void *opaque, size_t size)
+{
+	(void)opaque;
+	size_t *p = ct_arena_map(size + 16);
+	if (!p)
+		return NULL;
+	p[0] = size + 16;
+	return (char *)p + 16;
+}
+
+static void zstd_free(void *opaque, void *address)
+{
+	(void)opaque;
+	if (address) {
+		size_t *p = (size_t *)((char *)address - 16);
+		ct_arena_unmap(p, p[0]);
+	}
+}
+
 int ct_output_open(int fd)
 {
 	struct stat st;
@@ -193,7 +216,7 @@ int ct_output_open(int fd)
 	o.reopened = o.written = o.flushed_at = 0;
 	o.start_ns = ct_now_ns();
 	remember_path(fd);
-	o.zc = ZSTD_createCCtx();
+	o.zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL});
 	o.zcap = ZSTD_CStreamOutSize();
 	if (!o.zbuf)
 		o.zbuf = ct_arena_map(o.zcap);
