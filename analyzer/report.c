@@ -345,9 +345,9 @@ static int same_key(const struct ct_group *a, const struct ct_group *b)
 	       a->address == b->address && a->node == b->node && a->pos == b->pos;
 }
 
-static void add_site(struct ct_group *g, const struct ct_site *s)
+/* Adds s's figures to t. */
+static void sum_into(struct ct_site *t, const struct ct_site *s)
 {
-	struct ct_site *t = &g->sum;
 	t->leaked_bytes += s->leaked_bytes, t->leaked_allocations += s->leaked_allocations;
 	t->peak_bytes += s->peak_bytes, t->peak_allocations += s->peak_allocations;
 	t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
@@ -356,6 +356,11 @@ static void add_site(struct ct_group *g, const struct ct_site *s)
 		t->class_allocations[k] += s->class_allocations[k];
 		t->class_bytes[k] += s->class_bytes[k];
 	}
+}
+
+static void add_site(struct ct_group *g, const struct ct_site *s)
+{
+	sum_into(&g->sum, s);
 	for (int by = 0; by < NRANKS; by++)
 		if (cmp_by(s, g->best[by], (enum ct_rank)by) < 0)
 			g->best[by] = s;
@@ -382,6 +387,7 @@ static struct ct_group *find_group(struct ct_report *r, long *slots, size_t size
 }
 
 /* The groups and, after them in the same block, each site's next member in its group. */
+
 static uint32_t *next_member(const struct ct_report *r)
 {
 	return (uint32_t *)(r->groups + (r->nsites ? r->nsites : 1));
@@ -482,18 +488,6 @@ static int same_shown(const struct ct_report *r, uint32_t a, uint32_t b, struct 
 static int cmp_callers(const void *a, const void *b, void *by)
 {
 	return cmp_by(a, b, *(enum ct_rank *)by);
-}
-
-static void sum_into(struct ct_site *t, const struct ct_site *s)
-{
-	t->leaked_bytes += s->leaked_bytes, t->leaked_allocations += s->leaked_allocations;
-	t->peak_bytes += s->peak_bytes, t->peak_allocations += s->peak_allocations;
-	t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
-	t->temporary += s->temporary;
-	for (int k = 0; k < CT_CLASSES; k++) {
-		t->class_allocations[k] += s->class_allocations[k];
-		t->class_bytes[k] += s->class_bytes[k];
-	}
 }
 
 void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *sum)

@@ -26,6 +26,7 @@
 
 #include "leakscan.h"
 #include "match.h"
+#include "procmaps.h"
 #include "reach.h"
 #include "shim.h"
 #include "unwind.h"
@@ -50,18 +51,6 @@ struct maps {
 	size_t n, cap;
 };
 
-static uintptr_t hex(const char **p)
-{
-	uintptr_t v = 0;
-	for (;; (*p)++) {
-		unsigned c = (unsigned char)**p;
-		unsigned d = c - '0' < 10 ? c - '0' : (c | 32) - 'a' < 6 ? (c | 32) - 'a' + 10 : 16;
-		if (d == 16)
-			return v;
-		v = v << 4 | d;
-	}
-}
-
 static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
 {
 	if (m->n == m->cap) {
@@ -73,15 +62,13 @@ static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
 	m->v[m->n++] = (struct range){lo, hi, 0};
 }
 
-static void maps_add(struct maps *m, const char *line)
+static int maps_add(const char *line, void *arg)
 {
-	const char *p = line;
-	uintptr_t lo = hex(&p);
-	if (*p++ != '-')
-		return;
-	uintptr_t hi = hex(&p);
-	if (*p++ != ' ' || *p != 'r')
-		return;
+	struct maps *m = arg;
+	uintptr_t lo, hi;
+	const char *p = ct_procmaps_range(line, &lo, &hi);
+	if (!p || *p != 'r')
+		return 0;
 	int writable = p[1] == 'w';
 	/* perms, offset, device, inode, then the name after spaces: none for anonymous memory */
 	for (int field = 0; field < 4 && *p; field++) {
@@ -93,32 +80,13 @@ static void maps_add(struct maps *m, const char *line)
 	add_range(m, lo, hi);
 	if (m->n && m->v[m->n - 1].lo == lo)
 		m->v[m->n - 1].anon_rw = writable && !*p;
+	return 0;
 }
 
 /* The readable mappings, in address order (the kernel lists them so). */
 static void maps_read(struct maps *m)
 {
-	char buf[4096];
-	size_t len = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-		buf[len] = 0;
-		char *start = buf, *nl;
-		while ((nl = strchr(start, '\n'))) {
-			*nl = 0;
-			maps_add(m, start);
-			start = nl + 1;
-		}
-		len -= (size_t)(start - buf);
-		memmove(buf, start, len);
-	}
-	close(fd);
+	ct_procmaps_each(maps_add, m);
 }
 
 /* The readable mapping that holds p, or NULL. */

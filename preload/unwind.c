@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "procmaps.h"
 #include "unwind.h"
 
 /* Rules are cfi.h's, cached per ip, plus two kinds of the walker's own. RULE_FP: code with no
@@ -177,31 +178,17 @@ static void self_range(uintptr_t *lo, uintptr_t *hi)
 	atomic_store_explicit(&self_hi, *hi, memory_order_release);
 }
 
-/* Parses the hex number at *p, advancing it. */
-static uintptr_t hex(const char **p)
-{
-	uintptr_t v = 0;
-	for (;; (*p)++) {
-		unsigned c = (unsigned char)**p, d = c - '0' < 10         ? c - '0'
-		                                     : (c | 32) - 'a' < 6 ? (c | 32) - 'a' + 10
-		                                                          : 16;
-		if (d == 16)
-			return v;
-		v = v << 4 | d;
-	}
-}
+struct holder {
+	uintptr_t sp, lo, hi;
+};
 
-/* One line of /proc/self/maps, "lo-hi perms ...": whether its range holds sp. */
-static int line_holds(const char *line, uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+static int holds(const char *line, void *arg)
 {
-	const char *p = line;
-	uintptr_t a = hex(&p);
-	if (*p++ != '-')
+	struct holder *h = arg;
+	uintptr_t lo, hi;
+	if (!ct_procmaps_range(line, &lo, &hi) || h->sp < lo || h->sp >= hi)
 		return 0;
-	uintptr_t b = hex(&p);
-	if (sp < a || sp >= b)
-		return 0;
-	*lo = a, *hi = b;
+	h->lo = lo, h->hi = hi;
 	return 1;
 }
 
@@ -209,29 +196,11 @@ static int line_holds(const char *line, uintptr_t sp, uintptr_t *lo, uintptr_t *
  * malloc). Returns 0, or -1 when it cannot be read. */
 static int find_mapping(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 {
-	char buf[4096];
-	size_t len = 0;
-	int found = 0, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct holder h = {sp, 0, 0};
+	if (ct_procmaps_each(holds, &h) != 1)
 		return -1;
-	for (;;) {
-		ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-		buf[len] = 0;
-		char *start = buf, *nl;
-		while (!found && (nl = strchr(start, '\n'))) {
-			found = line_holds(start, sp, lo, hi);
-			start = nl + 1;
-		}
-		if (found || start == buf) /* found, or a line longer than the buffer */
-			break;
-		len -= (size_t)(start - buf);
-		memmove(buf, start, len);
-	}
-	close(fd);
-	return found ? 0 : -1;
+	*lo = h.lo, *hi = h.hi;
+	return 0;
 }
 
 /* Whether [sp, end) lies in the thread's stack: 1, 0, or -1 when the stack is not known (a nested
