@@ -460,26 +460,33 @@ static void module_span(const void *p, uintptr_t span[2])
 	}
 }
 
-void ct_leakscan_prepare(const void *sp)
+/* The spans of the shim, libc and ld.so, and glibc's static TLS size: looked up at start-up, since
+ * dlsym may allocate and take the loader's lock, which an exit from a signal handler must not. */
+static uintptr_t spans[3][2];
+
+void ct_leakscan_init(void)
 {
-	/* The exiting thread's frames of the shim and of the C runtime's exit machinery (exit's handlers
-	 * in libc, _dl_fini in ld.so) are no roots: they overlay the program's dead frames, whose stale
-	 * slots would keep lost blocks "reachable". The program's frames start above them: at the caller
-	 * of exit(), or __libc_start_call_main after main returned. */
-	uintptr_t spans[3][2];
-	module_span((const void *)(uintptr_t)&ct_leakscan_prepare, spans[0]);
+	module_span((const void *)(uintptr_t)&ct_leakscan_init, spans[0]);
 	module_span(dlsym(RTLD_DEFAULT, "exit"), spans[1]);
 	module_span(dlsym(RTLD_DEFAULT, "__tls_get_addr"), spans[2]); /* ld.so (_dl_find_object is libc's) */
-	uintptr_t program_sp = ct_unwind_first_sp_outside((const uintptr_t(*)[2])spans, 3);
-	roots.sp = program_sp > (uintptr_t)sp ? program_sp : (uintptr_t)sp;
-	roots.tp = (uintptr_t)__builtin_thread_pointer();
-	roots.tid = (pid_t)syscall(SYS_gettid);
 	void (*info)(size_t *, size_t *);
 	void *sym = dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"); /* GLIBC_PRIVATE, in ld.so */
 	memcpy(&info, &sym, sizeof(sym));
 	size_t align = 0;
 	if (info)
 		info(&roots.tls_size, &align);
+}
+
+void ct_leakscan_prepare(const void *sp)
+{
+	/* The exiting thread's frames of the shim and of the C runtime's exit machinery (exit's handlers
+	 * in libc, _dl_fini in ld.so) are no roots: they overlay the program's dead frames, whose stale
+	 * slots would keep lost blocks "reachable". The program's frames start above them: at the caller
+	 * of exit(), or __libc_start_call_main after main returned. */
+	uintptr_t program_sp = ct_unwind_first_sp_outside((const uintptr_t(*)[2])spans, 3);
+	roots.sp = program_sp > (uintptr_t)sp ? program_sp : (uintptr_t)sp;
+	roots.tp = (uintptr_t)__builtin_thread_pointer();
+	roots.tid = (pid_t)syscall(SYS_gettid);
 	roots.prepared = 1;
 }
 

@@ -8,10 +8,11 @@
 
 #include "ctrack/record.h"
 
+/* At start-up, outside any hook: looks up what the scan needs from libc and ld.so (dlsym). */
+void ct_leakscan_init(void);
 /* On the exiting thread, before it asks the writer to finish: sp is the lowest address of its
  * stack that holds the program's data (everything above it, up to the stack's top, is a root; the
- * caller spills its registers below its own frame first, e.g. with setjmp). Looks up glibc's static
- * TLS size (dlsym: may allocate, so not from inside a hook's allocation path). */
+ * caller spills its registers below its own frame first, e.g. with setjmp). */
 void ct_leakscan_prepare(const void *sp);
 /* On the writer, every event drained and every held block settled: classifies the live blocks and
  * writes a CLASSES record to out. 0, or -1 when nothing was prepared or memory ran out. */

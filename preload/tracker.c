@@ -382,6 +382,7 @@ void ct_init(void)
 	int state = CT_OFF;
 	if (fd >= 0 && pthread_key_create(&thread_key, thread_exit) == 0) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		ct_leakscan_init();
 		if (ct_writer_start(fd) == 0)
 			state = CT_ACTIVE;
 	}
