@@ -14,6 +14,8 @@
 #include "fold.h"
 #include "markup.h"
 #include "reader.h"
+#include "suppress.h"
+#include "symbolize.h"
 
 int ct_check_parse_level(const char *s)
 {
@@ -88,6 +90,23 @@ static int put_entries(const struct ct_report *r, enum ct_rank by, enum ct_fail_
 	return rc;
 }
 
+/* What each suppression took, and a warning for each that matched nothing (a typo, or a leak
+ * fixed since: either way the file wants a look). */
+static void put_suppressions(const struct ct_check *c, FILE *out)
+{
+	char b[64];
+	for (size_t i = 0; c->supp && i < c->supp->n; i++) {
+		const struct ct_suppression *s = &c->supp->v[i];
+		if (s->blocks)
+			fprintf(out, "suppressed by leak:%s (%s): %s in %" PRIu64 " block%s\n", s->pattern,
+			        s->origin, ct_fmt_bytes(b, sizeof(b), s->bytes), s->blocks,
+			        s->blocks == 1 ? "" : "s");
+		else
+			fprintf(out, "warning: suppression leak:%s (%s) matched nothing\n", s->pattern,
+			        s->origin);
+	}
+}
+
 int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 {
 	const struct ct_model *m = r->m;
@@ -95,6 +114,7 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 	char b[64], lim[64];
 	int broken = 0, rc = 0;
 	to.out = out;
+	put_suppressions(c, out);
 	uint64_t bytes = 0, blocks = 0;
 	if (c->fail_on) {
 		leaked(m, c->fail_on, &bytes, &blocks);
@@ -132,6 +152,62 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 	return 0;
 }
 
+int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	char *text = NULL;
+	size_t cap = 0, len = 0;
+	for (size_t k; (cap - len > 1 || (text = realloc(text, cap = cap ? cap * 2 : 4096))) &&
+	               (k = fread(text + len, 1, cap - len - 1, f)) > 0;)
+		len += k;
+	int bad = ferror(f);
+	fclose(f);
+	if (!text || bad) {
+		free(text);
+		snprintf(err, errlen, "cannot read '%s'", path);
+		return -1;
+	}
+	if (!c->supp && !(c->supp = calloc(1, sizeof(*c->supp)))) {
+		free(text);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = ct_supp_parse(c->supp, text, len, path, err, errlen);
+	free(text);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc ? -1 : 0;
+}
+
+void ct_check_release(struct ct_check *c)
+{
+	if (c->supp)
+		ct_supp_release(c->supp);
+	free(c->supp);
+	c->supp = NULL;
+}
+
+int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, size_t errlen)
+{
+	if (!c->supp || !c->supp->n)
+		return 0;
+	if (!m->classified) {
+		snprintf(err, errlen,
+		         "suppressions need the trace's leak classes (a ctrack that scans the heap at exit)");
+		return -1;
+	}
+	struct ct_symbolizer *sym = ct_symbolizer_new();
+	int rc = sym ? ct_supp_apply(c->supp, m, sym) : -ENOMEM;
+	ct_symbolizer_free(sym);
+	if (rc)
+		snprintf(err, errlen, "out of memory");
+	return rc ? -1 : 0;
+}
+
 int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *err, size_t errlen)
 {
 	struct ct_model m;
@@ -140,6 +216,8 @@ int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *
 		return -1;
 	}
 	int rc = ct_read_trace(path, &m, err, errlen);
+	if (!rc)
+		rc = ct_check_suppress(c, &m, err, errlen);
 	if (!rc && ct_check_needs_classes(c, &m)) {
 		snprintf(err, errlen,
 		         "'%s' has no leak classes (the program ended before ctrack's scan at exit?)", path);

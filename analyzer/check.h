@@ -16,10 +16,13 @@
  * then possibly lost, then still reachable (all leaked bytes). */
 enum ct_fail_on { CT_FAIL_NONE, CT_FAIL_DEFINITE, CT_FAIL_POSSIBLE, CT_FAIL_REACHABLE };
 
+struct ct_suppressions;
+
 struct ct_check {
-	enum ct_fail_on fail_on; /* CT_FAIL_NONE: no leak rule */
-	uint64_t max_leaked;     /* bytes of the counted classes allowed */
-	int peak_rule;           /* --max-peak was given */
+	enum ct_fail_on fail_on;      /* CT_FAIL_NONE: no leak rule */
+	struct ct_suppressions *supp; /* leaks they match count for no rule (NULL: none) */
+	uint64_t max_leaked;          /* bytes of the counted classes allowed */
+	int peak_rule;                /* --max-peak was given */
 	uint64_t max_peak;
 };
 
@@ -33,6 +36,14 @@ int ct_check_needs_classes(const struct ct_check *c, const struct ct_model *m);
  * verdict and the entries that break it (as the text report prints them, to out). Returns 0 when
  * every rule holds, 1 when one is broken, or -ENOMEM. */
 int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out);
+
+/* Adds the suppressions of file path to c (made on first use). Returns 0, or -1 with a one-line
+ * reason in err (unreadable file, a line that is not leak:PATTERN, no memory). */
+int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, size_t errlen);
+void ct_check_release(struct ct_check *c);
+/* Takes the suppressed leaks out of m's leak classes (ct_supp_apply), with a symbolizer of its own.
+ * Returns 0, or -1 with a reason in err (m has no classes to take them from, no memory). */
+int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, size_t errlen);
 
 /* The whole check of the trace at path, as `ctrack --check` runs it after the program: read, the
  * default report (built-in folding, wrappers, by site), then the rules, printed to out. Returns 0

@@ -176,6 +176,7 @@ static const char usage_tail[] =
     "  --all-frames     show allocator frames (operator new, std::allocator, ...) instead of folding\n"
     "  --full-stacks    keep the frames below main and below a thread's start routine (_start,\n"
     "                   __libc_start_main, start_thread, __clone3)\n"
+    "  --suppressions FILE  leaks to leave out of the check, LeakSanitizer's leak:PATTERN lines\n"
     "  --fail-on LEVEL  check the leaks (CI): exit 23 when more than --max-leaked bytes (default 0)\n"
     "                   are definitely or indirectly lost (definite; the default with --max-leaked),\n"
     "                   or also possibly lost (possible), or leaked at all (reachable, any), listing\n"
@@ -400,6 +401,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("%s needs a number", a);
 			if (parse_count(v, &o->callers) < 0)
 				return usage_error("--callers needs a number, not '%s'", v);
+		} else if (!strcmp(a, "--suppressions") || !strncmp(a, "--suppressions=", 15)) {
+			const char *v = option_value(argc, argv, &i, 14);
+			char err[512];
+			if (!v || !*v)
+				return usage_error("%s needs a file", a);
+			if (ct_check_add_suppressions(&o->check, v, err, sizeof(err)) < 0) {
+				fprintf(stderr, PROG ": --suppressions: %s\n", err);
+				return 2;
+			}
 		} else if (!strcmp(a, "--fail-on") || !strncmp(a, "--fail-on=", 10)) {
 			const char *v = option_value(argc, argv, &i, 9);
 			int level = v ? ct_check_parse_level(v) : -1;
@@ -693,8 +703,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		if (!status && load(o.args[i], &m[i]) < 0)
 			status = 1, n = i + 1;
+	char err[512];
+	if (!status && o.check.supp && ct_check_suppress(&o.check, &m[0], err, sizeof(err)) < 0)
+		status = 1, fprintf(stderr, PROG ": %s\n", err);
 	if (!status)
 		status = o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0]);
+	ct_check_release(&o.check);
 	status = status < 0 ? 1 : status;
 	for (int i = 0; i < n; i++)
 		ct_model_destroy(&m[i]);

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrack/format.h"
+#include "model.h"
 #include "suppress.h"
+#include "symbolize.h"
 
 /* Whether the glob pattern p[0..plen) matches all of s, '*' matching any run. Iterative, with
  * backtracking to the last star only: linear in practice, never exponential. */
@@ -118,4 +121,43 @@ void ct_supp_release(struct ct_suppressions *s)
 	}
 	free(s->v);
 	*s = (struct ct_suppressions){0};
+}
+
+/* The first suppression matching a frame of the stack at node, or -1. */
+static long match_stack(const struct ct_suppressions *s, const struct ct_model *m, struct ct_symbolizer *sym,
+                        uint32_t node)
+{
+	struct ct_frame f[CT_SYMBOLIZE_MAX];
+	for (; node >= CT_STACK_FIRST && node < m->nnodes; node = m->nodes[node].parent) {
+		int n =
+		    ct_symbolize(sym, ct_model_node_module(m, node), m->nodes[node].ip, f, CT_SYMBOLIZE_MAX);
+		for (int i = 0; i < n; i++)
+			for (size_t k = 0; k < s->n; k++) {
+				const char *p = s->v[k].pattern;
+				if ((f[i].function && ct_supp_match(p, f[i].function)) ||
+				    (f[i].symbol && ct_supp_match(p, f[i].symbol)) ||
+				    (f[i].file && ct_supp_match(p, f[i].file)) ||
+				    (f[i].module && ct_supp_match(p, f[i].module)))
+					return (long)k;
+			}
+	}
+	return -1;
+}
+
+int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym)
+{
+	for (size_t i = 0; i < m->ninfos && s->n; i++) {
+		struct ct_info *info = &m->infos[i];
+		uint64_t classified =
+		    info->classes[0] + info->classes[1] + info->classes[2] + info->classes[3];
+		if (!classified)
+			continue;
+		long k = match_stack(s, m, sym, info->stack);
+		if (k < 0)
+			continue;
+		s->v[k].blocks += classified;
+		s->v[k].bytes += classified * info->size;
+		memset(info->classes, 0, sizeof(info->classes));
+	}
+	return 0;
 }

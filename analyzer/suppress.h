@@ -32,4 +32,12 @@ void ct_supp_release(struct ct_suppressions *s);
 /* 1 when pattern matches name by the rules above. */
 int ct_supp_match(const char *pattern, const char *name);
 
+struct ct_model;
+struct ct_symbolizer;
+/* Suppresses the leaks of m whose allocation stack has a frame (any: allocator and runtime frames
+ * too) whose function, source file or module matches a suppression: their blocks leave every leak
+ * class (m must be classified; they stay live), and the first suppression that matches counts
+ * them. Returns 0 or -ENOMEM. */
+int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym);
+
 #endif

@@ -127,6 +127,16 @@ static int set_max_peak(struct options *o, const char *arg)
 	return GO_ON;
 }
 
+static int add_suppressions(struct options *o, const char *arg)
+{
+	char err[512];
+	if (ct_check_add_suppressions(&o->check, arg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctrack: --suppressions: %s\n", err);
+		return 2;
+	}
+	return set_check(o, arg);
+}
+
 static int show_help(struct options *o, const char *arg);
 
 static int show_version(struct options *o, const char *arg)
@@ -149,6 +159,8 @@ static const struct option_spec option_table[] = {
      "the classes that fail the check: definite (and indirect), possible, reachable or any"},
     {0, "max-leaked", "SIZE", set_max_leaked, "allow up to SIZE bytes in those classes (default 0)"},
     {0, "max-peak", "SIZE", set_max_peak, "fail the check when the heap peaks above SIZE"},
+    {0, "suppressions", "FILE", add_suppressions,
+     "leaks the check leaves out (leak:PATTERN lines, as LeakSanitizer)"},
     {0, "help", NULL, show_help, "show this help and exit"},
     {0, "version", NULL, show_version, "show the version and exit"},
 };

@@ -61,6 +61,30 @@ for opts, want in [(("--check",), 23 if first and lost else 0),
                    (("--check", "--max-leaked=1.5XB"), 2)]:
     r, _ = env.run_ctrack([leaky], d, opts=(*opts, "--force", "-o", os.path.join(d, "t.zst")))
     env.eq("ctrack %s: exit status" % " ".join(opts), r.returncode, want)
+# Suppressions: leak_classes.c loses every definitely and indirectly lost block in lose() (its
+# comment), so `leak:lose` takes them all (valgrind's figures), and the check passes; a pattern that
+# matches nothing is named.
+supp = os.path.join(d, "supp.txt")
+with open(supp, "w") as f:
+    f.write("# leak_classes.c's lost shapes\nleak:^lose$\nleak:no_such_function\n")
+if first:
+    r = env.run_analyze(trace, "--suppressions", supp, "--fail-on=definite")
+    out = r.stdout.decode(errors="replace")
+    env.eq("ctrack-analyze --suppressions: the lost blocks suppressed, the check passes", r.returncode, 0)
+    env.check("the suppression's take is reported",
+              "suppressed by leak:^lose$ (%s:2): %d bytes in %d blocks" % (
+                  supp, lost, vg["definitely_lost_blocks"] + vg["indirectly_lost_blocks"]) in out, out)
+    env.check("the suppression that matched nothing is named",
+              "suppression leak:no_such_function (%s:3) matched nothing" % supp in out, out)
+    r = env.run_analyze(trace, "--suppressions", supp, "--fail-on=possible")
+    env.eq("suppressed, but the possibly lost blocks still fail --fail-on=possible", r.returncode,
+           23 if vg["possibly_lost_bytes"] else 0)
+r, _ = env.run_ctrack([leaky], d, opts=("--suppressions", supp, "--force", "-o", os.path.join(d, "t.zst")))
+env.eq("ctrack --suppressions: the check passes", r.returncode, 0)
+with open(os.path.join(d, "bad.txt"), "w") as f:
+    f.write("race:foo\n")
+r = env.run_analyze(os.path.join(d, "t.zst"), "--suppressions", os.path.join(d, "bad.txt"))
+env.eq("a suppressions file with another sanitizer's line: exit 2", r.returncode, 2)
 r, _ = env.run_ctrack(["sh", "-c", "exit 3"], d, opts=("--check", "--force", "-o", os.path.join(d, "s.zst")))
 env.eq("ctrack --check of a program that fails: the program's status", r.returncode, 3)
 env.finish()
