@@ -152,6 +152,19 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 	return 0;
 }
 
+static int add_text(struct ct_check *c, const char *text, size_t len, const char *origin, char *err,
+                    size_t errlen)
+{
+	if (!c->supp && !(c->supp = calloc(1, sizeof(*c->supp)))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = ct_supp_parse(c->supp, text, len, origin, err, errlen);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc ? -1 : 0;
+}
+
 int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
@@ -171,16 +184,18 @@ int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, s
 		snprintf(err, errlen, "cannot read '%s'", path);
 		return -1;
 	}
-	if (!c->supp && !(c->supp = calloc(1, sizeof(*c->supp)))) {
-		free(text);
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	int rc = ct_supp_parse(c->supp, text, len, path, err, errlen);
+	int rc = add_text(c, text, len, path, err, errlen);
 	free(text);
-	if (rc == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	return rc ? -1 : 0;
+	c->supp_files++;
+	return rc;
+}
+
+int ct_check_add_program_suppressions(struct ct_check *c, const struct ct_model *m, char *err, size_t errlen)
+{
+	if (!m->suppressions.len)
+		return 0;
+	return add_text(c, m->suppressions.data, m->suppressions.len, "__lsan_default_suppressions", err,
+	                errlen);
 }
 
 void ct_check_release(struct ct_check *c)
@@ -208,7 +223,7 @@ int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, s
 	return rc ? -1 : 0;
 }
 
-int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *err, size_t errlen)
+int ct_check_trace(const char *path, struct ct_check *c, FILE *out, char *err, size_t errlen)
 {
 	struct ct_model m;
 	if (ct_model_init(&m) < 0) {
@@ -216,6 +231,8 @@ int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *
 		return -1;
 	}
 	int rc = ct_read_trace(path, &m, err, errlen);
+	if (!rc)
+		rc = ct_check_add_program_suppressions(c, &m, err, errlen);
 	if (!rc)
 		rc = ct_check_suppress(c, &m, err, errlen);
 	if (!rc && ct_check_needs_classes(c, &m)) {

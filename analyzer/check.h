@@ -21,6 +21,7 @@ struct ct_suppressions;
 struct ct_check {
 	enum ct_fail_on fail_on;      /* CT_FAIL_NONE: no leak rule */
 	struct ct_suppressions *supp; /* leaks they match count for no rule (NULL: none) */
+	int supp_files;               /* --suppressions given: a trace without classes is an error */
 	uint64_t max_leaked;          /* bytes of the counted classes allowed */
 	int peak_rule;                /* --max-peak was given */
 	uint64_t max_peak;
@@ -41,6 +42,9 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
  * reason in err (unreadable file, a line that is not leak:PATTERN, no memory). */
 int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, size_t errlen);
 void ct_check_release(struct ct_check *c);
+/* Adds the suppressions the traced program carries (its __lsan_default_suppressions(), recorded in
+ * the trace), as LeakSanitizer applies them. Returns 0, or -1 with a reason in err. */
+int ct_check_add_program_suppressions(struct ct_check *c, const struct ct_model *m, char *err, size_t errlen);
 /* Takes the suppressed leaks out of m's leak classes (ct_supp_apply), with a symbolizer of its own.
  * Returns 0, or -1 with a reason in err (m has no classes to take them from, no memory). */
 int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, size_t errlen);
@@ -49,6 +53,6 @@ int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, s
  * default report (built-in folding, wrappers, by site), then the rules, printed to out. Returns 0
  * when every rule holds, 1 when one is broken, or -1 with a one-line reason in err (an unreadable
  * trace, one without the leak classes the rules need, no memory). */
-int ct_check_trace(const char *path, const struct ct_check *c, FILE *out, char *err, size_t errlen);
+int ct_check_trace(const char *path, struct ct_check *c, FILE *out, char *err, size_t errlen);
 
 #endif

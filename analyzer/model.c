@@ -57,6 +57,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->proc.argv);
 	free(m->proc.exe.data);
 	free(m->exec_path.data);
+	free(m->suppressions.data);
 	for (size_t i = 0; i < m->nnotes; i++)
 		free(m->notes[i].text.data);
 	free(m->notes);

@@ -94,9 +94,10 @@ struct ct_model {
 	uint64_t peak_version;
 	struct ct_totals t;
 	struct ct_process proc;
-	int complete;   /* the last record read was END or EXEC */
-	int classified; /* a CLASSES record gave every info's live blocks their leak classes */
-	int exec_last;  /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
+	int complete;                 /* the last record read was END or EXEC */
+	int classified;               /* a CLASSES record gave every info's live blocks their leak classes */
+	struct ct_bytes suppressions; /* the program's own (SUPPRESSIONS), empty when none */
+	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
 	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip - 1 */
 	/* Distinct notes in the order they first came (at most CT_NOTES_MAX + 1: see struct ct_note). */

@@ -371,6 +371,12 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	case CT_REC_CLASSES:
 		rc = rec_classes(r, &c);
 		break;
+	case CT_REC_SUPPRESSIONS: {
+		struct ct_bytes text = cur_s(&c);
+		free(r->m->suppressions.data);
+		r->m->suppressions = text;
+		break;
+	}
 	case CT_REC_THREAD:
 		break;
 	default:

@@ -325,7 +325,7 @@ static int find_program(const char *prog, char *buf, size_t len)
 /* The check after the run. The program's own failure wins: its status is ctrack's, whatever the
  * leaks; a program that succeeded and broke a rule gives CT_CHECK_EXIT; one whose trace cannot be
  * checked gives 1. The verdict and the offending sites go to stderr, beside the closing message. */
-static int check(const struct options *o, const char *trace, int status)
+static int check(struct options *o, const char *trace, int status)
 {
 	char err[512];
 	int rc = ct_check_trace(trace, &o->check, stderr, err, sizeof(err));
@@ -336,7 +336,7 @@ static int check(const struct options *o, const char *trace, int status)
 	return rc < 0 ? 1 : rc ? CT_CHECK_EXIT : 0;
 }
 
-static int run(const struct options *o, const char *shim, const char *exe)
+static int run(struct options *o, const char *shim, const char *exe)
 {
 	const struct ct_spawn s = {
 	    .shim = shim,

@@ -34,7 +34,8 @@
 static struct {
 	uintptr_t sp, tp; /* the exiting thread's, captured by prepare */
 	pid_t tid;
-	size_t tls_size; /* glibc's static TLS size, 0 when unknown */
+	const char *suppressions; /* what the program's __lsan_default_suppressions() returned */
+	size_t tls_size;          /* glibc's static TLS size, 0 when unknown */
 	int prepared;
 	uint64_t threads_not_scanned; /* other threads alive at the scan */
 } roots;
@@ -414,8 +415,13 @@ struct fill {
 static void add_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
 {
 	struct fill *f = arg;
-	if (f->n < f->cap)
-		f->v[f->n++] = (struct ct_reach_block){.start = p, .size = size, .tag = info};
+	if (f->n >= f->cap)
+		return;
+	/* glibc: an in-use chunk's usable size reaches 8 bytes into the next chunk, whose header starts
+	 * there (a block's last word is the next chunk's prev_size) */
+	size_t usable = ct_real.malloc_usable_size ? ct_real.malloc_usable_size((void *)p) : 0;
+	uint32_t edge = usable >= 16 && usable - 8 < size ? (uint32_t)(usable - 8) : 0;
+	f->v[f->n++] = (struct ct_reach_block){.start = p, .size = size, .tag = info, .allocator_edge = edge};
 }
 
 static void count_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
@@ -463,12 +469,15 @@ static void module_span(const void *p, uintptr_t span[2])
 /* The spans of the shim, libc and ld.so, and glibc's static TLS size: looked up at start-up, since
  * dlsym may allocate and take the loader's lock, which an exit from a signal handler must not. */
 static uintptr_t spans[3][2];
+static const char *(*program_suppressions)(void); /* the program's __lsan_default_suppressions */
 
 void ct_leakscan_init(void)
 {
 	module_span((const void *)(uintptr_t)&ct_leakscan_init, spans[0]);
 	module_span(dlsym(RTLD_DEFAULT, "exit"), spans[1]);
 	module_span(dlsym(RTLD_DEFAULT, "__tls_get_addr"), spans[2]); /* ld.so (_dl_find_object is libc's) */
+	void *fn = dlsym(RTLD_DEFAULT, "__lsan_default_suppressions");
+	memcpy(&program_suppressions, &fn, sizeof(fn));
 	void (*info)(size_t *, size_t *);
 	void *sym = dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"); /* GLIBC_PRIVATE, in ld.so */
 	memcpy(&info, &sym, sizeof(sym));
@@ -487,6 +496,7 @@ void ct_leakscan_prepare(const void *sp)
 	roots.sp = program_sp > (uintptr_t)sp ? program_sp : (uintptr_t)sp;
 	roots.tp = (uintptr_t)__builtin_thread_pointer();
 	roots.tid = (pid_t)syscall(SYS_gettid);
+	roots.suppressions = program_suppressions ? program_suppressions() : NULL;
 	roots.prepared = 1;
 }
 
@@ -494,6 +504,8 @@ int ct_leakscan(struct ct_rec_buf *out)
 {
 	if (!roots.prepared)
 		return -1;
+	if (roots.suppressions) /* LeakSanitizer's way for a program to carry its suppressions */
+		ct_rec_suppressions(out, roots.suppressions, strnlen(roots.suppressions, 1u << 16));
 	size_t n = 0;
 	ct_match_live(count_block, &n);
 	struct fill f = {.cap = n};

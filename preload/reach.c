@@ -108,7 +108,7 @@ static void reach_word(struct ct_reach *r, uintptr_t p, int prior_definite)
 	if (i == NONE)
 		return;
 	struct ct_reach_block *b = &r->blocks[i];
-	if (b->state == CT_REACH_REACHABLE)
+	if (b->state == CT_REACH_REACHABLE || (b->allocator_edge && p - b->start == b->allocator_edge))
 		return;
 	int start = p == b->start || heuristic_start(r, b, p);
 	if (start && prior_definite) {

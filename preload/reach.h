@@ -41,8 +41,13 @@ struct ct_reach_block {
 	uint64_t size;
 	uint64_t indirect; /* CT_REACH_DEFINITE: bytes of the blocks lost through this one */
 	uint32_t tag;      /* the caller's (its alloc info, say) */
-	uint8_t state;     /* enum ct_reach_class once finished */
-	uint8_t pending;   /* on the mark stack */
+	/* Where the allocator's header of the next chunk starts inside the block, or 0: glibc's malloc
+	 * lets the next chunk's first word overlap a block's last, and its own state points there (the
+	 * top chunk, a bin). A root word pointing exactly there is the allocator's, not the program's:
+	 * memcheck, whose allocator is its own, never sees it. */
+	uint32_t allocator_edge;
+	uint8_t state;   /* enum ct_reach_class once finished */
+	uint8_t pending; /* on the mark stack */
 };
 
 struct ct_reach {

@@ -146,6 +146,9 @@
  *   lost, possibly lost and still reachable (their sum is the info's live count when the scan ran).
  *   Written before END (the scan at exit); a later CLASSES record supersedes an earlier one.
  *   Example: 43 06 01 05 02 00 00 01 = one info, 5, of which 2 definite and 1 reachable.
+ * SUPPRESSIONS 0x44 | text s |   optional, since version 3
+ *   Leak suppressions the program carries: what its __lsan_default_suppressions() returned
+ *   (LeakSanitizer's syntax, `leak:PATTERN` lines). Example: 44 0a 09 "leak:foo\n".
  */
 #define CT_RECORDS(X) \
 	X(ALLOC, 0x01) \
@@ -164,7 +167,8 @@
 	X(THREAD, 0x40) \
 	X(SAMPLE, 0x41) \
 	X(NOTE, 0x42) \
-	X(CLASSES, 0x43)
+	X(CLASSES, 0x43) \
+	X(SUPPRESSIONS, 0x44)
 
 enum ct_record_tag {
 #define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,

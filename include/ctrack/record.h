@@ -304,6 +304,16 @@ static inline void ct_rec_note(struct ct_rec_buf *b, unsigned level, const char 
 	ct_rec_close(b, at);
 }
 
+/* A framed record whose payload is one string: SUPPRESSIONS (the program's own). */
+static inline void ct_rec_suppressions(struct ct_rec_buf *b, const char *text, size_t len)
+{
+	size_t at = ct_rec_open(b, CT_REC_SUPPRESSIONS, CT_REC_S_MAX(len));
+	if (!at)
+		return;
+	ct_rec_s(b, text, len);
+	ct_rec_close(b, at);
+}
+
 /* The leak classes of one alloc info's live blocks (CLASSES). */
 enum { CT_CLASS_DEFINITE, CT_CLASS_INDIRECT, CT_CLASS_POSSIBLE, CT_CLASS_REACHABLE, CT_CLASSES };
 struct ct_rec_classes {

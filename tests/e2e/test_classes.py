@@ -85,6 +85,19 @@ with open(os.path.join(d, "bad.txt"), "w") as f:
     f.write("race:foo\n")
 r = env.run_analyze(os.path.join(d, "t.zst"), "--suppressions", os.path.join(d, "bad.txt"))
 env.eq("a suppressions file with another sanitizer's line: exit 2", r.returncode, 2)
+# The program's own suppressions (lsan_supp.c: __lsan_default_suppressions takes cached_forever's 64
+# bytes; real_leak's 32 stay definitely lost).
+lsan = os.path.join(os.path.dirname(leaky), "e2e-lsan_supp")
+r, _ = env.run_ctrack([lsan], d, opts=("--check", "--force", "-o", os.path.join(d, "l.zst")))
+err = r.stderr.decode(errors="replace")
+env.eq("the program's own suppressions: real_leak still fails the check", r.returncode, 23)
+env.check("the program's suppression is named with its take",
+          "suppressed by leak:cached_forever (__lsan_default_suppressions:2): 64 bytes in 1 block" in err, err)
+env.check("the failing leak is real_leak's 32 bytes", "32 bytes in 1 block definitely" in err, err)
+with open(os.path.join(d, "real.txt"), "w") as f:
+    f.write("leak:real_leak\n")
+r = env.run_analyze(os.path.join(d, "l.zst"), "--fail-on=definite", "--suppressions", os.path.join(d, "real.txt"))
+env.eq("the program's and a file's suppressions together: the check passes", r.returncode, 0)
 r, _ = env.run_ctrack(["sh", "-c", "exit 3"], d, opts=("--check", "--force", "-o", os.path.join(d, "s.zst")))
 env.eq("ctrack --check of a program that fails: the program's status", r.returncode, 3)
 env.finish()

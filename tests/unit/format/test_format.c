@@ -297,6 +297,10 @@ static void test_note(void)
 
 static void test_classes(void)
 {
+	/* SUPPRESSIONS: tag 44, length 10 (string length 9 + its varint), "leak:foo\n" (format.h's example)
+	 */
+	GOLDEN("SUPPRESSIONS", ct_rec_suppressions(&b, "leak:foo\n", 9), 0x44, 0x0a, 0x09, 'l', 'e', 'a', 'k',
+	       ':', 'f', 'o', 'o', '\n');
 	/* CLASSES: tag 43, length 6, n 1, info 5, definite 2, indirect 0, possible 0, reachable 1 (format.h's
 	 * example); then two infos, 300 = ac 02, 128 definite = 80 01: payload 1 + 1+4 + 2+2+1+1+1 = 13. */
 	GOLDEN("CLASSES", ct_rec_classes(&b, &(struct ct_rec_classes){5, {2, 0, 0, 1}}, 1), 0x43, 0x06, 0x01,

@@ -190,6 +190,19 @@ int main(void)
 	root(&h, at(&h, 1, 32)); /* one past the end: not a pointer into it */
 	expect("malloc(0) pointed at; a pointer one past a block's end", &h, "rd", -1);
 
+	make(&h, 2, (size_t[]){56, 56});
+	h.b[0].allocator_edge = h.b[1].allocator_edge = 48; /* glibc: the next chunk's header at + 48 */
+	root(&h, h.b[0].start + 48);                        /* what the allocator's top pointer looks like */
+	root(&h, h.b[1].start + 40);                        /* an interior pointer of the program's */
+	ct_reach_finish(&h.r);
+	{
+		int ok = h.b[0].state == CT_REACH_DEFINITE && h.b[1].state == CT_REACH_POSSIBLE;
+		printf("%s the allocator's pointer to the next chunk is no pointer into the block\n",
+		       ok ? "ok  " : "FAIL");
+		failures += !ok;
+		drop(&h);
+	}
+
 	make(&h, 1, (size_t[]){72});
 	h.mem[0][0] = 64; /* length64: its own size - 8 */
 	root(&h, at(&h, 0, 8));
