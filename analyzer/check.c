@@ -165,6 +165,28 @@ static int add_text(struct ct_check *c, const char *text, size_t len, const char
 	return rc ? -1 : 0;
 }
 
+/* The rest of f, in a heap block of *len bytes (the caller frees it), or NULL: no memory. */
+static char *read_all(FILE *f, size_t *len)
+{
+	char *text = NULL;
+	size_t cap = 0;
+	*len = 0;
+	for (;;) {
+		if (cap - *len < 2) {
+			char *t = realloc(text, cap = cap ? cap * 2 : 4096);
+			if (!t) {
+				free(text);
+				return NULL;
+			}
+			text = t;
+		}
+		size_t k = fread(text + *len, 1, cap - *len - 1, f);
+		if (!k)
+			return text;
+		*len += k;
+	}
+}
+
 int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
@@ -172,11 +194,8 @@ int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, s
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	char *text = NULL;
-	size_t cap = 0, len = 0;
-	for (size_t k; (cap - len > 1 || (text = realloc(text, cap = cap ? cap * 2 : 4096))) &&
-	               (k = fread(text + len, 1, cap - len - 1, f)) > 0;)
-		len += k;
+	size_t len;
+	char *text = read_all(f, &len);
 	int bad = ferror(f);
 	fclose(f);
 	if (!text || bad) {
@@ -190,14 +209,6 @@ int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, s
 	return rc;
 }
 
-int ct_check_add_program_suppressions(struct ct_check *c, const struct ct_model *m, char *err, size_t errlen)
-{
-	if (!m->suppressions.len)
-		return 0;
-	return add_text(c, m->suppressions.data, m->suppressions.len, "__lsan_default_suppressions", err,
-	                errlen);
-}
-
 void ct_check_release(struct ct_check *c)
 {
 	if (c->supp)
@@ -206,8 +217,11 @@ void ct_check_release(struct ct_check *c)
 	c->supp = NULL;
 }
 
-int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, size_t errlen)
+int ct_check_suppress(struct ct_check *c, struct ct_model *m, char *err, size_t errlen)
 {
+	if (m->suppressions.len && add_text(c, m->suppressions.data, m->suppressions.len,
+	                                    "__lsan_default_suppressions", err, errlen) < 0)
+		return -1;
 	if (!c->supp || !c->supp->n)
 		return 0;
 	if (!m->classified) {
@@ -231,8 +245,6 @@ int ct_check_trace(const char *path, struct ct_check *c, FILE *out, char *err, s
 		return -1;
 	}
 	int rc = ct_read_trace(path, &m, err, errlen);
-	if (!rc)
-		rc = ct_check_add_program_suppressions(c, &m, err, errlen);
 	if (!rc)
 		rc = ct_check_suppress(c, &m, err, errlen);
 	if (!rc && ct_check_needs_classes(c, &m)) {

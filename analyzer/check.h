@@ -43,11 +43,10 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, size_t errlen);
 void ct_check_release(struct ct_check *c);
 /* Adds the suppressions the traced program carries (its __lsan_default_suppressions(), recorded in
- * the trace), as LeakSanitizer applies them. Returns 0, or -1 with a reason in err. */
-int ct_check_add_program_suppressions(struct ct_check *c, const struct ct_model *m, char *err, size_t errlen);
-/* Takes the suppressed leaks out of m's leak classes (ct_supp_apply), with a symbolizer of its own.
- * Returns 0, or -1 with a reason in err (m has no classes to take them from, no memory). */
-int ct_check_suppress(const struct ct_check *c, struct ct_model *m, char *err, size_t errlen);
+ * the trace) to c's, as LeakSanitizer applies them, and takes the leaks they all match out of m's
+ * leak classes (ct_supp_apply), with a symbolizer of its own. Returns 0, or -1 with a reason in
+ * err (a bad line, --suppressions on a trace without classes, no memory). */
+int ct_check_suppress(struct ct_check *c, struct ct_model *m, char *err, size_t errlen);
 
 /* The whole check of the trace at path, as `ctrack --check` runs it after the program: read, the
  * default report (built-in folding, wrappers, by site), then the rules, printed to out. Returns 0

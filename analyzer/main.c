@@ -704,9 +704,7 @@ int main(int argc, char **argv)
 		if (!status && load(o.args[i], &m[i]) < 0)
 			status = 1, n = i + 1;
 	char err[512];
-	if (!status && !o.diff &&
-	    (ct_check_add_program_suppressions(&o.check, &m[0], err, sizeof(err)) < 0 ||
-	     (o.check.supp && ct_check_suppress(&o.check, &m[0], err, sizeof(err)) < 0)))
+	if (!status && !o.diff && ct_check_suppress(&o.check, &m[0], err, sizeof(err)) < 0)
 		status = 1, fprintf(stderr, PROG ": %s\n", err);
 	if (!status)
 		status = o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0]);

@@ -148,21 +148,31 @@ static void root_thread(struct ct_reach *r, const struct maps *m)
 		root_range(r, m, roots.tp - roots.tls_size, roots.tp + roots.tls_size);
 }
 
-/* Threads of the process other than this one and the exiting one: their stacks are not roots. */
-static uint64_t other_threads(void)
+/* Calls fn(tid, arg) for each thread of the process (getdents64: no malloc, as opendir would);
+ * returns how many calls returned 1 (with fn NULL: how many threads there are). */
+static size_t each_task(int (*fn)(pid_t tid, void *arg), void *arg)
 {
 	char buf[2048];
-	uint64_t n = 0;
+	size_t n = 0;
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	for (long k; (k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0;)
 		for (long off = 0; off < k;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			n += d->d_name[0] != '.';
 			off += d->d_reclen;
+			long tid = d->d_name[0] == '.' ? 0 : strtol(d->d_name, NULL, 10);
+			if (tid > 0)
+				n += fn ? fn((pid_t)tid, arg) == 1 : 1;
 		}
 	close(fd);
+	return n;
+}
+
+/* Threads of the process other than this one and the exiting one. */
+static uint64_t other_threads(void)
+{
+	size_t n = each_task(NULL, NULL);
 	return n > 2 ? n - 2 : 0;
 }
 
@@ -225,32 +235,28 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The threads not to stop: this one, and the exiting one (it waits for the scan anyway). */
+struct keep {
+	pid_t self, exiting;
+};
+
+static int signal_one(pid_t tid, void *arg)
+{
+	const struct keep *k = arg;
+	return tid != k->self && tid != k->exiting && syscall(SYS_tgkill, getpid(), tid, stw.sig) == 0;
+}
+
 /* Signals every thread but this one and `skip`; returns how many were signalled, and waits (up to
  * STOP_WAIT_MS) until they all stand still. */
 static size_t stop_threads(pid_t skip)
 {
-	char buf[2048];
-	size_t signalled = 0;
-	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !stw.v || !(stw.sig = pick_signal())) {
-		if (fd >= 0)
-			close(fd);
+	if (!stw.v || !(stw.sig = pick_signal()))
 		return 0;
-	}
 	struct sigaction sa = {.sa_sigaction = stop_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigfillset(&sa.sa_mask);
 	sigaction(stw.sig, &sa, &stw.old);
-	for (long k; (k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0;)
-		for (long off = 0; off < k;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			off += d->d_reclen;
-			long tid = d->d_name[0] == '.' ? 0 : strtol(d->d_name, NULL, 10);
-			if (tid > 0 && tid != self && tid != skip &&
-			    syscall(SYS_tgkill, pid, tid, stw.sig) == 0)
-				signalled++;
-		}
-	close(fd);
+	struct keep keep = {(pid_t)syscall(SYS_gettid), skip};
+	size_t signalled = each_task(signal_one, &keep);
 	for (int ms = 0; atomic_load(&stw.filled) < signalled && ms < STOP_WAIT_MS; ms++)
 		sleep_ms(1);
 	return signalled;
@@ -424,12 +430,6 @@ static void add_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
 	f->v[f->n++] = (struct ct_reach_block){.start = p, .size = size, .tag = info, .allocator_edge = edge};
 }
 
-static void count_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
-{
-	(void)p, (void)size, (void)info;
-	(*(size_t *)arg)++;
-}
-
 /* Per alloc info, its blocks by class, as CLASSES records them (infos without live blocks left out). */
 static void write_classes(struct ct_rec_buf *out, const struct ct_reach_block *b, size_t n)
 {
@@ -506,8 +506,7 @@ int ct_leakscan(struct ct_rec_buf *out)
 		return -1;
 	if (roots.suppressions) /* LeakSanitizer's way for a program to carry its suppressions */
 		ct_rec_suppressions(out, roots.suppressions, strnlen(roots.suppressions, 1u << 16));
-	size_t n = 0;
-	ct_match_live(count_block, &n);
+	size_t n = ct_match_live_count();
 	struct fill f = {.cap = n};
 	f.v = n ? ct_arena_map(n * sizeof(*f.v)) : NULL;
 	uint32_t *stack = n ? ct_arena_map(n * sizeof(*stack)) : NULL;

@@ -317,6 +317,11 @@ size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *
 	return n;
 }
 
+size_t ct_match_live_count(void)
+{
+	return (size_t)m.live.count;
+}
+
 uint32_t ct_match_infos(void)
 {
 	return m.infos.index.count;

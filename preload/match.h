@@ -65,6 +65,8 @@ void ct_match_settle_all(void);
 /* Every block in the live table (after ct_match_settle_all: every live block), with its size and
  * alloc info; fn must not apply events. Returns the number of blocks visited. */
 size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg), void *arg);
+/* How many blocks the live table holds. */
+size_t ct_match_live_count(void);
 /* Alloc infos defined so far (ids are below this). */
 uint32_t ct_match_infos(void);
 

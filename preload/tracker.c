@@ -19,6 +19,7 @@
 
 #include "leakscan.h"
 #include "shim.h"
+#include "text.h"
 #include "unwind.h"
 #include "writer.h"
 
@@ -297,13 +298,12 @@ static void forget_settings(void)
 /* A setting the shim refused, for the writer's NOTE ("CTRACK_DEPTH=1024"). */
 static void refuse_setting(const char *name, const char *value)
 {
-	static char text[96];
-	size_t n = strlen(name), k = strnlen(value, sizeof(text) - n - 2);
-	memcpy(text, name, n);
-	text[n] = '=';
-	memcpy(text + n + 1, value, k);
-	text[n + 1 + k] = 0;
-	ct_losses.bad_setting = text;
+	static char buf[96];
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add(&t, name);
+	ct_text_add(&t, "=");
+	ct_text_add(&t, value); /* cut to fit */
+	ct_losses.bad_setting = buf;
 }
 
 static void read_config(void)

@@ -270,14 +270,19 @@ static inline void ct_rec_end(struct ct_rec_buf *b, const struct ct_rec_end *e)
 	ct_rec_close(b, at);
 }
 
-/* A framed record whose payload is one string: EXEC (path). */
-static inline void ct_rec_exec(struct ct_rec_buf *b, const char *path, size_t len)
+/* A framed record whose payload is one string: EXEC (path), SUPPRESSIONS (the program's own). */
+static inline void ct_rec_framed_s(struct ct_rec_buf *b, unsigned tag, const char *text, size_t len)
 {
-	size_t at = ct_rec_open(b, CT_REC_EXEC, CT_REC_S_MAX(len));
+	size_t at = ct_rec_open(b, tag, CT_REC_S_MAX(len));
 	if (!at)
 		return;
-	ct_rec_s(b, path, len);
+	ct_rec_s(b, text, len);
 	ct_rec_close(b, at);
+}
+
+static inline void ct_rec_exec(struct ct_rec_buf *b, const char *path, size_t len)
+{
+	ct_rec_framed_s(b, CT_REC_EXEC, path, len);
 }
 
 enum { CT_THREAD_STARTED = 0, CT_THREAD_EXITED = 1 };
@@ -304,14 +309,9 @@ static inline void ct_rec_note(struct ct_rec_buf *b, unsigned level, const char 
 	ct_rec_close(b, at);
 }
 
-/* A framed record whose payload is one string: SUPPRESSIONS (the program's own). */
 static inline void ct_rec_suppressions(struct ct_rec_buf *b, const char *text, size_t len)
 {
-	size_t at = ct_rec_open(b, CT_REC_SUPPRESSIONS, CT_REC_S_MAX(len));
-	if (!at)
-		return;
-	ct_rec_s(b, text, len);
-	ct_rec_close(b, at);
+	ct_rec_framed_s(b, CT_REC_SUPPRESSIONS, text, len);
 }
 
 /* The leak classes of one alloc info's live blocks (CLASSES). */
