@@ -33,8 +33,7 @@ int ct_check_needs_classes(const struct ct_check *c, const struct ct_model *m)
 	return !m->classified && (c->fail_on == CT_FAIL_DEFINITE || c->fail_on == CT_FAIL_POSSIBLE);
 }
 
-/* Whether a leak entry of kind (CT_CLASS_* + 1, or 0 in a trace without classes) counts at level. */
-static int counts(enum ct_fail_on level, int kind)
+int ct_check_counts(enum ct_fail_on level, int kind)
 {
 	switch (kind) {
 	case 0:
@@ -49,7 +48,7 @@ static int counts(enum ct_fail_on level, int kind)
 	}
 }
 
-static const char *level_words(enum ct_fail_on level, int classified)
+const char *ct_check_level_words(enum ct_fail_on level, int classified)
 {
 	switch (level) {
 	case CT_FAIL_DEFINITE:
@@ -68,11 +67,11 @@ static void leaked(const struct ct_model *m, enum ct_fail_on level, uint64_t *by
 		*bytes = m->t.current, *blocks = m->t.live_allocations;
 		return;
 	}
-	uint64_t nb[CT_CLASSES], nbytes[CT_CLASSES];
+	uint64_t nb[CT_KINDS], nbytes[CT_KINDS];
 	ct_model_class_totals(m, nb, nbytes);
 	*bytes = *blocks = 0;
-	for (int k = 0; k < CT_CLASSES; k++)
-		if (counts(level, k + 1))
+	for (int k = 0; k < CT_KINDS; k++)
+		if (ct_check_counts(level, k + 1))
 			*bytes += nbytes[k], *blocks += nb[k];
 }
 
@@ -84,7 +83,7 @@ static int put_entries(const struct ct_report *r, enum ct_rank by, enum ct_fail_
 	int rc = n < 0 ? (int)n : 0;
 	size_t shown = 0;
 	for (long i = 0; i < n && !rc && shown < limit; i++)
-		if (by != CT_BY_LEAKED || counts(level, v[i]->kind))
+		if (by != CT_BY_LEAKED || ct_check_counts(level, v[i]->kind))
 			rc = ct_report_text_entry(r, by, v[i]), shown++;
 	free(v);
 	return rc;
@@ -123,7 +122,7 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 			fprintf(out,
 			        "check failed: %s in %" PRIu64 " block%s %s, more than --max-leaked %s\n",
 			        ct_fmt_bytes(b, sizeof(b), bytes), blocks, blocks == 1 ? "" : "s",
-			        level_words(c->fail_on, m->classified),
+			        ct_check_level_words(c->fail_on, m->classified),
 			        ct_fmt_bytes(lim, sizeof(lim), c->max_leaked));
 			rc = put_entries(&to, CT_BY_LEAKED, c->fail_on, SIZE_MAX);
 			fputs(rc ? "" : "\n", out);
@@ -143,7 +142,7 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 	fputs("check passed:", out);
 	if (c->fail_on)
 		fprintf(out, " %s in %" PRIu64 " block%s %s, at most %s", ct_fmt_bytes(b, sizeof(b), bytes),
-		        blocks, blocks == 1 ? "" : "s", level_words(c->fail_on, m->classified),
+		        blocks, blocks == 1 ? "" : "s", ct_check_level_words(c->fail_on, m->classified),
 		        ct_fmt_bytes(lim, sizeof(lim), c->max_leaked));
 	if (c->peak_rule)
 		fprintf(out, "%s peak heap %s, at most %s", c->fail_on ? ";" : "",

@@ -27,6 +27,13 @@ struct ct_check {
 	uint64_t max_peak;
 };
 
+/* Whether a leak entry of kind (CT_CLASS_* + 1, CT_KIND_UNSCANNED + 1, or 0 in a trace without
+ * classes) counts at level: a trace without classes counts only at reachable, unscanned blocks too. */
+int ct_check_counts(enum ct_fail_on level, int kind);
+/* The leaks that count at level, in words: "definitely or indirectly lost", ...; "leaked" for all
+ * of an unclassified trace. */
+const char *ct_check_level_words(enum ct_fail_on level, int classified);
+
 /* The level named s ("definite", "possible", "reachable" or "any"), or -1. */
 int ct_check_parse_level(const char *s);
 

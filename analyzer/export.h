@@ -65,10 +65,12 @@ int ct_write_massif(FILE *out, const struct ct_report *r);
 /* The leaks for CI servers, one per leak site (docs: README's CI section): JUnit XML (a failing
  * testcase each, a passing one when nothing leaked), SARIF 2.1.0 (a result each, with the backtrace
  * as code flow and stack) and GitHub workflow commands (an ::error line each). Source paths under the
- * current directory are written relative to it. Each returns 0 or a negative errno. */
-int ct_write_junit(FILE *out, const struct ct_report *r);
-int ct_write_sarif(FILE *out, const struct ct_report *r);
-int ct_write_github(FILE *out, const struct ct_report *r);
+ * current directory are written relative to it. Only the leaks whose kind counts at level (check.h's
+ * enum ct_fail_on: definitely and indirectly lost for CT_FAIL_DEFINITE, ...) are listed. Each returns
+ * 0 or a negative errno. */
+int ct_write_junit(FILE *out, const struct ct_report *r, int level);
+int ct_write_sarif(FILE *out, const struct ct_report *r, int level);
+int ct_write_github(FILE *out, const struct ct_report *r, int level);
 
 /* ---- diff.c ---- */
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "ctrack-config.h"
 #include "export.h"
 #include "markup.h"
@@ -70,11 +71,24 @@ static int leak_load(const struct ct_report *r, const struct ct_site *s, struct 
 
 /* Calls fn for every leak site, biggest first, with l filled. Returns 0, fn's first non-zero result
  * or -ENOMEM. */
-static int each_leak(const struct ct_report *r, int (*fn)(void *ctx, const struct leak *l, size_t i),
-                     void *ctx, size_t *count)
+/* The leak sites whose kind counts at level, biggest first, in a malloc'd array (*out); their
+ * count, or -ENOMEM. */
+static long leak_sites(const struct ct_report *r, int level, const struct ct_site ***out)
+{
+	long n = ct_report_rank(r, CT_BY_LEAKED, out), k = 0;
+	for (long i = 0; i < n; i++)
+		if (ct_check_counts((enum ct_fail_on)level, (*out)[i]->kind))
+			(*out)[k++] = (*out)[i];
+	return n < 0 ? n : k;
+}
+
+/* Calls fn for every leak site that counts at level, biggest first, with l filled. Returns 0, fn's
+ * first non-zero result or -ENOMEM. */
+static int each_leak(const struct ct_report *r, int level,
+                     int (*fn)(void *ctx, const struct leak *l, size_t i), void *ctx, size_t *count)
 {
 	const struct ct_site **v;
-	long n = ct_report_rank(r, CT_BY_LEAKED, &v);
+	long n = leak_sites(r, level, &v);
 	if (n < 0)
 		return (int)n;
 	struct leak l = {0};
@@ -89,10 +103,10 @@ static int each_leak(const struct ct_report *r, int (*fn)(void *ctx, const struc
 	return rc;
 }
 
-static long count_leaks(const struct ct_report *r)
+static long count_leaks(const struct ct_report *r, int level)
 {
 	const struct ct_site **v;
-	long n = ct_report_rank(r, CT_BY_LEAKED, &v);
+	long n = leak_sites(r, level, &v);
 	free(v);
 	return n;
 }
@@ -232,9 +246,9 @@ static int junit_case(void *ctx, const struct leak *l, size_t i)
 	return rc;
 }
 
-int ct_write_junit(FILE *out, const struct ct_report *r)
+int ct_write_junit(FILE *out, const struct ct_report *r, int level)
 {
-	long n = count_leaks(r);
+	long n = count_leaks(r, level);
 	if (n < 0)
 		return (int)n;
 	struct junit j = {out, r, current_dir()};
@@ -245,7 +259,7 @@ int ct_write_junit(FILE *out, const struct ct_report *r)
 	        tests, n);
 	xml_attr(out, "name", r->path);
 	fprintf(out, " tests=\"%ld\" failures=\"%ld\" errors=\"0\" skipped=\"0\">\n", tests, n);
-	int rc = each_leak(r, junit_case, &j, NULL);
+	int rc = each_leak(r, level, junit_case, &j, NULL);
 	if (!n)
 		fputs("    <testcase name=\"no leaks\" classname=\"ctrack.leaks\"/>\n", out);
 	fputs("  </testsuite>\n</testsuites>\n", out);
@@ -354,7 +368,7 @@ static int sarif_result(void *ctx, const struct leak *l, size_t i)
 	return rc;
 }
 
-int ct_write_sarif(FILE *out, const struct ct_report *r)
+int ct_write_sarif(FILE *out, const struct ct_report *r, int level)
 {
 	struct sarif x = {out, current_dir()};
 	fputs("{\"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\", \"version\": \"2.1.0\",\n"
@@ -373,7 +387,7 @@ int ct_write_sarif(FILE *out, const struct ct_report *r)
 	put_uri(out, r->path);
 	fputs("}, \"description\": {\"text\": \"the trace\"}}],\n \"results\": [", out);
 	size_t n;
-	int rc = each_leak(r, sarif_result, &x, &n);
+	int rc = each_leak(r, level, sarif_result, &x, &n);
 	fputs(n ? "\n ]}]}\n" : "]}]}\n", out);
 	free(x.cwd);
 	return rc;
@@ -433,10 +447,10 @@ static int github_line(void *ctx, const struct leak *l, size_t i)
 	return rc;
 }
 
-int ct_write_github(FILE *out, const struct ct_report *r)
+int ct_write_github(FILE *out, const struct ct_report *r, int level)
 {
 	struct sarif x = {out, current_dir()};
-	int rc = each_leak(r, github_line, &x, NULL);
+	int rc = each_leak(r, level, github_line, &x, NULL);
 	free(x.cwd);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "baseline.h"
 #include "check.h"
 #include "ctrack-config.h"
 #include "debuginfo.h"
@@ -29,6 +30,7 @@ struct exports {
 	int has_tree;        /* tree is built: --diff builds it, else the first writer that needs it */
 	enum ct_cost cost;
 	int reverse, diff, pprof_peak;
+	enum ct_fail_on ci_level; /* the leaks the CI formats list (check.h) */
 };
 
 /* x's root-first tree, built on first use: the exporters that draw their own (HTML, speedscope,
@@ -81,15 +83,15 @@ static int write_massif(FILE *out, struct exports *x)
 }
 static int write_junit(FILE *out, struct exports *x)
 {
-	return ct_write_junit(out, x->r);
+	return ct_write_junit(out, x->r, (int)x->ci_level);
 }
 static int write_sarif(FILE *out, struct exports *x)
 {
-	return ct_write_sarif(out, x->r);
+	return ct_write_sarif(out, x->r, (int)x->ci_level);
 }
 static int write_github(FILE *out, struct exports *x)
 {
-	return ct_write_github(out, x->r);
+	return ct_write_github(out, x->r, (int)x->ci_level);
 }
 
 /* The reports print to their report's stream: a copy of it aimed at out. */
@@ -158,11 +160,22 @@ static const char usage_modes[] =
     "       " PROG " [--json] [--flamegraph FILE.svg] [--cost COST] --diff BASE NEW\n"
     "       " PROG " [--json] --symbols BINARY...\n"
     "       " PROG " --fail-on LEVEL [--max-leaked SIZE] [--max-peak SIZE] [--json] TRACE\n"
+    "       " PROG " --baseline BASE [--max-growth 5%|SIZE] [--fail-on LEVEL] TRACE\n"
+    "       " PROG " [--between FROM,TO] TRACE\n"
     "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n";
 static const char usage_tail[] =
     "  --diff BASE NEW  per backtrace, the change in leaked bytes, peak and allocations from BASE\n"
     "                   to NEW, matched by function, file and line; with --flamegraph, coloured\n"
-    "                   red where NEW grew and blue where it shrank\n"
+    "                   red where NEW grew and blue where it shrank; with --fail-on or --max-growth,\n"
+    "                   then compared as --baseline compares\n"
+    "  --baseline BASE  compare TRACE with BASE (a trace, or a saved --json report) per site (first\n"
+    "                   shown frame's function and file): exit 23 when a site's leaked bytes of the\n"
+    "                   --fail-on level (default definite), a site's bytes at the peak, the total\n"
+    "                   leaked or the peak heap grew past --max-growth (a share like 5%, or a SIZE;\n"
+    "                   default 0), listing what grew and what is new\n"
+    "  --between FROM,TO  only what happened between the marks FROM and TO (ctrack_mark() in the\n"
+    "                   program, include/ctrack/ctrack.h): allocations made between them, and as\n"
+    "                   leaked the blocks live at TO less those live at FROM, per site\n"
     "  A FILE of - is standard output; writing files replaces the text report (not --json).\n"
     "  --top N          sites per ranking (default 10; the JSON 'leaks' list is always complete)\n"
     "  --callers N      under a site reached by several backtraces, the N largest with their own\n"
@@ -226,8 +239,16 @@ struct options {
 	const char *out[NOUTPUTS]; /* per output: its file ("-" for stdout), NULL when not asked for */
 	int cost;                  /* enum ct_cost, or -1: leaked when anything leaked, else peak */
 	int reverse, pprof_peak, diff;
-	struct ct_check check; /* --fail-on, --max-leaked, --max-peak */
-	int checking;          /* one of them was given */
+	struct ct_check check;   /* --fail-on, --max-leaked, --max-peak */
+	int checking;            /* one of them was given */
+	const char *baseline;    /* --baseline BASE: a trace or a saved JSON report */
+	struct ct_growth growth; /* --max-growth (default: none) */
+	int growth_given;
+	enum ct_fail_on level;   /* the leaks a baseline compares: --fail-on's, definite by default */
+	char *between;           /* --between FROM,TO: "FROM\0TO" (owned) */
+	const char **supp_files; /* the --suppressions files, again for a baseline's trace */
+	size_t nsupp;
+	const char *between_to;
 };
 
 /* A progress line for a terminal: percent of the file read and events per second, ten times a
@@ -339,9 +360,12 @@ static int asked(const struct options *o, const char *option)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	int max_leaked = 0;
-	*o = (struct options){
-	    .top = 10, .callers = 3, .args = calloc((size_t)argc, sizeof(char *)), .cost = -1};
-	if (!o->args)
+	*o = (struct options){.top = 10,
+	                      .callers = 3,
+	                      .args = calloc((size_t)argc, sizeof(char *)),
+	                      .supp_files = calloc((size_t)argc, sizeof(char *)),
+	                      .cost = -1};
+	if (!o->args || !o->supp_files)
 		return fprintf(stderr, PROG ": out of memory\n"), 1;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -410,6 +434,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				fprintf(stderr, PROG ": --suppressions: %s\n", err);
 				return 2;
 			}
+			o->supp_files[o->nsupp++] = v;
 		} else if (!strcmp(a, "--fail-on") || !strncmp(a, "--fail-on=", 10)) {
 			const char *v = option_value(argc, argv, &i, 9);
 			int level = v ? ct_check_parse_level(v) : -1;
@@ -428,6 +453,29 @@ static int parse_args(int argc, char **argv, struct options *o)
 				         : "--max-leaked needs a size (4096, 10KiB, 1.5MB), not '%s'",
 				    v ? v : "");
 			o->check.peak_rule |= peak, o->checking = 1, max_leaked |= !peak;
+		} else if (!strcmp(a, "--baseline") || !strncmp(a, "--baseline=", 11)) {
+			const char *v = option_value(argc, argv, &i, 10);
+			if (!v || !*v)
+				return usage_error("%s needs a trace or a JSON report", a);
+			o->baseline = v;
+		} else if (!strcmp(a, "--max-growth") || !strncmp(a, "--max-growth=", 13)) {
+			const char *v = option_value(argc, argv, &i, 12);
+			if (!v || ct_growth_parse(v, &o->growth) < 0)
+				return usage_error("--max-growth needs a share (5%%) or a size (4096, 10KiB, "
+				                   "1.5MB), not '%s'",
+				                   v ? v : "");
+			o->growth_given = 1;
+		} else if (!strcmp(a, "--between") || !strncmp(a, "--between=", 10)) {
+			const char *v = option_value(argc, argv, &i, 9);
+			const char *comma = v ? strchr(v, ',') : NULL;
+			if (!comma || comma == v || !comma[1] || strchr(comma + 1, ','))
+				return usage_error("--between needs two marks, FROM,TO, not '%s'",
+				                   v ? v : "");
+			free(o->between);
+			if (!(o->between = strdup(v)))
+				return fprintf(stderr, PROG ": out of memory\n"), 1;
+			o->between[comma - v] = '\0';
+			o->between_to = o->between + (comma - v) + 1;
 		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
 			const char *v = option_value(argc, argv, &i, 5);
 			if (!v)
@@ -452,9 +500,27 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (!o->trace)
 		return usage_error("%s", o->symbols ? "no binary given" : "no trace file given");
-	if (o->checking && (o->diff || o->symbols))
-		return usage_error("--fail-on, --max-leaked and --max-peak check one trace, not %s",
-		                   o->diff ? "--diff" : "--symbols");
+	if (o->symbols && (o->checking || o->baseline || o->growth_given || o->between))
+		return usage_error("--symbols checks binaries: no trace rule applies%s", "");
+	if (o->diff && (max_leaked || o->check.peak_rule || o->baseline))
+		return usage_error("--diff compares its two traces (--fail-on, --max-growth): %s is for "
+		                   "one trace",
+		                   o->baseline  ? "--baseline"
+		                   : max_leaked ? "--max-leaked"
+		                                : "--max-peak");
+	if (o->growth_given && !o->baseline && !o->diff)
+		return usage_error("--max-growth needs --baseline BASE or --diff BASE NEW%s", "");
+	if (o->between && (o->diff || o->baseline))
+		return usage_error("--between reports one trace, not %s", o->diff ? "--diff" : "--baseline");
+	/* A comparison's level is --fail-on's; its own rule replaces --fail-on's absolute one, unless
+	 * --max-leaked asks for that too. */
+	o->level = o->check.fail_on ? o->check.fail_on : CT_FAIL_DEFINITE;
+	if (o->baseline || o->diff) {
+		o->growth_given |= o->check.fail_on != CT_FAIL_NONE || o->baseline;
+		if (!max_leaked)
+			o->check.fail_on = CT_FAIL_NONE;
+		o->checking = o->check.fail_on || o->check.peak_rule || o->baseline;
+	}
 	if (max_leaked && !o->check.fail_on)
 		o->check.fail_on = CT_FAIL_DEFINITE;
 	if (o->diff && o->nargs != 2)
@@ -536,8 +602,13 @@ static enum ct_cost pick_cost(const struct options *o, const struct ct_model *a,
  * file could not be written (said on stderr), or the stdout report's negative errno. */
 static int write_outputs(const struct options *o, const struct ct_report *r)
 {
-	struct exports x = {
-	    .r = r, .cost = pick_cost(o, r->m, NULL), .reverse = o->reverse, .pprof_peak = o->pprof_peak};
+	/* The CI formats list the leaks that count: --fail-on's (definite by default), or all of them
+	 * when the trace has no classes. */
+	struct exports x = {.r = r,
+	                    .cost = pick_cost(o, r->m, NULL),
+	                    .reverse = o->reverse,
+	                    .pprof_peak = o->pprof_peak,
+	                    .ci_level = r->m->classified ? o->level : CT_FAIL_REACHABLE};
 	int rc = 0;
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
 		if (o->out[i] && outputs[i].flags & OUT_FILE &&
@@ -560,27 +631,118 @@ static FILE *check_stream(const struct options *o)
 	return stdout;
 }
 
+/* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
+ * 0, or -1 after one line on stderr. A truncated trace is read up to the cut, with a warning. */
+static int load(const char *path, struct ct_model *m, const struct options *o)
+{
+	char err[512];
+	if (ct_model_init(m) < 0 || (o->between && ct_model_between(m, o->between, o->between_to) < 0)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return -1;
+	}
+	struct progress p = {.m = m};
+	int tty = isatty(STDERR_FILENO);
+	int rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
+	if (p.shown)
+		fputs("\r\033[K", stderr); /* the progress line goes away */
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return -1;
+	}
+	if (!m->complete)
+		fprintf(
+		    stderr,
+		    PROG
+		    ": warning: %s is truncated (the process was killed?); figures cover what was recorded\n",
+		    path);
+	if (m->between && ct_model_between_apply(m, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": --between: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A trace has the leak classes that level needs (said on stderr when not). */
+static int has_classes(const char *path, const struct ct_model *m, enum ct_fail_on level)
+{
+	if (m->classified || level == CT_FAIL_REACHABLE || level == CT_FAIL_NONE)
+		return 1;
+	fprintf(stderr,
+	        PROG ": %s has no leak classes: --fail-on=%s needs a ctrack that scans the heap at exit "
+	             "(--fail-on=reachable counts every leaked byte)\n",
+	        path, level == CT_FAIL_DEFINITE ? "definite" : "possible");
+	return 0;
+}
+
+/* --baseline BASE as a trace: read, with the --suppressions files and its own program's, and
+ * reported as NEW is. */
+static int trace_baseline(const struct options *o, const struct ct_fold *fold, struct ct_baseline **out)
+{
+	struct ct_model m;
+	struct ct_check c = {0};
+	struct ct_report r = {0};
+	char err[512];
+	int rc = load(o->baseline, &m, o);
+	for (size_t i = 0; i < o->nsupp && !rc; i++)
+		rc = ct_check_add_suppressions(&c, o->supp_files[i], err, sizeof(err));
+	if (!rc && (rc = ct_check_suppress(&c, &m, err, sizeof(err))) < 0)
+		fprintf(stderr, PROG ": %s: %s\n", o->baseline, err);
+	if (!rc && !has_classes(o->baseline, &m, o->level))
+		rc = -1;
+	if (!rc && (rc = open_report(o, o->baseline, &m, fold, &r)) == 0)
+		rc = ct_baseline_of_report(&r, o->level, out);
+	if (rc == -ENOMEM)
+		fprintf(stderr, PROG ": out of memory\n");
+	ct_report_close(&r);
+	ct_check_release(&c);
+	ct_model_destroy(&m);
+	return rc ? -1 : 0;
+}
+
+/* NEW (r) against --baseline BASE, a trace or a saved JSON report: 1 when a site grew past the
+ * allowance, 0 when none did, or -1 after one line on stderr. */
+static int against_baseline(const struct options *o, const struct ct_report *r, const struct ct_fold *fold)
+{
+	struct ct_baseline *b = NULL;
+	char err[512];
+	int json = ct_baseline_is_json(o->baseline), rc = 0;
+	if (json < 0)
+		fprintf(stderr, PROG ": cannot open '%s': %s\n", o->baseline, strerror(-json)), rc = -1;
+	else if (json && ct_baseline_of_json(o->baseline, o->level, &b, err, sizeof(err)) < 0)
+		fprintf(stderr, PROG ": --baseline: %s\n", err), rc = -1;
+	else if (!json)
+		rc = trace_baseline(o, fold, &b);
+	if (!rc && (rc = ct_baseline_check(b, r, o->level, &o->growth, check_stream(o))) < 0)
+		fprintf(stderr, PROG ": out of memory\n");
+	ct_baseline_free(b);
+	return rc;
+}
+
 /* Returns 0, CT_CHECK_EXIT when a rule of the check is broken, or -1 after one line on stderr. */
 static int report(const struct options *o, const struct ct_model *m)
 {
 	struct ct_fold *fold;
 	struct ct_report r;
-	if (o->checking && ct_check_needs_classes(&o->check, m)) {
-		fprintf(stderr,
-		        PROG
-		        ": the trace has no leak classes: --fail-on=%s needs a ctrack that scans the heap at "
-		        "exit (--fail-on=reachable counts every leaked byte)\n",
-		        o->check.fail_on == CT_FAIL_DEFINITE ? "definite" : "possible");
+	if (!has_classes(o->trace, m, o->checking ? o->check.fail_on : CT_FAIL_NONE) ||
+	    (o->baseline && !has_classes(o->trace, m, o->level)))
 		return -1;
-	}
 	if (load_fold(o, &fold) < 0)
 		return -1;
 	int rc = open_report(o, o->trace, m, fold, &r), broken = 0;
 	if (!rc)
 		rc = write_outputs(o, &r);
-	if (!rc && o->checking) {
+	if (!rc && (o->check.fail_on || o->check.peak_rule)) {
 		broken = ct_check_run(&r, &o->check, check_stream(o));
 		rc = broken < 0 ? broken : 0;
+	}
+	if (!rc && o->baseline) {
+		int grown = against_baseline(o, &r, fold);
+		if (grown < 0) {
+			ct_report_close(&r);
+			ct_fold_free(fold);
+			return -1;
+		}
+		broken |= grown;
 	}
 	ct_report_close(&r);
 	ct_fold_free(fold);
@@ -589,6 +751,23 @@ static int report(const struct options *o, const struct ct_model *m)
 	else if (fflush(stdout) || ferror(stdout))
 		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
 	return rc ? -1 : broken > 0 ? CT_CHECK_EXIT : 0;
+}
+
+/* --diff with --fail-on or --max-growth: NEW against BASE as --baseline compares them; the verdict
+ * follows the diff, on stderr when the diff is JSON. 0 with *broken set, or -ENOMEM. */
+static int compare_runs(const struct options *o, const struct ct_report *base, const struct ct_report *new,
+                        int *broken)
+{
+	struct ct_baseline *b;
+	FILE *out = asked(o, "--json") ? stderr : stdout;
+	int rc = ct_baseline_of_report(base, o->level, &b);
+	if (!rc) {
+		fputc('\n', out);
+		rc = ct_baseline_check(b, new, o->level, &o->growth, out);
+	}
+	ct_baseline_free(b);
+	*broken = rc > 0;
+	return rc < 0 ? rc : 0;
 }
 
 /* --diff: the two traces' trees in one (base set 0, new set 1), printed as a diff, and drawn. */
@@ -600,6 +779,12 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		return -1;
 	struct exports x = {
 	    .r = &rn, .has_tree = 1, .cost = pick_cost(o, base, new), .reverse = o->reverse, .diff = 1};
+	int broken = 0;
+	if (o->growth_given &&
+	    (!has_classes(o->args[0], base, o->level) || !has_classes(o->args[1], new, o->level))) {
+		ct_fold_free(fold);
+		return -1;
+	}
 	int rc = open_report(o, o->args[0], base, fold, &rb);
 	if (!rc)
 		rc = open_report(o, o->args[1], new, fold, &rn);
@@ -613,6 +798,8 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		rc = ct_tree_finish(&x.tree);
 	if (!rc)
 		rc = ct_write_diff(stdout, &x.tree, &rb, &rn, asked(o, "--json"));
+	if (!rc && o->growth_given)
+		rc = compare_runs(o, &rb, &rn, &broken);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
@@ -624,7 +811,7 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	ct_fold_free(fold);
 	if (!rc && (fflush(stdout) || ferror(stdout)))
 		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
-	return rc ? -1 : 0;
+	return rc ? -1 : broken ? CT_CHECK_EXIT : 0;
 }
 
 /* --symbols: 0 when every given binary keeps inline attribution, 3 when one does not, 1 on error. */
@@ -656,31 +843,13 @@ static int check_symbols(const struct options *o)
 	return rc ? 1 : poor ? 3 : 0;
 }
 
-/* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
- * 0, or -1 after one line on stderr. A truncated trace is read up to the cut, with a warning. */
-static int load(const char *path, struct ct_model *m)
+static void release_options(struct options *o)
 {
-	char err[512];
-	if (ct_model_init(m) < 0) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return -1;
-	}
-	struct progress p = {.m = m};
-	int tty = isatty(STDERR_FILENO);
-	int rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
-	if (p.shown)
-		fputs("\r\033[K", stderr); /* the progress line goes away */
-	if (rc < 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return -1;
-	}
-	if (!m->complete)
-		fprintf(
-		    stderr,
-		    PROG
-		    ": warning: %s is truncated (the process was killed?); figures cover what was recorded\n",
-		    path);
-	return 0;
+	ct_check_release(&o->check);
+	free(o->debug_dirs);
+	free(o->args);
+	free(o->supp_files);
+	free(o->between);
 }
 
 int main(int argc, char **argv)
@@ -693,27 +862,24 @@ int main(int argc, char **argv)
 		status = check_symbols(&o);
 	if (status >= 0) {
 		ct_debuginfo_free();
-		free(o.debug_dirs);
-		free(o.args);
+		release_options(&o);
 		return status;
 	}
 	struct ct_model m[2];
 	int n = o.diff ? 2 : 1;
 	status = 0;
 	for (int i = 0; i < n; i++)
-		if (!status && load(o.args[i], &m[i]) < 0)
+		if (!status && load(o.args[i], &m[i], &o) < 0)
 			status = 1, n = i + 1;
 	char err[512];
 	if (!status && !o.diff && ct_check_suppress(&o.check, &m[0], err, sizeof(err)) < 0)
 		status = 1, fprintf(stderr, PROG ": %s\n", err);
 	if (!status)
 		status = o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0]);
-	ct_check_release(&o.check);
 	status = status < 0 ? 1 : status;
 	for (int i = 0; i < n; i++)
 		ct_model_destroy(&m[i]);
 	ct_debuginfo_free();
-	free(o.debug_dirs);
-	free(o.args);
+	release_options(&o);
 	return status;
 }

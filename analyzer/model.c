@@ -58,6 +58,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->proc.exe.data);
 	free(m->exec_path.data);
 	free(m->suppressions.data);
+	ct_model_marks_release(m);
 	for (size_t i = 0; i < m->nnotes; i++)
 		free(m->notes[i].text.data);
 	free(m->notes);
@@ -427,15 +428,28 @@ int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4])
 
 /* ---- queries ---- */
 
-void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[4], uint64_t bytes[4])
+void ct_info_kinds(const struct ct_model *m, const struct ct_info *info, uint64_t kinds[CT_KINDS])
 {
-	for (int k = 0; k < 4; k++)
+	uint64_t seen = info->suppressed;
+	for (int k = 0; k < CT_KIND_UNSCANNED; k++) {
+		kinds[k] = m->classified ? info->classes[k] : 0;
+		seen += kinds[k];
+	}
+	kinds[CT_KIND_UNSCANNED] = m->classified && info->live > seen ? info->live - seen : 0;
+}
+
+void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[CT_KINDS], uint64_t bytes[CT_KINDS])
+{
+	for (int k = 0; k < CT_KINDS; k++)
 		blocks[k] = bytes[k] = 0;
-	for (size_t i = 0; i < m->ninfos; i++)
-		for (int k = 0; k < 4; k++) {
-			blocks[k] += m->infos[i].classes[k];
-			bytes[k] += m->infos[i].classes[k] * m->infos[i].size;
+	for (size_t i = 0; i < m->ninfos; i++) {
+		uint64_t kinds[CT_KINDS];
+		ct_info_kinds(m, &m->infos[i], kinds);
+		for (int k = 0; k < CT_KINDS; k++) {
+			blocks[k] += kinds[k];
+			bytes[k] += kinds[k] * m->infos[i].size;
 		}
+	}
 }
 
 uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info)
@@ -482,9 +496,11 @@ long ct_model_sites(const struct ct_model *m, struct ct_site **out)
 		s->allocations += info->allocations;
 		s->bytes_allocated += info->allocations * info->size;
 		s->temporary += info->temporary;
-		for (int k = 0; k < 4; k++) {
-			s->class_allocations[k] += info->classes[k];
-			s->class_bytes[k] += info->classes[k] * info->size;
+		uint64_t kinds[CT_KINDS];
+		ct_info_kinds(m, info, kinds);
+		for (int k = 0; k < CT_KINDS; k++) {
+			s->class_allocations[k] += kinds[k];
+			s->class_bytes[k] += kinds[k] * info->size;
 		}
 	}
 	free(slot);

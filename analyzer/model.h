@@ -18,7 +18,14 @@ struct ct_info {
 	uint64_t allocations; /* ALLOC + TEMP */
 	uint64_t temporary;   /* TEMP */
 	uint64_t classes[4];  /* live blocks by leak class (CT_CLASS_*), when the trace has CLASSES */
+	uint64_t suppressed;  /* live blocks a suppression took out of the classes (suppress.c) */
 };
+
+/* The leak kinds of a classified trace's live blocks: memcheck's four classes (CT_CLASS_*), then
+ * the blocks no scan saw: allocated after the last one (a process that ended without its exit scan,
+ * after a ctrack_check_leaks()). */
+#define CT_KIND_UNSCANNED 4
+#define CT_KINDS 5
 
 struct ct_node {
 	uint32_t parent;
@@ -83,6 +90,25 @@ struct ct_note {
 	uint64_t hash;        /* of level and kept text: a repeat is found without comparing texts */
 };
 
+/* MARK records: named points in the run (ctrack_mark()). A hostile trace may hold any number: the
+ * model keeps the first CT_MARKS_MAX and counts the rest. */
+#define CT_MARKS_MAX 1024
+struct ct_mark {
+	struct ct_bytes name;
+	uint64_t time_us;
+};
+
+/* --between FROM,TO (marks.c): the figures narrowed to the stretch between two marks. */
+struct ct_between {
+	const char *from, *to; /* the marks' names, as asked */
+	int state;             /* 0: before FROM, 1: between, 2: TO seen */
+	uint64_t from_us, to_us;
+	/* Per info, at FROM: live blocks, allocations, temporary ones; at TO, the changes since FROM. */
+	uint64_t (*at)[3];
+	size_t n;
+	uint64_t frees; /* frees at FROM, then between */
+};
+
 struct ct_model {
 	struct ct_info *infos;
 	size_t ninfos, cap_infos;
@@ -103,7 +129,11 @@ struct ct_model {
 	/* Distinct notes in the order they first came (at most CT_NOTES_MAX + 1: see struct ct_note). */
 	struct ct_note *notes;
 	size_t nnotes;
-	uint64_t warnings; /* NOTE records of level warning, repeats and those not kept included */
+	uint64_t warnings;     /* NOTE records of level warning, repeats and those not kept included */
+	struct ct_mark *marks; /* in the order they came, at most CT_MARKS_MAX */
+	size_t nmarks;
+	uint64_t marks_total;       /* MARK records, those not kept included */
+	struct ct_between *between; /* --between asked (NULL: not), owned */
 	/* Downsampled time series: at most CT_SERIES_MAX points, buckets of series_width_us. */
 	struct ct_point *series;
 	size_t nseries;
@@ -148,9 +178,25 @@ uint64_t ct_model_runtime_us(const struct ct_model *m);
 /* The module a stack node's ip belongs to, or NULL. */
 const struct ct_module *ct_model_node_module(const struct ct_model *m, uint32_t node);
 
-/* The live blocks and their bytes by leak class (CT_CLASS_*), summed over the infos: zeros when the
- * model is not classified. */
-void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[4], uint64_t bytes[4]);
+/* Info's live blocks by leak kind (CT_CLASS_*, CT_KIND_UNSCANNED): zeros when the model is not
+ * classified. Blocks a suppression took count in no kind. */
+void ct_info_kinds(const struct ct_model *m, const struct ct_info *info, uint64_t kinds[CT_KINDS]);
+/* The live blocks and their bytes by leak kind, summed over the infos. */
+void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[CT_KINDS], uint64_t bytes[CT_KINDS]);
+
+/* ---- marks.c ---- */
+/* A MARK record at the current time; takes ownership of name. 0 or -ENOMEM. */
+int ct_model_mark(struct ct_model *m, struct ct_bytes name);
+/* Before reading: narrow the figures to what happens between the first mark named from and the
+ * first mark named to after it (the strings must outlive m). 0 or -ENOMEM. */
+int ct_model_between(struct ct_model *m, const char *from, const char *to);
+/* After reading: applies --between. Each info keeps the allocations made between the marks, and as
+ * live blocks those live at TO less those live at FROM (the trace names blocks by site, not by
+ * address: at a site whose older blocks were freed between the marks, the growth is smaller than
+ * what the stretch left live). The leak classes go (they are the exit scan's), the peak stays the
+ * run's. Returns 0, or -1 with a one-line reason in err (a mark not in the trace). */
+int ct_model_between_apply(struct ct_model *m, char *err, size_t errlen);
+void ct_model_marks_release(struct ct_model *m);
 
 /* Allocation sites: alloc infos aggregated by stack node. */
 struct ct_site {
@@ -158,10 +204,10 @@ struct ct_site {
 	uint64_t leaked_bytes, leaked_allocations;
 	uint64_t peak_bytes, peak_allocations;
 	uint64_t allocations, bytes_allocated, temporary;
-	/* The leaked blocks and bytes by leak class (CT_CLASS_*), when the model is classified. */
-	uint64_t class_allocations[4], class_bytes[4];
+	/* The leaked blocks and bytes by leak kind (ct_info_kinds), when the model is classified. */
+	uint64_t class_allocations[CT_KINDS], class_bytes[CT_KINDS];
 	uint32_t group; /* in a report's ranking: its group's index + 1 (report.c); 0 otherwise */
-	int kind;       /* in a report's leak ranking of a classified trace: CT_CLASS_* + 1; 0 otherwise */
+	int kind;       /* in a report's leak ranking of a classified trace: its kind + 1; 0 otherwise */
 };
 
 /* Builds the sites (one per stack node that has an alloc info) into *out (caller frees).

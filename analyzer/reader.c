@@ -377,6 +377,12 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		r->m->suppressions = text;
 		break;
 	}
+	case CT_REC_MARK: {
+		struct ct_bytes name = cur_s(&c);
+		if (!c.shorted && !c.nomem)
+			rc = ct_model_mark(r->m, name);
+		break;
+	}
 	case CT_REC_THREAD:
 		break;
 	default:

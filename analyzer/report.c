@@ -66,17 +66,20 @@ static int cmp_sites(const void *a, const void *b, void *by)
 	              *(enum ct_rank *)by);
 }
 
+_Static_assert(CT_KIND_UNSCANNED == CT_CLASSES, "the kinds are the CLASSES record's, then unscanned");
+
 const char *ct_kind_name(int kind)
 {
-	static const char *const names[] = {"definite", "indirect", "possible", "reachable"};
-	return kind >= 1 && kind <= CT_CLASSES ? names[kind - 1] : NULL;
+	static const char *const names[CT_KINDS] = {"definite", "indirect", "possible", "reachable",
+	                                            "unscanned"};
+	return kind >= 1 && kind <= CT_KINDS ? names[kind - 1] : NULL;
 }
 
 const char *ct_kind_label(int kind)
 {
-	static const char *const labels[] = {"definitely lost", "indirectly lost", "possibly lost",
-	                                     "still reachable"};
-	return kind >= 1 && kind <= CT_CLASSES ? labels[kind - 1] : "leaked";
+	static const char *const labels[CT_KINDS] = {"definitely lost", "indirectly lost", "possibly lost",
+	                                             "still reachable", "live, never scanned"};
+	return kind >= 1 && kind <= CT_KINDS ? labels[kind - 1] : "leaked";
 }
 
 /* s with its leaked figures those of one leak kind (CT_CLASS_* + 1); kind 0 leaves them. */
@@ -104,7 +107,7 @@ long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_
 {
 	size_t total = r->groups ? r->ngroups : r->nsites, n = 0;
 	/* A classified trace's leaks: one entry per site and leak kind it has blocks of. */
-	int kinds = by == CT_BY_LEAKED && r->m->classified ? CT_CLASSES : 0;
+	int kinds = by == CT_BY_LEAKED && r->m->classified ? CT_KINDS : 0;
 	struct ct_site *copies;
 	const struct ct_site **v = alloc_ranking(total * (kinds ? (size_t)kinds : 1), &copies);
 	*out = NULL;
@@ -352,7 +355,7 @@ static void sum_into(struct ct_site *t, const struct ct_site *s)
 	t->peak_bytes += s->peak_bytes, t->peak_allocations += s->peak_allocations;
 	t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
 	t->temporary += s->temporary;
-	for (int k = 0; k < CT_CLASSES; k++) {
+	for (int k = 0; k < CT_KINDS; k++) {
 		t->class_allocations[k] += s->class_allocations[k];
 		t->class_bytes[k] += s->class_bytes[k];
 	}

@@ -187,11 +187,13 @@ static void put_summary(FILE *out, const struct ct_report *r)
 	snprintf(s, sizeof(s), "%" PRIu64, t->live_allocations);
 	put_figure(out, "leaked-allocations", "leaked allocations", t->live_allocations, s);
 	if (r->m->classified) {
-		static const char *const ids[] = {"definitely-lost", "indirectly-lost", "possibly-lost",
-		                                  "still-reachable"};
-		uint64_t blocks[4], bytes[4];
+		static const char *const ids[CT_KINDS] = {"definitely-lost", "indirectly-lost",
+		                                          "possibly-lost", "still-reachable", "unscanned"};
+		uint64_t blocks[CT_KINDS], bytes[CT_KINDS];
 		ct_model_class_totals(r->m, blocks, bytes);
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < CT_KINDS; k++) {
+			if (k == CT_KIND_UNSCANNED && !blocks[k])
+				continue;
 			snprintf(s, sizeof(s), "%s in %" PRIu64 " block%s",
 			         ct_fmt_bytes(b, sizeof(b), bytes[k]), blocks[k], blocks[k] == 1 ? "" : "s");
 			put_figure(out, ids[k], ct_kind_label(k + 1), bytes[k], s);

@@ -43,16 +43,38 @@ static void put_notes(FILE *out, const struct ct_model *m)
 	fputs(m->nnotes ? "\n]" : "]", out);
 }
 
+/* The marks (ctrack_mark()) in the order they came, and the stretch --between narrowed to. */
+static void put_marks(FILE *out, const struct ct_model *m)
+{
+	fputs(",\n\"marks\": [", out);
+	for (size_t i = 0; i < m->nmarks; i++) {
+		fprintf(out, "%s{\"name\": ", i ? ", " : "");
+		ct_json_string(out, m->marks[i].name.data, m->marks[i].name.len);
+		fprintf(out, ", \"time_ns\": %" PRIu64 "}", m->marks[i].time_us * 1000);
+	}
+	fputc(']', out);
+	if (!m->between)
+		return;
+	fputs(",\n\"between\": {\"from\": ", out);
+	ct_json_cstring(out, m->between->from);
+	fputs(", \"to\": ", out);
+	ct_json_cstring(out, m->between->to);
+	fprintf(out, ", \"from_time_ns\": %" PRIu64 ", \"to_time_ns\": %" PRIu64 "}",
+	        m->between->from_us * 1000, m->between->to_us * 1000);
+}
+
 /* The leak classes' figures (definitely_lost_bytes, ..._blocks, ...), absent when the trace has none. */
 static void put_classes(const struct ct_report *r)
 {
-	static const char *const names[] = {"definitely_lost", "indirectly_lost", "possibly_lost",
-	                                    "still_reachable"};
-	uint64_t blocks[4], bytes[4];
+	static const char *const names[CT_KINDS] = {"definitely_lost", "indirectly_lost", "possibly_lost",
+	                                            "still_reachable", "unscanned"};
+	uint64_t blocks[CT_KINDS], bytes[CT_KINDS];
 	ct_model_class_totals(r->m, blocks, bytes);
-	for (int k = 0; k < 4 && r->m->classified; k++)
-		fprintf(r->out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64, names[k], bytes[k],
-		        names[k], blocks[k]);
+	for (int k = 0; k < CT_KINDS && r->m->classified; k++)
+		if (k < CT_KIND_UNSCANNED ||
+		    blocks[k]) /* unscanned: only after a scan the process outlived */
+			fprintf(r->out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64, names[k],
+			        bytes[k], names[k], blocks[k]);
 }
 
 static void put_summary(const struct ct_report *r)
@@ -255,6 +277,7 @@ int ct_report_json(const struct ct_report *r)
 	ct_json_cstring(out, r->path);
 	fprintf(out, ", \"complete\": %s,\n\"notes\": ", r->m->complete ? "true" : "false");
 	put_notes(out, r->m);
+	put_marks(out, r->m);
 	fputs(",\n\"process\": ", out);
 	put_process(r);
 	fputs(",\n\"summary\": ", out);

@@ -113,6 +113,23 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* The marks (ctrack_mark()), the first ten, and the stretch --between narrowed the figures to. */
+static void put_marks(FILE *out, const struct ct_model *m)
+{
+	for (size_t i = 0; i < m->nmarks && i < 10; i++)
+		fprintf(out, "%s%.*s at %.3f s", i ? ", " : "marks: ", (int)m->marks[i].name.len,
+		        m->marks[i].name.data, seconds(m->marks[i].time_us));
+	if (m->marks_total > 10)
+		fprintf(out, " and %" PRIu64 " more (--json lists them)", m->marks_total - 10);
+	fputs(m->nmarks ? "\n" : "", out);
+	if (m->between)
+		fprintf(out,
+		        "between marks %s (%.3f s) and %s (%.3f s): allocations made between them; leaked: "
+		        "blocks live at %s less those live at %s, per site (peak: the whole run's)\n",
+		        m->between->from, seconds(m->between->from_us), m->between->to,
+		        seconds(m->between->to_us), m->between->to, m->between->from);
+}
+
 static void put_summary(const struct ct_report *r)
 {
 	const struct ct_model *m = r->m;
@@ -127,6 +144,7 @@ static void put_summary(const struct ct_report *r)
 	}
 	uint64_t run = ct_model_runtime_us(m);
 	fprintf(out, "runtime: %.3f s\n", seconds(run));
+	put_marks(out, m);
 	fprintf(out, "calls to allocation functions: %" PRIu64, t->allocations);
 	if (run)
 		fprintf(out, " (%.0f/s)", (double)t->allocations / seconds(run));
@@ -140,12 +158,14 @@ static void put_summary(const struct ct_report *r)
 	fprintf(out, "leaked: %s in %" PRIu64 " %s\n", ct_fmt_bytes(b, sizeof(b), t->current),
 	        t->live_allocations, allocations(t->live_allocations));
 	if (m->classified) {
-		uint64_t blocks[4], bytes[4];
+		uint64_t blocks[CT_KINDS], bytes[CT_KINDS];
 		ct_model_class_totals(m, blocks, bytes);
-		for (int k = 0; k < 4; k++)
-			fprintf(out, "%s: %s in %" PRIu64 " %s\n", ct_kind_label(k + 1),
-			        ct_fmt_bytes(b, sizeof(b), bytes[k]), blocks[k],
-			        blocks[k] == 1 ? "block" : "blocks");
+		for (int k = 0; k < CT_KINDS; k++)
+			if (k < CT_KIND_UNSCANNED ||
+			    blocks[k]) /* unscanned: only after a scan the process outlived */
+				fprintf(out, "%s: %s in %" PRIu64 " %s\n", ct_kind_label(k + 1),
+				        ct_fmt_bytes(b, sizeof(b), bytes[k]), blocks[k],
+				        blocks[k] == 1 ? "block" : "blocks");
 	}
 	if (t->unmatched_frees)
 		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);

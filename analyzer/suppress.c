@@ -148,8 +148,10 @@ int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbo
 {
 	for (size_t i = 0; i < m->ninfos && s->n; i++) {
 		struct ct_info *info = &m->infos[i];
-		uint64_t classified =
-		    info->classes[0] + info->classes[1] + info->classes[2] + info->classes[3];
+		uint64_t kinds[CT_KINDS], classified = 0;
+		ct_info_kinds(m, info, kinds);
+		for (int j = 0; j < CT_KINDS; j++)
+			classified += kinds[j];
 		if (!classified)
 			continue;
 		long k = match_stack(s, m, sym, info->stack);
@@ -157,6 +159,7 @@ int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbo
 			continue;
 		s->v[k].blocks += classified;
 		s->v[k].bytes += classified * info->size;
+		info->suppressed += classified;
 		memset(info->classes, 0, sizeof(info->classes));
 	}
 	return 0;

@@ -486,13 +486,15 @@ void ct_leakscan_init(void)
 		info(&roots.tls_size, &align);
 }
 
-void ct_leakscan_prepare(const void *sp)
+void ct_leakscan_prepare(const void *sp, int at_exit)
 {
-	/* The exiting thread's frames of the shim and of the C runtime's exit machinery (exit's handlers
-	 * in libc, _dl_fini in ld.so) are no roots: they overlay the program's dead frames, whose stale
-	 * slots would keep lost blocks "reachable". The program's frames start above them: at the caller
-	 * of exit(), or __libc_start_call_main after main returned. */
-	uintptr_t program_sp = ct_unwind_first_sp_outside((const uintptr_t(*)[2])spans, 3);
+	/* At exit, the exiting thread's frames of the shim and of the C runtime's exit machinery (exit's
+	 * handlers in libc, _dl_fini in ld.so) are no roots: they overlay the program's dead frames,
+	 * whose stale slots would keep lost blocks "reachable". The program's frames start above them:
+	 * at the caller of exit(), or __libc_start_call_main after main returned. A check asked by the
+	 * program keeps every frame: its caller's registers are spilled in the shim's. */
+	uintptr_t program_sp =
+	    at_exit ? ct_unwind_first_sp_outside((const uintptr_t(*)[2])spans, 3) : (uintptr_t)sp;
 	roots.sp = program_sp > (uintptr_t)sp ? program_sp : (uintptr_t)sp;
 	roots.tp = (uintptr_t)__builtin_thread_pointer();
 	roots.tid = (pid_t)syscall(SYS_gettid);
@@ -500,7 +502,7 @@ void ct_leakscan_prepare(const void *sp)
 	roots.prepared = 1;
 }
 
-int ct_leakscan(struct ct_rec_buf *out)
+int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES])
 {
 	if (!roots.prepared)
 		return -1;
@@ -542,6 +544,10 @@ int ct_leakscan(struct ct_rec_buf *out)
 	size_t answered = atomic_load(&stw.filled);
 	resume_threads(stopped);
 	write_classes(out, f.v, f.n);
+	memset(lost, 0, CT_CLASSES * sizeof(*lost));
+	for (size_t i = 0; i < f.n; i++)
+		lost[f.v[i].state] += f.v[i].size;
+	roots.prepared = 0;
 	roots.threads_not_scanned = other_threads() - (answered < stopped ? answered : stopped);
 	ct_arena_unmap(m.v, m.cap * sizeof(*m.v));
 	ct_arena_unmap(data.v, data.cap * sizeof(*data.v));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The leak classes at exit (leakscan.c): the exiting thread hands over its roots, the writer scans
- * the program's memory after its last drain and writes the CLASSES record before END. */
+/* The leak classes (leakscan.c), at exit and when the program asks: the asking or exiting thread
+ * hands over its roots, the writer scans the program's memory after a drain and writes CLASSES. */
 #ifndef CTRACK_LEAKSCAN_H
 #define CTRACK_LEAKSCAN_H
 
@@ -10,13 +10,15 @@
 
 /* At start-up, outside any hook: looks up what the scan needs from libc and ld.so (dlsym). */
 void ct_leakscan_init(void);
-/* On the exiting thread, before it asks the writer to finish: sp is the lowest address of its
- * stack that holds the program's data (everything above it, up to the stack's top, is a root; the
- * caller spills its registers below its own frame first, e.g. with setjmp). */
-void ct_leakscan_prepare(const void *sp);
-/* On the writer, every event drained and every held block settled: classifies the live blocks and
- * writes a CLASSES record to out. 0, or -1 when nothing was prepared or memory ran out. */
-int ct_leakscan(struct ct_rec_buf *out);
+/* On the exiting or asking thread, before it asks the writer to scan: sp is the lowest address of
+ * its stack that holds the program's data (everything above it, up to the stack's top, is a root;
+ * the caller spills its registers below its own frame first, e.g. with setjmp). at_exit: the frames
+ * of the exit machinery above sp are no roots either (see leakscan.c). */
+void ct_leakscan_prepare(const void *sp, int at_exit);
+/* On the writer, every event drained and every held block settled: classifies the live blocks,
+ * writes a CLASSES record to out and the bytes of each class (CT_CLASS_*) to lost. 0, or -1 when
+ * nothing was prepared or memory ran out. */
+int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES]);
 /* Threads other than the exiting one that were still alive at the scan: their stacks were not
  * scanned (this version does not stop them). */
 uint64_t ct_leakscan_threads_not_scanned(void);

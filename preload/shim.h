@@ -163,6 +163,8 @@ extern struct ct_losses ct_losses CT_HIDDEN;
 void ct_init(void) CT_HIDDEN;
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
 void ct_track_event(enum ct_event kind, void *p) CT_HIDDEN;
+/* Tracing is on and this process owns the trace (not a vfork child or an unfollowed fork). */
+int ct_track_owns(void) CT_HIDDEN;
 void ct_track_before_exec(const char *path) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;
 void ct_track_after_dlclose(void) CT_HIDDEN;

@@ -392,6 +392,11 @@ void ct_init(void)
 	errno = e;
 }
 
+int ct_track_owns(void)
+{
+	return atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid;
+}
+
 void ct_track_before_exec(const char *path)
 {
 	/* A vfork child shares our memory and our writer but ran no fork handler: it must not
@@ -440,8 +445,7 @@ void ct_track_finish(void)
 	 * are the exiting thread's roots. */
 	jmp_buf regs;
 	setjmp(regs);
-	ct_leakscan_prepare(regs);
-	ct_writer_finish();
+	ct_writer_finish(regs);
 	atomic_store(&ct_state, CT_LATE);
 }
 

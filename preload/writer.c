@@ -32,7 +32,15 @@
 #define BATCH_EVENTS 4096         /* reading ring heads less often keeps them in their threads' caches */
 #define STALL_NS 2000000000ull    /* 2 s without progress: a sequence number never came */
 
-enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
+enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_MARK, REQ_CHECK, REQ_FINISH };
+
+/* What a program thread asks of the writer, on the asker's stack. */
+struct request {
+	int op;
+	const char *text;          /* EXEC's path, MARK's name */
+	uint64_t lost[CT_CLASSES]; /* CHECK's and FINISH's scan: bytes by leak class */
+	int failed;                /* ... or the scan could not run */
+};
 enum {
 	NOTE_NO_RING,
 	NOTE_NO_STACK,
@@ -58,8 +66,7 @@ static struct {
 	int running;
 	_Atomic int wake, sleeping;
 	_Atomic uint32_t req, done;
-	int req_op;
-	const char *req_path;
+	struct request *q; /* the request being served (its asker waits, holding req_lock) */
 } w;
 
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -351,25 +358,49 @@ static void drain_everything(void)
 	}
 }
 
-/* Runs a request from a program thread once every event it published before asking is in. */
+/* The leak scan (the thread that asked prepared its roots), its CLASSES record and, when other
+ * threads could not be stopped, a note that says so. 0, or -1 when the scan could not run. */
+static int scan(uint64_t lost[CT_CLASSES])
+{
+	if (ct_leakscan(&w.out, lost) < 0)
+		return -1;
+	note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
+	           " other threads were still running at the scan: their stacks and registers were not "
+	           "scanned for pointers, so blocks they alone reach count as lost");
+	return 0;
+}
+
+/* Runs a request from a program thread once every event it published before asking is in. Every
+ * request but SYNC settles the held and pending events first, so what came before the request is
+ * written before its record (or counted in its scan). */
 static int serve(uint32_t req)
 {
-	int op = w.req_op;
+	struct request *q = w.q;
+	int op = q->op;
 	drain_everything();
-	if (op == REQ_EXEC || op == REQ_FINISH)
+	if (op != REQ_SYNC)
 		ct_match_settle_all();
-	if (op == REQ_EXEC) {
+	switch (op) {
+	case REQ_EXEC:
 		emit_notes();
-		ct_rec_exec(&w.out, w.req_path, strlen(w.req_path));
+		ct_rec_exec(&w.out, q->text, strlen(q->text));
 		ct_output_write(&w.out, CT_OUT_END);
-	}
-	if (op == REQ_FINISH && ct_leakscan(&w.out) == 0)
-		note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
-		           " other threads were still running at exit: their stacks and registers were not "
-		           "scanned for "
-		           "pointers, so blocks they alone reach count as lost");
-	if (op == REQ_FINISH)
+		break;
+	case REQ_MARK:
+		tick(ct_now_ns());
+		ct_rec_mark(&w.out, q->text, strnlen(q->text, CT_MARK_MAX));
+		ct_output_write(&w.out, CT_OUT_FLUSH);
+		break;
+	case REQ_CHECK:
+		tick(ct_now_ns());
+		q->failed = scan(q->lost) < 0;
+		ct_output_write(&w.out, CT_OUT_FLUSH);
+		break;
+	case REQ_FINISH:
+		q->failed = scan(q->lost) < 0;
 		emit_end();
+		break;
+	}
 	atomic_store(&w.done, req);
 	return op == REQ_FINISH;
 }
@@ -390,20 +421,27 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-static void request(int op, const char *path)
+/* Hands q to the writer and waits until it is served (at most ~5 s: a writer that died leaves the
+ * program running). A scan's roots are the asker's: CHECK and FINISH take them here, under the lock,
+ * from sp up (FINISH: from the first frame outside the exit machinery). Returns 0 once served, or -1
+ * when there is no writer or it did not answer. */
+static int request(struct request *q, const void *sp)
 {
 	if (!w.running)
-		return;
+		return -1;
 	pthread_mutex_lock(&req_lock);
-	w.req_op = op;
-	w.req_path = path;
+	if (q->op == REQ_CHECK || q->op == REQ_FINISH)
+		ct_leakscan_prepare(sp, q->op == REQ_FINISH);
+	w.q = q;
 	uint32_t ticket = atomic_fetch_add(&w.req, 1) + 1;
 	ct_writer_wake();
-	for (int i = 0; atomic_load(&w.done) != ticket && i < 100000; i++) {
+	int i = 0;
+	for (; atomic_load(&w.done) != ticket && i < 100000; i++) {
 		struct timespec ts = {0, 50000};
 		nanosleep(&ts, NULL);
 	}
 	pthread_mutex_unlock(&req_lock);
+	return atomic_load(&w.done) == ticket ? 0 : -1;
 }
 
 /* ---- the first records of a file ---- */
@@ -525,18 +563,37 @@ void ct_writer_after_fork_child(int fd)
 
 void ct_writer_sync(void)
 {
-	request(REQ_SYNC, NULL);
-}
-void ct_writer_exec(const char *path)
-{
-	request(REQ_EXEC, path);
+	struct request q = {.op = REQ_SYNC};
+	request(&q, NULL);
 }
 
-void ct_writer_finish(void)
+void ct_writer_exec(const char *path)
+{
+	struct request q = {.op = REQ_EXEC, .text = path};
+	request(&q, NULL);
+}
+
+void ct_writer_mark(const char *name)
+{
+	struct request q = {.op = REQ_MARK, .text = name};
+	request(&q, NULL);
+}
+
+int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES])
+{
+	struct request q = {.op = REQ_CHECK};
+	if (request(&q, sp) < 0 || q.failed)
+		return -1;
+	memcpy(lost, q.lost, sizeof(q.lost));
+	return 0;
+}
+
+void ct_writer_finish(const void *sp)
 {
 	if (!w.running)
 		return;
-	request(REQ_FINISH, NULL);
+	struct request q = {.op = REQ_FINISH};
+	request(&q, sp);
 	pthread_join(w.thread, NULL);
 	w.running = 0;
 }

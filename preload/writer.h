@@ -16,7 +16,15 @@ int ct_writer_start(int fd) CT_HIDDEN;           /* 0 or -errno */
 void ct_writer_wake(void) CT_HIDDEN;             /* a ring is filling up */
 void ct_writer_sync(void) CT_HIDDEN;             /* wait until all published events are written */
 void ct_writer_exec(const char *path) CT_HIDDEN; /* sync, EXEC record, flush to the file */
-void ct_writer_finish(void) CT_HIDDEN;           /* drain, END record, stop the thread */
+/* The calls below that scan for leaks take the caller's stack from sp up as roots: sp must lie below
+ * every frame of the program's, with the caller's registers spilled above it (e.g. a jmp_buf). */
+/* Drain, the leak scan, END record, stop the thread. */
+void ct_writer_finish(const void *sp) CT_HIDDEN;
+#define CT_MARK_MAX 255                          /* bytes of a mark's name kept */
+void ct_writer_mark(const char *name) CT_HIDDEN; /* sync, MARK record, flush to the file */
+/* Sync, the leak scan, CLASSES, flush: 0 with the bytes by leak class in lost, or -1 when the scan
+ * could not run (no writer, no memory). */
+int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES]) CT_HIDDEN;
 /* After finish: the event is written at once, followed by a new END, as a frame of its own. */
 void ct_writer_late(const uint64_t *ev) CT_HIDDEN;
 void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */

@@ -144,11 +144,17 @@
  *   The live blocks by leak class, as memcheck defines the classes, from a reachability scan of the
  *   program's memory: for each alloc info with live blocks, how many are definitely lost, indirectly
  *   lost, possibly lost and still reachable (their sum is the info's live count when the scan ran).
- *   Written before END (the scan at exit); a later CLASSES record supersedes an earlier one.
+ *   Written before END (the scan at exit), and wherever the program asked for a scan
+ *   (ctrack_check_leaks()); a later CLASSES record supersedes an earlier one. Blocks allocated after
+ *   the last one (a process that died after a check) were never scanned.
  *   Example: 43 06 01 05 02 00 00 01 = one info, 5, of which 2 definite and 1 reachable.
  * SUPPRESSIONS 0x44 | text s |   optional, since version 3
  *   Leak suppressions the program carries: what its __lsan_default_suppressions() returned
  *   (LeakSanitizer's syntax, `leak:PATTERN` lines). Example: 44 0a 09 "leak:foo\n".
+ * MARK    0x45  | name s |   optional, since version 3
+ *   A named point in the program's run, from ctrack_mark() (include/ctrack/ctrack.h): every event
+ *   the program made before the call precedes it (events of other threads that raced with the call
+ *   may fall on either side). Names may repeat. Example: 45 04 03 "req".
  */
 #define CT_RECORDS(X) \
 	X(ALLOC, 0x01) \
@@ -168,7 +174,8 @@
 	X(SAMPLE, 0x41) \
 	X(NOTE, 0x42) \
 	X(CLASSES, 0x43) \
-	X(SUPPRESSIONS, 0x44)
+	X(SUPPRESSIONS, 0x44) \
+	X(MARK, 0x45)
 
 enum ct_record_tag {
 #define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,

@@ -314,6 +314,11 @@ static inline void ct_rec_suppressions(struct ct_rec_buf *b, const char *text, s
 	ct_rec_framed_s(b, CT_REC_SUPPRESSIONS, text, len);
 }
 
+static inline void ct_rec_mark(struct ct_rec_buf *b, const char *name, size_t len)
+{
+	ct_rec_framed_s(b, CT_REC_MARK, name, len);
+}
+
 /* The leak classes of one alloc info's live blocks (CLASSES). */
 enum { CT_CLASS_DEFINITE, CT_CLASS_INDIRECT, CT_CLASS_POSSIBLE, CT_CLASS_REACHABLE, CT_CLASSES };
 struct ct_rec_classes {

@@ -309,6 +309,8 @@ static void test_classes(void)
 	       ct_rec_classes(&b, ((const struct ct_rec_classes[]){{0, {1, 1, 1, 1}}, {300, {128, 0, 0, 0}}}),
 	                      2),
 	       0x43, 0x0d, 0x02, 0x00, 0x01, 0x01, 0x01, 0x01, 0xac, 0x02, 0x80, 0x01, 0x00, 0x00, 0x00);
+	/* MARK: tag 45, length 4 (string length 3 + its varint), "req" (format.h's example) */
+	GOLDEN("MARK", ct_rec_mark(&b, "req", 3), 0x45, 0x04, 0x03, 'r', 'e', 'q');
 }
 
 /* ---- the version, format.h's examples ---- */

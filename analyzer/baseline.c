@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* Baselines: per site (first shown frame's function and source file), the leaked bytes of the kinds
+ * that count and the bytes at the peak, from a report or a saved JSON report, and their comparison. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "markup.h"
+#include "size.h"
+
+struct site {
+	char *function, *file; /* the key; file: the base name, NULL when unknown */
+	unsigned line;         /* shown, never compared */
+	uint64_t leaked, blocks, peak;
+	int at_peak; /* listed at the peak (a JSON report lists the top sites only) */
+	/* A report's: the site's largest leak and peak entries, for their backtraces. */
+	const struct ct_site *leak_entry, *peak_entry;
+};
+
+struct ct_baseline {
+	struct site *v;
+	size_t n, cap;
+	uint64_t leaked, blocks, peak;
+	const struct ct_site **ranks[2]; /* a report's rankings, which the entries point into */
+};
+
+int ct_growth_parse(const char *s, struct ct_growth *g)
+{
+	size_t n = strlen(s);
+	*g = (struct ct_growth){0};
+	if (n && s[n - 1] == '%') {
+		char *end;
+		errno = 0;
+		g->percent = strtod(s, &end);
+		g->relative = 1;
+		return n > 1 && end == s + n - 1 && !errno && isdigit((unsigned char)s[0]) &&
+		               isfinite(g->percent)
+		           ? 0
+		           : -1;
+	}
+	return ct_parse_size(s, &g->bytes) < 0 ? -1 : 0;
+}
+
+/* The most a figure of base may become. */
+static uint64_t allowed(uint64_t base, const struct ct_growth *g)
+{
+	double extra = g->relative ? floor((double)base * g->percent / 100.0) : (double)g->bytes;
+	return extra >= (double)(UINT64_MAX - base) ? UINT64_MAX : base + (uint64_t)extra;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	return slash ? slash + 1 : path;
+}
+
+/* ---- building ---- */
+
+static struct site *add(struct ct_baseline *b, const char *function, const char *file, unsigned line)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct site *v = realloc(b->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		b->v = v, b->cap = cap;
+	}
+	struct site *s = &b->v[b->n];
+	*s = (struct site){.function = strdup(function ? function : "??"), .line = line};
+	file = base_name(file);
+	if (!s->function || (file && !(s->file = strdup(file)))) {
+		free(s->function);
+		return NULL;
+	}
+	b->n++;
+	return s;
+}
+
+static int cmp_key(const struct site *x, const struct site *y)
+{
+	int c = strcmp(x->function, y->function);
+	if (c)
+		return c;
+	return x->file && y->file ? strcmp(x->file, y->file) : (x->file != NULL) - (y->file != NULL);
+}
+
+static int cmp_sites(const void *a, const void *b)
+{
+	return cmp_key(a, b);
+}
+
+static const struct ct_site *larger(const struct ct_site *a, const struct ct_site *b, int peak)
+{
+	if (!a || !b)
+		return a ? a : b;
+	return (peak ? b->peak_bytes > a->peak_bytes : b->leaked_bytes > a->leaked_bytes) ? b : a;
+}
+
+/* Sorts the sites by key and merges those with the same key: one site per function and file. */
+static void merge(struct ct_baseline *b)
+{
+	qsort(b->v, b->n, sizeof(*b->v), cmp_sites);
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		struct site *s = &b->v[i], *t = n ? &b->v[n - 1] : NULL;
+		if (!t || cmp_key(t, s)) {
+			b->v[n++] = *s;
+			continue;
+		}
+		t->line = t->leaked >= s->leaked ? t->line : s->line;
+		t->leaked += s->leaked, t->blocks += s->blocks, t->peak += s->peak;
+		t->at_peak |= s->at_peak;
+		t->leak_entry = larger(t->leak_entry, s->leak_entry, 0);
+		t->peak_entry = larger(t->peak_entry, s->peak_entry, 1);
+		free(s->function);
+		free(s->file);
+	}
+	b->n = n;
+}
+
+static const struct site *find(const struct ct_baseline *b, const struct site *key)
+{
+	return bsearch(key, b->v, b->n, sizeof(*b->v), cmp_sites);
+}
+
+/* ---- from a report ---- */
+
+static int first_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	(void)index;
+	*(const struct ct_frame **)ctx = f;
+	return 1; /* stops the walk */
+}
+
+static int add_entry(struct ct_baseline *b, const struct ct_report *r, const struct ct_site *e, int peak)
+{
+	const struct ct_frame *f = NULL;
+	int truncated, rc = ct_report_frames(r, e->stack, first_frame, &f, &truncated);
+	if (rc < 0)
+		return rc;
+	struct site *s = add(b, f ? f->function : NULL, f ? f->file : NULL, f ? f->line : 0);
+	if (!s)
+		return -ENOMEM;
+	if (peak)
+		s->peak = e->peak_bytes, s->at_peak = 1, s->peak_entry = e;
+	else
+		s->leaked = e->leaked_bytes, s->blocks = e->leaked_allocations, s->leak_entry = e;
+	return 0;
+}
+
+int ct_baseline_of_report(const struct ct_report *r, enum ct_fail_on level, struct ct_baseline **out)
+{
+	struct ct_baseline *b = calloc(1, sizeof(*b));
+	if (!(*out = b))
+		return -ENOMEM;
+	b->peak = r->m->t.peak;
+	for (int peak = 0; peak < 2; peak++) {
+		long n = ct_report_rank(r, peak ? CT_BY_PEAK : CT_BY_LEAKED, &b->ranks[peak]);
+		if (n < 0)
+			return -ENOMEM;
+		for (long i = 0; i < n; i++) {
+			const struct ct_site *e = b->ranks[peak][i];
+			if (!peak && !ct_check_counts(level, e->kind))
+				continue;
+			if (!peak)
+				b->leaked += e->leaked_bytes, b->blocks += e->leaked_allocations;
+			if (add_entry(b, r, e, peak) < 0)
+				return -ENOMEM;
+		}
+	}
+	merge(b);
+	return 0;
+}
+
+/* ---- from a JSON report ---- */
+
+static json_object *member(json_object *o, const char *key, json_type type)
+{
+	json_object *v;
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, type) ? v : NULL;
+}
+
+static uint64_t number(json_object *o, const char *key)
+{
+	json_object *v = member(o, key, json_type_int);
+	return v ? json_object_get_uint64(v) : 0;
+}
+
+/* The kind an entry names ("definite", ...: CT_CLASS_* + 1), 0 for none, -1 for an unknown name. */
+static int entry_kind(json_object *e)
+{
+	json_object *k = member(e, "kind", json_type_string);
+	if (!k)
+		return 0;
+	for (int kind = 1; ct_kind_name(kind); kind++)
+		if (!strcmp(ct_kind_name(kind), json_object_get_string(k)))
+			return kind;
+	return -1;
+}
+
+static int add_json_entry(struct ct_baseline *b, json_object *e, int peak)
+{
+	json_object *frames = member(e, "frames", json_type_array);
+	json_object *f =
+	    frames && json_object_array_length(frames) ? json_object_array_get_idx(frames, 0) : NULL;
+	json_object *fn = f ? member(f, "function", json_type_string) : NULL;
+	json_object *file = f ? member(f, "file", json_type_string) : NULL;
+	struct site *s = add(b, fn ? json_object_get_string(fn) : NULL,
+	                     file ? json_object_get_string(file) : NULL, f ? (unsigned)number(f, "line") : 0);
+	if (!s)
+		return -ENOMEM;
+	if (peak)
+		s->peak = number(e, "bytes"), s->at_peak = 1;
+	else
+		s->leaked = number(e, "bytes"), s->blocks = number(e, "allocations");
+	return 0;
+}
+
+static int json_fail(struct ct_baseline *b, json_object *root, char *err, size_t errlen, const char *fmt,
+                     const char *path)
+{
+	snprintf(err, errlen, fmt, path);
+	json_object_put(root);
+	ct_baseline_free(b);
+	return -1;
+}
+
+int ct_baseline_of_json(const char *path, enum ct_fail_on level, struct ct_baseline **out, char *err,
+                        size_t errlen)
+{
+	json_object *root = json_object_from_file(path);
+	struct ct_baseline *b = calloc(1, sizeof(*b));
+	*out = NULL;
+	if (!b)
+		return json_fail(b, root, err, errlen, "out of memory%s", "");
+	if (!root)
+		return json_fail(b, root, err, errlen, "cannot read '%s' as JSON", path);
+	json_object *summary = member(root, "summary", json_type_object);
+	json_object *lists[2] = {member(root, "leaks", json_type_array),
+	                         member(root, "peak", json_type_array)};
+	if (!summary || !lists[0] || !lists[1])
+		return json_fail(b, root, err, errlen, "'%s' is not a ctrack-analyze --json report", path);
+	b->peak = number(summary, "peak_heap_bytes");
+	for (int peak = 0; peak < 2; peak++)
+		for (size_t i = 0; i < json_object_array_length(lists[peak]); i++) {
+			json_object *e = json_object_array_get_idx(lists[peak], i);
+			int kind = peak ? 0 : entry_kind(e);
+			if (kind < 0)
+				return json_fail(b, root, err, errlen,
+				                 "'%s' names a leak kind this ctrack does not know", path);
+			if (!peak && !kind && level != CT_FAIL_REACHABLE)
+				return json_fail(
+				    b, root, err, errlen,
+				    "'%s' has no leak classes (a report of a trace without ctrack's scan at "
+				    "exit): only --fail-on=reachable compares its leaks",
+				    path);
+			if (!peak && !ct_check_counts(level, kind))
+				continue;
+			if (!peak)
+				b->leaked += number(e, "bytes"), b->blocks += number(e, "allocations");
+			if (add_json_entry(b, e, peak) < 0)
+				return json_fail(b, root, err, errlen, "out of memory%s", "");
+		}
+	json_object_put(root);
+	merge(b);
+	*out = b;
+	return 0;
+}
+
+int ct_baseline_is_json(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	int c;
+	while ((c = getc(f)) != EOF && isspace(c))
+		;
+	fclose(f);
+	return c == '{';
+}
+
+void ct_baseline_free(struct ct_baseline *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->v[i].function);
+		free(b->v[i].file);
+	}
+	free(b->v);
+	free(b->ranks[0]);
+	free(b->ranks[1]);
+	free(b);
+}
+
+/* ---- the comparison ---- */
+
+static void put_growth(FILE *out, const struct ct_growth *g)
+{
+	char b[64];
+	if (g->relative)
+		fprintf(out, "%g%%", g->percent);
+	else
+		fputs(ct_fmt_bytes(b, sizeof(b), g->bytes), out);
+}
+
+static void put_site(FILE *out, const struct site *s)
+{
+	fprintf(out, "%s", s->function);
+	if (s->file && s->line)
+		fprintf(out, " (%s:%u)", s->file, s->line);
+	else if (s->file)
+		fprintf(out, " (%s)", s->file);
+}
+
+static void put_change(FILE *out, uint64_t from, uint64_t to, uint64_t limit)
+{
+	char a[64], b[64], c[64];
+	fprintf(out, "%s -> %s", ct_fmt_bytes(a, sizeof(a), from), ct_fmt_bytes(b, sizeof(b), to));
+	if (from)
+		fprintf(out, " (+%.1f%%)", 100.0 * (double)(to - from) / (double)from);
+	fprintf(out, ", allowed %s", ct_fmt_bytes(c, sizeof(c), limit));
+}
+
+/* One site of new whose figure (leaked, or at the peak) grew past the allowance, with its backtrace. */
+static int put_grown(const struct ct_report *r, const struct site *s, const struct site *was, int peak,
+                     const struct ct_growth *g)
+{
+	uint64_t from = was ? (peak ? was->peak : was->leaked) : 0, to = peak ? s->peak : s->leaked;
+	fputs(peak ? "peak grew at " : was && was->leaked ? "leak grew at " : "new leak at ", r->out);
+	put_site(r->out, s);
+	fputs(": ", r->out);
+	put_change(r->out, from, to, allowed(from, g));
+	fputc('\n', r->out);
+	const struct ct_site *e = peak ? s->peak_entry : s->leak_entry;
+	return e ? ct_report_text_entry(r, peak ? CT_BY_PEAK : CT_BY_LEAKED, e) : 0;
+}
+
+/* The sites of new past the allowance: their count, or -ENOMEM. */
+static long grown_sites(const struct ct_baseline *base, const struct ct_baseline *new,
+                        const struct ct_report *r, const struct ct_growth *g)
+{
+	long grown = 0;
+	for (size_t i = 0; i < new->n; i++) {
+		const struct site *s = &new->v[i], *was = find(base, s);
+		int rc = 0, leak = s->leaked > allowed(was ? was->leaked : 0, g);
+		/* at the peak: only sites both runs list (a JSON report lists the top ones) */
+		int peak = was && s->at_peak && was->at_peak && s->peak > allowed(was->peak, g);
+		if (leak)
+			rc = put_grown(r, s, was, 0, g);
+		if (!rc && peak)
+			rc = put_grown(r, s, was, 1, g);
+		if (rc < 0)
+			return rc;
+		grown += leak || peak;
+	}
+	return grown;
+}
+
+int ct_baseline_check(const struct ct_baseline *base, const struct ct_report *new, enum ct_fail_on level,
+                      const struct ct_growth *g, FILE *out)
+{
+	struct ct_report to = *new;
+	struct ct_baseline *now;
+	to.out = out;
+	int rc = ct_baseline_of_report(new, level, &now);
+	if (rc < 0) {
+		ct_baseline_free(now);
+		return rc;
+	}
+	long grown = grown_sites(base, now, &to, g);
+	if (grown < 0) {
+		ct_baseline_free(now);
+		return (int)grown;
+	}
+	char a[64], b[64], c[64], d[64];
+	int totals = now->leaked > allowed(base->leaked, g), peak = now->peak > allowed(base->peak, g);
+	if (totals) {
+		fprintf(out, "%s grew: ", ct_check_level_words(level, 1));
+		put_change(out, base->leaked, now->leaked, allowed(base->leaked, g));
+		fputc('\n', out);
+	}
+	if (peak) {
+		fputs("peak heap grew: ", out);
+		put_change(out, base->peak, now->peak, allowed(base->peak, g));
+		fputc('\n', out);
+	}
+	int broken = grown || totals || peak;
+	fprintf(out, "%s: ", broken ? "check failed" : "check passed");
+	if (grown)
+		fprintf(out, "%ld site%s past the baseline's allowance (+", grown, grown == 1 ? "" : "s");
+	else
+		fputs("no site past the baseline's allowance (+", out);
+	put_growth(out, g);
+	fprintf(out, "); %s %s -> %s, peak heap %s -> %s\n", ct_check_level_words(level, 1),
+	        ct_fmt_bytes(a, sizeof(a), base->leaked), ct_fmt_bytes(b, sizeof(b), now->leaked),
+	        ct_fmt_bytes(c, sizeof(c), base->peak), ct_fmt_bytes(d, sizeof(d), now->peak));
+	ct_baseline_free(now);
+	return broken;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* Baselines (ctrack-analyze --baseline BASE NEW, and --diff with --fail-on or --max-growth): a run's
+ * leaked and peak bytes per site compared with an earlier run's, a trace or a saved JSON report. */
+#ifndef CTRACK_BASELINE_H
+#define CTRACK_BASELINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "report.h"
+
+/* How much a figure may grow: a share of the base's figure (5%), or bytes (10KiB). */
+struct ct_growth {
+	int relative;   /* percent is the allowance, else bytes */
+	double percent; /* >= 0 */
+	uint64_t bytes;
+};
+
+/* Parses "5%", "2.5%" or a size (ct_parse_size). Returns 0, or -1 on anything else. */
+int ct_growth_parse(const char *s, struct ct_growth *g);
+
+/* A run's figures per site. A site is the first frame a report shows of an entry: its function and
+ * source file, not its line (lines move when code above is edited) and never its address. */
+struct ct_baseline;
+
+/* The baseline of r's run: the leaks of the kinds that count at level (check.c), and the peak. 0 or
+ * -ENOMEM; *out is the caller's to free either way. */
+int ct_baseline_of_report(const struct ct_report *r, enum ct_fail_on level, struct ct_baseline **out);
+
+/* The baseline of a saved JSON report (ctrack-analyze --json). Returns 0, or -1 with a one-line
+ * reason in err (unreadable, not a ctrack JSON report, no leak kinds though level needs them). */
+int ct_baseline_of_json(const char *path, enum ct_fail_on level, struct ct_baseline **out, char *err,
+                        size_t errlen);
+
+/* 1 when the file at path is a JSON report (its first non-blank byte is '{'), 0 when it is not, or
+ * -errno when it cannot be read. */
+int ct_baseline_is_json(const char *path);
+
+/* Compares new's run (a report) with base at level, allowing growth g per site, for the total
+ * leaked and for the peak: prints what grew past the allowance and what is new, with backtraces,
+ * then a verdict line, to out. Returns 0 when nothing grew past the allowance, 1 when something
+ * did, or -ENOMEM. */
+int ct_baseline_check(const struct ct_baseline *base, const struct ct_report *new, enum ct_fail_on level,
+                      const struct ct_growth *g, FILE *out);
+
+void ct_baseline_free(struct ct_baseline *b);
+
+#endif

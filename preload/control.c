@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* What a traced program reaches through include/ctrack/ctrack.h: a named mark in the trace, and the
+ * leak scan on demand. Called by the program outside any hook; each waits for the writer. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include "shim.h"
+#include "writer.h"
+
+#define CT_EXPORTED __attribute__((visibility("default")))
+
+/* The names CTRACK_SHIM_MARK and CTRACK_SHIM_CHECK_LEAKS of include/ctrack/ctrack.h. */
+CT_EXPORTED void ctrack_shim_mark_v1(const char *name);
+CT_EXPORTED long long ctrack_shim_check_leaks_v1(void);
+
+void ctrack_shim_mark_v1(const char *name)
+{
+	int e = errno;
+	if (ct_track_owns())
+		ct_writer_mark(name ? name : "");
+	errno = e;
+}
+
+long long ctrack_shim_check_leaks_v1(void)
+{
+	int e = errno;
+	long long lost_bytes = -1;
+	uint64_t lost[CT_CLASSES];
+	/* The caller's callee-saved registers may hold its only pointer to a block: those this frame
+	 * has not pushed yet are spilled here, and the scan takes this frame and all above it. */
+	jmp_buf regs;
+	setjmp(regs);
+	if (ct_track_owns() && ct_writer_check(regs, lost) == 0)
+		lost_bytes = (long long)(lost[CT_CLASS_DEFINITE] + lost[CT_CLASS_INDIRECT]);
+	errno = e;
+	return lost_bytes;
+}
