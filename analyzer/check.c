@@ -100,7 +100,7 @@ static void put_suppressions(const struct ct_check *c, FILE *out)
 			fprintf(out, "suppressed by leak:%s (%s): %s in %" PRIu64 " block%s\n", s->pattern,
 			        s->origin, ct_fmt_bytes(b, sizeof(b), s->bytes), s->blocks,
 			        s->blocks == 1 ? "" : "s");
-		else
+		else if (!s->builtin)
 			fprintf(out, "warning: suppression leak:%s (%s) matched nothing\n", s->pattern,
 			        s->origin);
 	}
@@ -216,11 +216,22 @@ void ct_check_release(struct ct_check *c)
 	c->supp = NULL;
 }
 
+static int has_builtin(const struct ct_check *c)
+{
+	return c->supp && c->supp->n && c->supp->v[c->supp->n - 1].builtin;
+}
+
 int ct_check_suppress(struct ct_check *c, struct ct_model *m, char *err, size_t errlen)
 {
 	if (m->suppressions.len && add_text(c, m->suppressions.data, m->suppressions.len,
 	                                    "__lsan_default_suppressions", err, errlen) < 0)
 		return -1;
+	if (c->builtin && m->classified && !has_builtin(c)) { /* last: the others take theirs first */
+		if (!c->supp && !(c->supp = calloc(1, sizeof(*c->supp))))
+			return snprintf(err, errlen, "out of memory"), -1;
+		if (ct_supp_add_builtin(c->supp) < 0)
+			return snprintf(err, errlen, "out of memory"), -1;
+	}
 	if (!c->supp || !c->supp->n)
 		return 0;
 	if (!m->classified) {

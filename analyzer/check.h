@@ -22,6 +22,7 @@ struct ct_check {
 	enum ct_fail_on fail_on;      /* CT_FAIL_NONE: no leak rule */
 	struct ct_suppressions *supp; /* leaks they match count for no rule (NULL: none) */
 	int supp_files;               /* --suppressions given: a trace without classes is an error */
+	int builtin;                  /* apply the built-in suppressions too (suppress.c) */
 	uint64_t max_leaked;          /* bytes of the counted classes allowed */
 	int peak_rule;                /* --max-peak was given */
 	uint64_t max_peak;

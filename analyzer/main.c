@@ -190,6 +190,8 @@ static const char usage_tail[] =
     "  --full-stacks    keep the frames below main and below a thread's start routine (_start,\n"
     "                   __libc_start_main, start_thread, __clone3)\n"
     "  --suppressions FILE  leaks to leave out of the check, LeakSanitizer's leak:PATTERN lines\n"
+    "  --no-builtin-suppressions  the checks (--fail-on, --baseline, the CI formats) count what the\n"
+    "                   C runtime, the loader and libstdc++ keep until exit by design too (README)\n"
     "  --fail-on LEVEL  check the leaks (CI): exit 23 when more than --max-leaked bytes (default 0)\n"
     "                   are definitely or indirectly lost (definite; the default with --max-leaked),\n"
     "                   or also possibly lost (possible), or leaked at all (reachable, any), listing\n"
@@ -359,7 +361,7 @@ static int asked(const struct options *o, const char *option)
 /* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	int max_leaked = 0;
+	int max_leaked = 0, no_builtin = 0;
 	*o = (struct options){.top = 10,
 	                      .callers = 3,
 	                      .args = calloc((size_t)argc, sizeof(char *)),
@@ -388,6 +390,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->reverse = 1;
 		} else if (!strcmp(a, "--diff")) {
 			o->diff = 1;
+		} else if (!strcmp(a, "--no-builtin-suppressions")) {
+			no_builtin = 1;
 		} else if ((w = find_output(a)) && !(w->flags & OUT_FILE)) {
 			o->out[w - outputs] = "-";
 		} else if (w) {
@@ -521,6 +525,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->check.fail_on = CT_FAIL_NONE;
 		o->checking = o->check.fail_on || o->check.peak_rule || o->baseline;
 	}
+	/* The built-in suppressions serve the checks: a plain report keeps memcheck's figures. */
+	int ci = asked(o, "--junit") || asked(o, "--sarif") || asked(o, "--github");
+	o->check.builtin = !no_builtin && (o->checking || o->baseline || o->growth_given || ci);
 	if (max_leaked && !o->check.fail_on)
 		o->check.fail_on = CT_FAIL_DEFINITE;
 	if (o->diff && o->nargs != 2)
@@ -676,17 +683,30 @@ static int has_classes(const char *path, const struct ct_model *m, enum ct_fail_
 
 /* --baseline BASE as a trace: read, with the --suppressions files and its own program's, and
  * reported as NEW is. */
+/* The suppressions (the files, the program's, the built-in ones) applied to a trace other than the
+ * one whose check prints their counts: a baseline, --diff's two. 0, or -1 after one line on stderr. */
+static int suppress_other(const struct options *o, const char *path, struct ct_model *m)
+{
+	struct ct_check c = {.builtin = o->check.builtin};
+	char err[512];
+	int rc = 0;
+	for (size_t i = 0; i < o->nsupp && !rc; i++)
+		rc = ct_check_add_suppressions(&c, o->supp_files[i], err, sizeof(err));
+	if (!rc)
+		rc = ct_check_suppress(&c, m, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, PROG ": %s: %s\n", path, err);
+	ct_check_release(&c);
+	return rc ? -1 : 0;
+}
+
 static int trace_baseline(const struct options *o, const struct ct_fold *fold, struct ct_baseline **out)
 {
 	struct ct_model m;
-	struct ct_check c = {0};
 	struct ct_report r = {0};
-	char err[512];
 	int rc = load(o->baseline, &m, o);
-	for (size_t i = 0; i < o->nsupp && !rc; i++)
-		rc = ct_check_add_suppressions(&c, o->supp_files[i], err, sizeof(err));
-	if (!rc && (rc = ct_check_suppress(&c, &m, err, sizeof(err))) < 0)
-		fprintf(stderr, PROG ": %s: %s\n", o->baseline, err);
+	if (!rc)
+		rc = suppress_other(o, o->baseline, &m);
 	if (!rc && !has_classes(o->baseline, &m, o->level))
 		rc = -1;
 	if (!rc && (rc = open_report(o, o->baseline, &m, fold, &r)) == 0)
@@ -694,7 +714,6 @@ static int trace_baseline(const struct options *o, const struct ct_fold *fold, s
 	if (rc == -ENOMEM)
 		fprintf(stderr, PROG ": out of memory\n");
 	ct_report_close(&r);
-	ct_check_release(&c);
 	ct_model_destroy(&m);
 	return rc ? -1 : 0;
 }
@@ -874,6 +893,8 @@ int main(int argc, char **argv)
 	char err[512];
 	if (!status && !o.diff && ct_check_suppress(&o.check, &m[0], err, sizeof(err)) < 0)
 		status = 1, fprintf(stderr, PROG ": %s\n", err);
+	for (int i = 0; o.diff && o.growth_given && i < n && !status; i++)
+		status = suppress_other(&o, o.args[i], &m[i]) < 0;
 	if (!status)
 		status = o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0]);
 	status = status < 0 ? 1 : status;

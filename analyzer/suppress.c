@@ -113,6 +113,47 @@ int ct_supp_parse(struct ct_suppressions *s, const char *text, size_t len, const
 	return 0;
 }
 
+/* What the C runtime, the loader and libstdc++ allocate once and keep until exit by design (memcheck
+ * calls them "still reachable" or, for a thread alive at exit, "possibly lost"), named by the
+ * function that allocates, anchored: a pattern never names a function that calls the program's own
+ * code (a constructor run by dlopen, a cleanup handler), so no leak of the program is hidden. */
+static const char builtin[] =
+    /* libc: stdio buffers, the locale data setlocale loads, the static buffers of the non-reentrant
+     * getpwnam family, the NSS configuration and modules, time zone data, atexit's list */
+    "leak:^_IO_file_doallocate$\n"
+    "leak:^setlocale$\n"
+    "leak:^_nl_find_locale$\n"
+    "leak:nss/getXXbyYY.c$\n"
+    "leak:^__nss_database_get$\n"
+    "leak:^__nss_module_load$\n"
+    "leak:^__tzfile_read$\n"
+    "leak:^tzset_internal$\n"
+    "leak:^__new_exitfn$\n"
+    "leak:^__libc_unwind_link_get$\n" /* libgcc_s, loaded to unwind a thread's exit */
+    /* ld.so: the link maps, search paths and lookup tables of loaded libraries, TLS vectors of
+     * threads still running (LeakSanitizer's own list has *tls_get_addr*) */
+    "leak:^_dl_new_object$\n"
+    "leak:^_dl_map_object_deps$\n"
+    "leak:^_dl_check_map_versions$\n"
+    "leak:^_dl_load_cache_lookup$\n"
+    "leak:^_dl_find_object_update$\n"
+    "leak:^_dl_add_to_slotinfo$\n"
+    "leak:^_dl_resize_dtv$\n"
+    "leak:^_dl_allocate_tls$\n"
+    "leak:tls_get_addr\n"
+    /* libstdc++: the emergency exception pool (freed by __gnu_cxx::__freeres where it exists) */
+    "leak:eh_alloc.cc$\n";
+
+int ct_supp_add_builtin(struct ct_suppressions *s)
+{
+	char err[256];
+	size_t from = s->n;
+	int rc = ct_supp_parse(s, builtin, sizeof(builtin) - 1, "built-in", err, sizeof(err));
+	for (size_t i = from; i < s->n; i++)
+		s->v[i].builtin = 1;
+	return rc;
+}
+
 void ct_supp_release(struct ct_suppressions *s)
 {
 	for (size_t i = 0; i < s->n; i++) {

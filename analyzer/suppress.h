@@ -3,7 +3,8 @@
  * a pattern matches a function, source file or module name of any frame of a leak's backtrace,
  * anywhere in the name unless anchored (`^` at its start, `$` at its end), with `*` for any run of
  * characters. Each suppression counts the blocks and bytes it matched, so reports can name the
- * ones that matched nothing. (The check that applies them comes with issue 13.) */
+ * ones that matched nothing. A built-in list covers what the C runtime, the loader and libstdc++
+ * allocate once and never free by design. */
 #ifndef CTRACK_SUPPRESS_H
 #define CTRACK_SUPPRESS_H
 
@@ -14,6 +15,7 @@ struct ct_suppression {
 	char *pattern;          /* owned */
 	char *origin;           /* "FILE:LINE", or the source's name: owned */
 	uint64_t blocks, bytes; /* matched so far */
+	int builtin;            /* from the built-in list: matching nothing is no news */
 };
 
 struct ct_suppressions {
@@ -28,6 +30,9 @@ struct ct_suppressions {
 int ct_supp_parse(struct ct_suppressions *s, const char *text, size_t len, const char *origin, char *err,
                   size_t errlen);
 void ct_supp_release(struct ct_suppressions *s);
+
+/* Adds the built-in list (origin "built-in"; README, "Suppressions"). 0 or -ENOMEM. */
+int ct_supp_add_builtin(struct ct_suppressions *s);
 
 /* 1 when pattern matches name by the rules above. */
 int ct_supp_match(const char *pattern, const char *name);

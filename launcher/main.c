@@ -137,6 +137,12 @@ static int add_suppressions(struct options *o, const char *arg)
 	return set_check(o, arg);
 }
 
+static int no_builtin(struct options *o, const char *arg)
+{
+	o->check.builtin = 0;
+	return set_check(o, arg);
+}
+
 static int show_help(struct options *o, const char *arg);
 
 static int show_version(struct options *o, const char *arg)
@@ -161,6 +167,8 @@ static const struct option_spec option_table[] = {
     {0, "max-peak", "SIZE", set_max_peak, "fail the check when the heap peaks above SIZE"},
     {0, "suppressions", "FILE", add_suppressions,
      "leaks the check leaves out (leak:PATTERN lines, as LeakSanitizer)"},
+    {0, "no-builtin-suppressions", NULL, no_builtin,
+     "count what the C runtime and the loader keep until exit by design too"},
     {0, "help", NULL, show_help, "show this help and exit"},
     {0, "version", NULL, show_version, "show the version and exit"},
 };
@@ -238,7 +246,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	struct option longs[N_OPTIONS + 1];
 	int c;
 	getopt_tables(shorts, longs);
-	*o = (struct options){.depth = CT_DEPTH_DEFAULT};
+	*o = (struct options){.depth = CT_DEPTH_DEFAULT, .check.builtin = 1};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct option_spec *t = find_option(c);
