@@ -277,6 +277,13 @@ static int spawn_error(const struct ct_spawn_result *r, const char *prog, int er
 		fprintf(stderr, "ctrack: fork: %s\n", strerror(err));
 		return 1;
 	case CT_SPAWN_CREATE:
+		if (err == EEXIST && ct_tracefile_special(r->trace)) {
+			fprintf(stderr,
+			        "ctrack: cannot create '%s': it is %s; traces go to regular files only, and "
+			        "--force never replaces anything else\n",
+			        r->trace, ct_tracefile_special(r->trace));
+			return 1;
+		}
 		fprintf(stderr, "ctrack: cannot create '%s': %s%s\n", r->trace, strerror(err),
 		        err == EEXIST ? " (use --force to overwrite)" : "");
 		return 1;
