@@ -18,6 +18,7 @@
 #include "size.h"
 #include "spawn.h"
 #include "tracefile.h"
+#include "untraceable.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANNOT_EXEC 126
@@ -314,7 +315,8 @@ static int find_shim(char *buf, size_t len)
 	return 0;
 }
 
-/* The program's path into buf: 0, or the exit status after saying why it cannot be traced. */
+/* The program's path into buf: 0, or the exit status after saying why it cannot be traced (a
+ * program traced only in part gets a warning). */
 static int find_program(const char *prog, char *buf, size_t len)
 {
 	int rc = ct_locate_program(prog, buf, len);
@@ -326,7 +328,11 @@ static int find_program(const char *prog, char *buf, size_t len)
 		        prog);
 		return 1;
 	}
-	return 0;
+	char why[512];
+	enum ct_traceable t = ct_untraceable(buf, why, sizeof(why));
+	if (t != CT_TRACEABLE)
+		fprintf(stderr, "ctrack: %s%s: %s\n", t == CT_TRACE_WARN ? "warning: " : "", prog, why);
+	return t == CT_TRACE_REFUSE;
 }
 
 /* The check after the run. The program's own failure wins: its status is ctrack's, whatever the
