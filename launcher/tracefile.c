@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "regfile.h"
 #include "rules.h"
 #include "tracefile.h"
 
@@ -38,17 +39,9 @@ int ct_tracefile_dir(const char *name, char *buf)
 const char *ct_tracefile_special(const char *name)
 {
 	struct stat st;
-	if (lstat(name, &st) < 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+	if (lstat(name, &st) < 0 || S_ISLNK(st.st_mode))
 		return NULL;
-	if (S_ISFIFO(st.st_mode))
-		return "a FIFO";
-	if (S_ISCHR(st.st_mode))
-		return "a character device";
-	if (S_ISBLK(st.st_mode))
-		return "a block device";
-	if (S_ISSOCK(st.st_mode))
-		return "a socket";
-	return S_ISDIR(st.st_mode) ? "a directory" : "not a regular file";
+	return ct_file_kind(st.st_mode);
 }
 
 /* --force replaces a regular file or a symlink, nothing else: as root, `-o /dev/null` would

@@ -6,6 +6,7 @@
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -160,4 +161,75 @@ for name, whole, want, fractions in (("hooks", data, HOOKS, ()),
             env.check("%s: %s %d within [%d, %d]" % (label, f, s[f], previous[f], want[f]),
                       previous[f] <= s[f] <= want[f])
         previous = s or previous
+
+
+# ---- hostile files ----
+
+def timed_analyze(path, *opts):
+    """ctrack-analyze within 30 s: (completed process or None after the timeout)."""
+    try:
+        return subprocess.run([env.analyze, *opts, path], capture_output=True, timeout=30,
+                              preexec_fn=ct.no_core)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+# A FIFO as the trace is read as a stream (test_progress feeds one), but one that nobody writes to
+# would block its open and its first read forever: after 10 s, a clean error.
+fifo = os.path.join(d, "trace-fifo.zst")
+os.mkfifo(fifo)
+r = timed_analyze(fifo)
+if env.check("FIFO nobody writes to as the trace: no hang", r is not None):
+    env.eq("FIFO nobody writes to as the trace: exit 1 and one line",
+           (r.returncode, r.stderr.decode()),
+           (1, "ctrack-analyze: cannot read '%s': it is a FIFO that nothing wrote to in 10 s\n" % fifo))
+# A device is not even opened (reading /dev/zero would never end; opening some has effects).
+r = timed_analyze("/dev/zero")
+env.eq("character device as the trace: exit 1 and one line", (r.returncode, r.stderr.decode()) if r else None,
+       (1, "ctrack-analyze: cannot read '/dev/zero': it is a character device, not a trace file\n"))
+
+
+def recompressed(name, edit):
+    """The real trace decompressed, edit(bytes) applied, compressed again: the new file's path."""
+    raw = subprocess.run(["zstd", "-d", "-q", "-c"], input=data, capture_output=True).stdout
+    out = subprocess.run(["zstd", "-q", "-c"], input=edit(raw), capture_output=True).stdout
+    return write(name, out)
+
+
+# A future format version (version and min_version 99): the error names both versions.
+future = recompressed("future.zst", lambda raw: raw[:8] + b"\x63\x00\x63\x00" + raw[12:])
+expect_error("future format version", future)
+r = env.run_analyze(future)
+env.check("future format version: the error names version 99",
+          b"version 99" in r.stderr and b"upgrade ctrack" in r.stderr, r.stderr)
+# A record whose length runs past the end of the data (a NOTE claiming 65535 bytes), and one whose
+# count does (a PROCESS record of 2**60 arguments in 3 bytes): cut or corrupt, never a crash.
+expect_partial_or_error("a length past the end",
+                        recompressed("long.zst", lambda raw: raw + b"\x42\xff\xff\x03\x01abc"), True)
+expect_partial_or_error("a count past the end",
+                        recompressed("count.zst", lambda raw: raw + b"\x10\x03\x00\x00\x00"
+                                     b"\x00\x80\x80\x80\x80\x80\x80\x80\x80\x10"), False)
+
+# The program's file replaced, after the run, by a FIFO, a directory, a text file: the module path
+# in the trace names it. The report comes (frames unresolved), without hanging on the FIFO.
+copy_dir = env.fresh_dir("module-paths")
+copy = os.path.join(copy_dir, "prog")
+shutil.copy(prog, copy)
+traced = os.path.join(copy_dir, "trace.zst")
+r, _ = env.run_ctrack([copy], copy_dir, opts=("-o", traced))
+env.eq("copy of hooks traced", r.returncode, 0)
+for kind, make in (("a FIFO", os.mkfifo), ("a directory", os.mkdir),
+                   ("a text file", lambda p: open(p, "w").write("not ELF\n"))):
+    os.unlink(copy) if not os.path.isdir(copy) else os.rmdir(copy)
+    make(copy)
+    r = timed_analyze(traced, "--json")
+    label = "the program's file is now %s" % kind
+    if not env.check(label + ": no hang", r is not None):
+        continue
+    env.eq(label + ": exit 0", r.returncode, 0)
+    try:
+        rep = json.loads(r.stdout.decode("utf-8", "surrogateescape"))
+        env.eq(label + ": figures as the program's", {f: rep["summary"][f] for f in HOOKS}, HOOKS)
+    except ValueError as e:
+        env.check(label + ": valid JSON", False, str(e))
 env.finish()
