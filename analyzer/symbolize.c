@@ -455,7 +455,7 @@ static const char *symbol_name(struct dso *d, Dwarf_Addr addr)
 static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, struct chain *c)
 {
 	char buf[64];
-	struct ct_frame f = {.address = ip, .module = m ? m->path : NULL};
+	struct ct_frame f = {.address = ip, .offset = m ? ip - m->base : ip, .module = m ? m->path : NULL};
 	char *function = NULL;
 	const char *file = NULL, *name = NULL;
 	int lineno = 0;
