@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# The analyzer on bad input: missing, empty, text, random, foreign zstd, truncated and corrupted
-# traces. Missing/corrupt/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated trace:
+# The analyzer on bad input: missing, empty, text, random, foreign zstd, truncated (100 evenly
+# spaced cuts) and corrupted traces; hostile ones: a FIFO or a device as the trace, a future
+# version, lengths and counts past the end, module paths naming a FIFO, a directory, a text file. Missing/corrupt/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated trace:
 # exit 0, "complete": false and a warning (or the clean error when the cut precedes the header);
 # never a signal, in both --json and text modes. A trace cut by its last bytes only is truncated too.
 import json
@@ -162,6 +163,39 @@ for name, whole, want, fractions in (("hooks", data, HOOKS, ()),
                       previous[f] <= s[f] <= want[f])
         previous = s or previous
 
+
+# 100 evenly spaced cuts of trickle's trace: each a clean error (a cut before the first flush leaves
+# no header to read) or exit 0, the truncation warning, "complete": false and figures up to the
+# cut: never more than the program's, never fewer than at an earlier cut. Never a signal.
+POINTS = 100
+previous, errors, partial = {f: 0 for f in TRICKLE}, 0, 0
+for i in range(1, POINTS + 1):
+    n = len(long_data) * i // (POINTS + 1)
+    path = write("even-cut.zst", long_data[:n])
+    r = env.run_analyze(path, "--json")
+    label = "trickle cut %d of %d at %d bytes" % (i, POINTS, n)
+    if r.returncode < 0 or r.returncode not in (0, 1):
+        env.check(label + ": exit 0 or 1, no signal", False, "exit %d" % r.returncode)
+        continue
+    if r.returncode == 1:
+        errors += 1
+        env.check(label + ": a clean error, and only before any figure was readable",
+                  partial == 0 and r.stderr.decode(errors="replace").startswith("ctrack-analyze: ")
+                  and len(r.stderr.splitlines()) == 1, repr(r.stderr))
+        continue
+    partial += 1
+    rep = json.loads(r.stdout.decode("utf-8", "surrogateescape"))
+    s = rep["summary"]
+    ok = (r.stderr.decode(errors="replace") == "ctrack-analyze: warning: %s is truncated (the process "
+          "was killed?); figures cover what was recorded\n" % path and rep["complete"] is False and
+          all(previous[f] <= s[f] <= TRICKLE[f] for f in ("allocations", "frees", "bytes_allocated")))
+    env.check(label + ": the warning, incomplete, figures within [previous cut, program]", ok,
+              "stderr %r, complete %r, %r after %r" % (r.stderr, rep["complete"],
+                                                      {f: s[f] for f in TRICKLE}, previous))
+    previous = {f: s[f] for f in TRICKLE}
+print("%d cuts: %d clean errors (before the first readable flush), %d partial reports" %
+      (POINTS, errors, partial))
+env.check("most cuts give a partial report", partial > POINTS // 2, "%d of %d" % (partial, POINTS))
 
 # ---- hostile files ----
 
