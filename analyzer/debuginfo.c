@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "debuginfo.h"
@@ -41,39 +42,47 @@ static int server_configured(void)
 	return urls && *urls;
 }
 
-/* dir/sub/name exists (sub may be empty). A path too long to build counts as existing: then
- * libdwfl looks itself. */
-static int exists(const char *dir, const char *sub, const char *name)
-{
-	char p[PATH_MAX];
-	int n = snprintf(p, sizeof(p), "%s/%s%s%s", dir, sub, *sub ? "/" : "", name);
-	return n < 0 || (size_t)n >= sizeof(p) || access(p, F_OK) == 0;
-}
-
 /* The names tried: the debug link (or the file's basename + ".debug"), its basename, the file's. */
 struct names {
 	const char *link, *link_base, *file_base;
+	int special; /* one of the names tried is there but is not a regular file (a FIFO, a device) */
 };
+
+/* dir/sub/name exists (sub may be empty). A path too long to build counts as existing: then
+ * libdwfl looks itself. Something there that is not a regular file sets n->special: libdwfl would
+ * open it, and a FIFO's open waits for a writer forever. */
+static int exists(struct names *n, const char *dir, const char *sub, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int len = snprintf(p, sizeof(p), "%s/%s%s%s", dir, sub, *sub ? "/" : "", name);
+	if (len < 0 || (size_t)len >= sizeof(p))
+		return 1;
+	if (stat(p, &st) < 0)
+		return 0;
+	n->special |= !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+	return 1;
+}
 
 /* One entry of the search path: "" is the file's directory, a relative entry a subdirectory of it,
  * an absolute one a root that mirrors the directory or any tail of it; alternate (dwz) files are
  * looked for by basename in an absolute root and in .dwz/ subdirectories. */
-static int entry_has(const char *e, const char *dir, const struct names *n)
+static int entry_has(const char *e, const char *dir, struct names *n)
 {
+	/* | rather than ||: every name is looked at, for n->special */
 	if (!*e)
-		return exists(dir, "", n->link) || exists(dir, ".dwz", n->link_base);
+		return exists(n, dir, "", n->link) | exists(n, dir, ".dwz", n->link_base);
 	if (*e != '/')
-		return exists(dir, e, n->link) || exists(dir, e, n->file_base);
-	if (exists(e, "", n->link_base) || exists(e, ".dwz", n->link_base))
-		return 1;
+		return exists(n, dir, e, n->link) | exists(n, dir, e, n->file_base);
+	int found = exists(n, e, "", n->link_base) | exists(n, e, ".dwz", n->link_base);
 	for (const char *t = strchr(dir, '/'); t && t[1]; t = strchr(t + 1, '/'))
-		if (exists(e, t + 1, n->link) || exists(e, t + 1, n->file_base))
-			return 1;
-	return 0;
+		found |= exists(n, e, t + 1, n->link) | exists(n, e, t + 1, n->file_base);
+	return found;
 }
 
 /* Whether one of the files libdwfl's search by name tries for file exists (find_debuginfo_in_path in
- * elfutils' libdwfl/find-debuginfo.c; this is a superset: a wrong yes only costs a search). */
+ * elfutils' libdwfl/find-debuginfo.c; this is a superset: a wrong yes only costs a search): 1 or 0,
+ * or -1 when one of them is not a regular file, and the search must not run at all. */
 static int may_find_by_name(const char *file, const char *link)
 {
 	char *d = strdup(file), *b = strdup(file), *path = strdup(search_path ? search_path : DEFAULT_PATH);
@@ -86,12 +95,12 @@ static int may_find_by_name(const char *file, const char *link)
 		n.link = made;
 	}
 	n.link_base = strrchr(n.link, '/') ? strrchr(n.link, '/') + 1 : n.link;
-	for (char *rest = path, *e; !found && rest && (e = strsep(&rest, ":"));)
-		found = entry_has(e + (*e == '+' || *e == '-'), dir, &n);
+	for (char *rest = path, *e; rest && (e = strsep(&rest, ":"));)
+		found |= entry_has(e + (*e == '+' || *e == '-'), dir, &n);
 	free(d);
 	free(b);
 	free(path);
-	return found;
+	return n.special ? -1 : found;
 }
 
 /* libdwfl 0.188's standard search ends by loading libdebuginfod (with libcurl and GnuTLS: 7.5 MiB
@@ -100,16 +109,22 @@ static int may_find_by_name(const char *file, const char *link)
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
                           const char *file, const char *link, GElf_Word crc, char **debug_file)
 {
-	if (server_configured() || !file)
+	if (!file)
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+		                                    debug_file);
+	char *real = realpath(file, NULL);
+	int here = may_find_by_name(file, link), there = real ? may_find_by_name(real, link) : 0;
+	free(real);
+	errno = 0;
+	if (here < 0 || there < 0)
+		return -1; /* a FIFO or a device where a debug file could be: no search */
+	if (server_configured())
 		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
 		                                    debug_file);
 	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc, debug_file);
 	if (fd >= 0)
 		return fd;
-	char *real = realpath(file, NULL);
-	int may = may_find_by_name(file, link) || (real && may_find_by_name(real, link));
-	free(real);
-	if (may)
+	if (here || there)
 		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
 		                                    debug_file);
 	errno = 0;

@@ -19,6 +19,7 @@
 #include "ctrack/format.h"
 #include "debuginfo.h"
 #include "diagnose.h"
+#include "regfile.h"
 #include "symbolize.h"
 
 /* DIEs looked at for inline records per module: past this the module is assumed to have them
@@ -445,18 +446,23 @@ static int name_packages(struct ct_quality_list *l, size_t start)
 
 static int diagnose_file(struct ct_quality_list *l, const char *path)
 {
-	if (access(path, R_OK) < 0)
-		return -errno;
+	int fd = ct_regfile_open(path, NULL);
+	if (fd < 0)
+		return fd == -EINVAL ? -ENOEXEC : fd; /* a FIFO, a device: no ELF file to read */
 	int rc = -ENOMEM;
 	Dwfl *dwfl = dwfl_begin(ct_debuginfo_callbacks());
-	if (!dwfl)
+	if (!dwfl) {
+		close(fd);
 		goto out;
+	}
 	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, -1, 0, false);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, path, path, fd, 0, false); /* takes fd */
 	dwfl_report_end(dwfl, NULL, NULL);
 	rc = -ENOEXEC;
-	if (!mod)
+	if (!mod) {
+		close(fd);
 		goto out;
+	}
 	struct ct_quality *q = push(l);
 	rc = -ENOMEM;
 	if (!q || !(q->path = strdup(path)))
@@ -557,7 +563,7 @@ static char *resolve(const char *name, const char *runpath, const char *origin)
 /* Appends (diagnosed) each library path needs that is not listed yet. */
 static int add_needed_of(struct ct_quality_list *l, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_regfile_open(path, NULL);
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);

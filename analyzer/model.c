@@ -294,8 +294,9 @@ int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack)
 	return 0;
 }
 
-static int module_holds(const struct ct_module *mod, uint64_t ip)
+static int module_holds(struct ct_model *m, const struct ct_module *mod, uint64_t ip)
 {
+	m->work += 1 + (mod->loaded ? mod->nseg : 0);
 	if (!mod->loaded)
 		return 0;
 	for (size_t i = 0; i < mod->nseg; i++) {
@@ -310,10 +311,10 @@ static int module_holds(const struct ct_module *mod, uint64_t ip)
  * code returns to the first byte past it (format.h). */
 static uint32_t find_module(struct ct_model *m, uint64_t addr)
 {
-	if (m->last_module != CT_NO_MODULE && module_holds(&m->modules[m->last_module], addr))
+	if (m->last_module != CT_NO_MODULE && module_holds(m, &m->modules[m->last_module], addr))
 		return m->last_module;
 	for (size_t i = 0; i < m->nmodules; i++) {
-		if (module_holds(&m->modules[i], addr)) {
+		if (module_holds(m, &m->modules[i], addr)) {
 			m->last_module = (uint32_t)i;
 			return (uint32_t)i;
 		}
@@ -406,6 +407,7 @@ void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t 
 
 void ct_model_classes_begin(struct ct_model *m)
 {
+	m->work += m->ninfos;
 	for (size_t i = 0; i < m->ninfos; i++)
 		memset(m->infos[i].classes, 0, sizeof(m->infos[i].classes));
 	m->classified = 1;

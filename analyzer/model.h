@@ -126,6 +126,9 @@ struct ct_model {
 	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
 	uint32_t last_module;      /* lookup cache: module that held the previous FRAME's ip - 1 */
+	/* Steps of the work a record can cause beyond its own bytes (a FRAME's module lookup: each
+	 * segment looked at; a CLASSES record: each info cleared). The reader bounds it by the input. */
+	uint64_t work;
 	/* Distinct notes in the order they first came (at most CT_NOTES_MAX + 1: see struct ct_note). */
 	struct ct_note *notes;
 	size_t nnotes;

@@ -3,6 +3,7 @@
  * Memory is a fixed window of decompressed bytes (grown only for a framed record bigger than it). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,25 @@
 
 #include "ctrack/format.h"
 #include "reader.h"
+#include "regfile.h"
 
 #define WINDOW (1u << 20)
+#define SMALL_WINDOW (64u << 10)
+#define WINDOW_LOG_MAX 25     /* zstd's window: 32 MiB at most (zstd's own default limit is 128 MiB) */
 #define MAX_FRAMED (1u << 30) /* a framed record longer than this is corruption, not data */
+
+/* What a small file may cost. zstd expands a run of equal bytes 30,000-fold, so a few KiB can
+ * hold 50 million INFO records (gigabytes of model). Real traces define at most ~1.6 ids (stack
+ * nodes, alloc infos) per compressed byte (a million INFOs of increasing sizes, zstd -19) and
+ * ~0.3 in practice, a module record takes tens of bytes, and a FRAME's module lookup looks at a
+ * few segments: beyond these bounds a file is corrupt or hostile, and reading it stops with an
+ * error rather than taking the machine's memory or minutes. */
+#define IDS_FLOOR (1u << 18)
+#define IDS_PER_BYTE 16
+#define MODULES_FLOOR 1024
+#define BYTES_PER_MODULE 4
+#define WORK_FLOOR (1ull << 28)
+#define WORK_PER_BYTE 1024
 
 struct reader {
 	const char *path;
@@ -491,13 +508,35 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 	return (long)(1 + k + a);
 }
 
+/* 0 while the model is within what the compressed bytes read so far can ask for, else -1 after
+ * setting the error (p: the record that went past). */
+static int within_bounds(struct reader *r, const uint8_t *p)
+{
+	const struct ct_model *m = r->m;
+	uint64_t in = r->file_off + r->zin.pos, ids = m->ninfos + m->nnodes;
+	if (ids > IDS_FLOOR + IDS_PER_BYTE * in)
+		return corrupt(r, p,
+		               "%llu stack nodes and alloc infos from %llu compressed bytes, more than a "
+		               "trace can hold (%u per byte)",
+		               (unsigned long long)ids, (unsigned long long)in, IDS_PER_BYTE);
+	if (m->nmodules > MODULES_FLOOR + in / BYTES_PER_MODULE)
+		return corrupt(r, p, "%zu modules from %llu compressed bytes, more than a trace can hold",
+		               m->nmodules, (unsigned long long)in);
+	if (m->work > WORK_FLOOR + WORK_PER_BYTE * in)
+		return corrupt(r, p,
+		               "its module lookups and leak classes ask for more work than %llu compressed "
+		               "bytes of a trace can",
+		               (unsigned long long)in);
+	return 0;
+}
+
 /* Decodes everything in buf; returns 0 or -1. Stops at a record that continues past the data. */
 static int decode(struct reader *r)
 {
 	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
 	while (p < end) {
 		long n = record(r, p, end);
-		if (n < 0)
+		if (n < 0 || within_bounds(r, p) < 0)
 			return -1;
 		if (!n)
 			break;
@@ -525,28 +564,69 @@ static int read_all(struct reader *r)
 	return 0;
 }
 
-static int open_trace(struct reader *r)
+/* The decompression of r->fd, open. 0 or -1. */
+static int open_stream(struct reader *r)
 {
-	r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		return fail(r, "cannot open '%s': %s", r->path, strerror(errno));
-	struct stat st;
-	if (fstat(r->fd, &st) < 0)
-		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return fail(r, "cannot read '%s': %s", r->path, strerror(EISDIR));
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
-		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
-	r->file_size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
 	r->z = ZSTD_createDStream();
 	r->in_cap = ZSTD_DStreamInSize();
 	r->in = malloc(r->in_cap);
-	r->cap = WINDOW;
+	/* A small file starts with a small window (it grows for a long record): a megabyte per read
+	 * of a tiny trace is what slowed the fuzzer most. */
+	r->cap = r->file_size && r->file_size < SMALL_WINDOW ? SMALL_WINDOW : WINDOW;
 	r->buf = malloc(r->cap);
 	if (!r->z || !r->in || !r->buf)
 		return fail(r, "out of memory");
 	ZSTD_initDStream(r->z);
+	/* A frame may ask for a window of up to 2 GiB; the shim's is 4 MiB (windowLog 22). */
+	ZSTD_DCtx_setParameter(r->z, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
 	return 0;
+}
+
+/* How long a FIFO may stay without a writer before the reader gives up on it. */
+#define FIFO_WAIT_MS 10000
+
+/* A FIFO (a named pipe, a shell's <(...), /dev/stdin from a pipe) is read as a stream, but its open
+ * and first read would wait forever for a writer that never comes: opened without blocking, it gets
+ * FIFO_WAIT_MS for its first bytes. 0 with r->fd open (blocking again), or -1 after the error. */
+static int open_fifo(struct reader *r)
+{
+	struct stat st;
+	r->fd = open(r->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (r->fd < 0)
+		return fail(r, "cannot open '%s': %s", r->path, strerror(errno));
+	if (fstat(r->fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return fail(r, "cannot read '%s': it changed while it was opened", r->path);
+	struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+	int n;
+	while ((n = poll(&pfd, 1, FIFO_WAIT_MS)) < 0 && errno == EINTR)
+		;
+	if (n == 0)
+		return fail(r, "cannot read '%s': it is a FIFO that nothing wrote to in %d s", r->path,
+		            FIFO_WAIT_MS / 1000);
+	if (n < 0 || fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	return 0;
+}
+
+static int open_trace(struct reader *r)
+{
+	const char *kind = NULL;
+	r->fd = ct_regfile_open(r->path, &kind);
+	if (r->fd == -EINVAL && !strcmp(kind, "a FIFO"))
+		return open_fifo(r) < 0 ? -1 : open_stream(r);
+	if (r->fd == -EINVAL)
+		return fail(r, "cannot read '%s': it is %s, not a trace file", r->path, kind);
+	if (r->fd == -EISDIR)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(EISDIR));
+	if (r->fd < 0)
+		return fail(r, "cannot open '%s': %s", r->path, strerror(-r->fd));
+	struct stat st;
+	if (fstat(r->fd, &st) < 0)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	if (st.st_size == 0)
+		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
+	r->file_size = (uint64_t)st.st_size;
+	return open_stream(r);
 }
 
 int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen)

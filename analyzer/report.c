@@ -17,12 +17,13 @@
 struct ct_group {
 	struct ct_site sum;
 	const struct ct_site *best[NRANKS];
-	/* the key: the first shown frame, or where it came from (--group backtrace) */
-	const char *function, *file;
+	/* the key: the first shown frame (--group site), or all the shown frames (--group backtrace):
+	 * their hash, and the stack of the first member, whose frames they are */
+	const char *function, *file, *module;
 	unsigned line;
-	uint64_t address;
-	uint32_t node;
-	int pos;
+	uint64_t offset;
+	uint64_t frames_hash;
+	uint32_t stack;
 	uint32_t members; /* the first member site (its index); the rest through next_member() */
 };
 
@@ -144,26 +145,18 @@ struct walk {
 	void *ctx;
 	int folding;
 	unsigned index, hidden;
-	struct ct_frame held; /* the last hidden frame, and where it came from */
-	uint32_t held_node;
-	int held_pos;
-	struct ct_frame first; /* the first shown frame, and where it came from */
-	uint32_t first_node;
-	int first_pos;
-	int cutting;       /* stacks end at main or at the thread's start routine (not --full-stacks) */
-	int ended;         /* main was shown: the frames outside it are not */
-	unsigned npending; /* runtime start frames seen last, shown only if a frame follows them */
-	struct pending {
-		struct ct_frame f;
-		uint32_t node;
-		int pos;
-	} pending[8];
+	struct ct_frame held;  /* the last hidden frame */
+	struct ct_frame first; /* the first shown frame */
+	int cutting;           /* stacks end at main or at the thread's start routine (not --full-stacks) */
+	int ended;             /* main was shown: the frames outside it are not */
+	unsigned npending;     /* runtime start frames seen last, shown only if a frame follows them */
+	struct ct_frame pending[8];
 };
 
-static int show(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
+static int show(struct walk *w, const struct ct_frame *f)
 {
 	if (!w->index)
-		w->first = *f, w->first_node = node, w->first_pos = pos;
+		w->first = *f;
 	unsigned index = w->index++;
 	return w->fn ? w->fn(w->ctx, f, index) : 0;
 }
@@ -212,16 +205,16 @@ int ct_report_is_runtime_frame(const struct ct_frame *f)
 
 /* The outer end of a stack: main ends it; the C runtime's start frames (below main, or below a
  * thread's start routine) are held back and dropped when nothing but such frames follows. */
-static int cut(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
+static int cut(struct walk *w, const struct ct_frame *f)
 {
 	if (!w->cutting)
-		return show(w, f, node, pos);
+		return show(w, f);
 	if (w->ended)
 		return 0;
 	if (ct_report_is_runtime_frame(f)) {
 		if (w->npending == sizeof(w->pending) / sizeof(w->pending[0]))
 			w->npending = 0; /* more than libc's few: none of them is shown */
-		w->pending[w->npending++] = (struct pending){*f, node, pos};
+		w->pending[w->npending++] = *f;
 		/* libc's frames that call main or a thread's routine: what lies outside them is the
 		 * runtime too, named or not (a stripped program's _start is "prog+0x..."). */
 		w->ended = !named(f->function, "_start") && strncmp(f->function, "__clone", 7) &&
@@ -230,21 +223,21 @@ static int cut(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
 	}
 	int rc = 0;
 	for (unsigned i = 0; i < w->npending && !rc; i++)
-		rc = show(w, &w->pending[i].f, w->pending[i].node, w->pending[i].pos);
+		rc = show(w, &w->pending[i]);
 	w->npending = 0;
 	w->ended = !f->inlined && !strcmp(f->function, "main");
-	return rc ? rc : show(w, f, node, pos);
+	return rc ? rc : show(w, f);
 }
 
-static int step(struct walk *w, const struct ct_frame *f, uint32_t node, int pos)
+static int step(struct walk *w, const struct ct_frame *f)
 {
 	if (w->folding && (ct_fold_match(w->r->fold, f) || ct_report_is_wrapper(w->r, f))) {
-		w->held = *f, w->held_node = node, w->held_pos = pos;
+		w->held = *f;
 		w->hidden++;
 		return 0;
 	}
 	w->folding = 0;
-	return cut(w, f, node, pos);
+	return cut(w, f);
 }
 
 /* Returns 0, the callback's first non-zero result, or -ENOMEM. Groups always fold (their key is the
@@ -265,17 +258,17 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n && !rc; i++)
-			rc = step(w, &frames[i], node, i);
+			rc = step(w, &frames[i]);
 	}
 	if (rc)
 		return rc;
 	if (!w->index && w->hidden) {
 		w->hidden--;
-		rc = show(w, &w->held, w->held_node, w->held_pos);
+		rc = show(w, &w->held);
 	}
 	/* A stack of nothing but runtime frames (an allocation of libc's start) keeps them. */
 	for (unsigned i = 0, none = !w->index; none && i < w->npending && !rc; i++)
-		rc = show(w, &w->pending[i].f, w->pending[i].node, w->pending[i].pos);
+		rc = show(w, &w->pending[i]);
 	if (truncated)
 		*truncated = !w->ended && node == CT_STACK_TRUNCATED;
 	return rc;
@@ -294,7 +287,7 @@ long ct_report_folded(const struct ct_report *r, uint32_t stack)
 	return rc < 0 ? rc : (long)w.hidden;
 }
 
-/* ---- grouping ---- */
+/* ---- hashes ---- */
 
 static int stop(void *ctx, const struct ct_frame *f, unsigned index)
 {
@@ -320,32 +313,119 @@ int ct_same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* The key of a group: --group backtrace, where the first shown frame came from (node, position in
- * its inline chain: the folded backtrace from there is the same); --group site, the first shown
- * frame's function, file and line (its address when there is no line). */
-static void set_key(const struct ct_report *r, struct ct_group *g, const struct walk *w)
+/* Where a frame without a source line is: its module and the offset in it, the same however often
+ * and wherever the module was loaded (a library opened and closed in a loop comes back elsewhere). */
+static uint64_t frame_place(uint64_t h, const struct ct_frame *f)
+{
+	h = ct_mix_str(h, f->module);
+	return ct_mix(h, &f->offset, sizeof(f->offset));
+}
+
+static int same_place(const struct ct_frame *a, const struct ct_frame *b)
+{
+	return a->offset == b->offset && ct_same_str(a->module, b->module);
+}
+
+/* The frames of a stack as shown, hashed (the place only for frames without a line, as the site key). */
+struct shown {
+	struct ct_frame *v;
+	size_t n, cap;
+	uint64_t hash;
+};
+
+static int same_frame(const struct ct_frame *a, const struct ct_frame *b)
+{
+	return ct_same_str(a->function, b->function) && ct_same_str(a->file, b->file) && a->line == b->line &&
+	       a->inlined == b->inlined && (a->file || same_place(a, b));
+}
+
+static int keep_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	(void)index;
+	struct shown *p = ctx;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct ct_frame *v = realloc(p->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v, p->cap = cap;
+	}
+	p->v[p->n++] = *f;
+	uint64_t h = ct_mix_str(ct_mix_str(p->hash, f->function), f->file);
+	h = ct_mix(h, &f->line, sizeof(f->line));
+	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
+	p->hash = f->file ? h : frame_place(h, f);
+	return 0;
+}
+
+/* The shown frames of stack into p; for_key: folded as a group's key is, whatever --all-frames. */
+static int shown_frames(const struct ct_report *r, uint32_t stack, struct shown *p, int *truncated,
+                        int for_key)
+{
+	struct walk w = {.r = r, .fn = keep_frame, .ctx = p};
+	p->n = 0, p->hash = CT_MIX_SEED;
+	int rc = walk(&w, stack, truncated, for_key);
+	p->hash = ct_mix(p->hash, truncated, sizeof(*truncated));
+	return rc;
+}
+
+/* 1 when stacks a and b show the same frames (x and y: scratch), 0 if not, or -ENOMEM. */
+static int same_shown(const struct ct_report *r, uint32_t a, uint32_t b, struct shown *x, struct shown *y,
+                      int for_key)
+{
+	int ta, tb;
+	int rc = shown_frames(r, a, x, &ta, for_key);
+	if (!rc)
+		rc = shown_frames(r, b, y, &tb, for_key);
+	if (rc)
+		return rc;
+	if (x->n != y->n || ta != tb)
+		return 0;
+	for (size_t i = 0; i < x->n; i++)
+		if (!same_frame(&x->v[i], &y->v[i]))
+			return 0;
+	return 1;
+}
+
+/* ---- grouping ---- */
+
+/* The key of a group: --group site, the first shown frame's function, file and line (its module
+ * and offset when there is no line); --group backtrace, every shown frame, as same_shown compares
+ * them: the hash of the site's, and the site's stack to compare with. Returns 0 or -ENOMEM. */
+static int set_key(const struct ct_report *r, struct ct_group *g, uint32_t stack, struct shown *x)
 {
 	if (r->group == CT_GROUP_BACKTRACE) {
-		g->node = w->first_node, g->pos = w->first_pos;
-		return;
+		int truncated;
+		int rc = shown_frames(r, stack, x, &truncated, 1);
+		g->frames_hash = x->hash, g->stack = stack;
+		return rc;
 	}
-	g->function = w->first.function, g->file = w->first.file, g->line = w->first.line;
-	g->address = w->first.file ? 0 : w->first.address;
+	struct walk w = {.r = r, .fn = stop};
+	int rc = walk(&w, stack, NULL, 1);
+	if (rc < 0 || !w.index)
+		return rc < 0 ? rc : 0;
+	g->function = w.first.function, g->file = w.first.file, g->line = w.first.line;
+	g->module = w.first.file ? NULL : w.first.module;
+	g->offset = w.first.file ? 0 : w.first.offset;
+	return 0;
 }
 
 static uint64_t hash_key(const struct ct_group *g)
 {
-	uint64_t h = ct_mix_str(ct_mix_str(CT_MIX_SEED, g->function), g->file);
+	uint64_t h = ct_mix_str(ct_mix_str(ct_mix_str(CT_MIX_SEED, g->function), g->file), g->module);
 	h = ct_mix(h, &g->line, sizeof(g->line));
-	h = ct_mix(h, &g->address, sizeof(g->address));
-	h = ct_mix(h, &g->node, sizeof(g->node));
-	return ct_mix(h, &g->pos, sizeof(g->pos));
+	h = ct_mix(h, &g->offset, sizeof(g->offset));
+	return ct_mix(h, &g->frames_hash, sizeof(g->frames_hash));
 }
 
-static int same_key(const struct ct_group *a, const struct ct_group *b)
+/* 1 when a and b are one group's key, 0 if not, or -ENOMEM (x, y: scratch). */
+static int same_key(const struct ct_report *r, const struct ct_group *a, const struct ct_group *b,
+                    struct shown *x, struct shown *y)
 {
-	return ct_same_str(a->function, b->function) && ct_same_str(a->file, b->file) && a->line == b->line &&
-	       a->address == b->address && a->node == b->node && a->pos == b->pos;
+	if (r->group == CT_GROUP_BACKTRACE)
+		return a->frames_hash != b->frames_hash ? 0 : same_shown(r, a->stack, b->stack, x, y, 1);
+	return ct_same_str(a->function, b->function) && ct_same_str(a->file, b->file) &&
+	       ct_same_str(a->module, b->module) && a->line == b->line && a->offset == b->offset;
 }
 
 /* Adds s's figures to t. */
@@ -369,9 +449,10 @@ static void add_site(struct ct_group *g, const struct ct_site *s)
 			g->best[by] = s;
 }
 
-/* The group of key k in the open-addressing table slots (size a power of two): found or new. */
-static struct ct_group *find_group(struct ct_report *r, long *slots, size_t size, const struct ct_group *k,
-                                   const struct ct_site *s)
+/* The group of key k in the open-addressing table slots (size a power of two): found or new, into
+ * *out. Returns 0 or -ENOMEM. */
+static int find_group(struct ct_report *r, long *slots, size_t size, const struct ct_group *k,
+                      const struct ct_site *s, struct shown *x, struct shown *y, struct ct_group **out)
 {
 	for (size_t i = hash_key(k) & (size - 1);; i = (i + 1) & (size - 1)) {
 		if (slots[i] < 0) {
@@ -382,10 +463,16 @@ static struct ct_group *find_group(struct ct_report *r, long *slots, size_t size
 			for (int by = 0; by < NRANKS; by++)
 				g->best[by] = s;
 			slots[i] = (long)r->ngroups++;
-			return g;
+			*out = g;
+			return 0;
 		}
-		if (same_key(&r->groups[slots[i]], k))
-			return &r->groups[slots[i]];
+		int same = same_key(r, &r->groups[slots[i]], k, x, y);
+		if (same < 0)
+			return same;
+		if (same) {
+			*out = &r->groups[slots[i]];
+			return 0;
+		}
 	}
 }
 
@@ -402,91 +489,33 @@ int ct_report_group(struct ct_report *r)
 	while (size < 2 * r->nsites)
 		size *= 2;
 	long *slots = malloc(size * sizeof(*slots));
+	struct shown x = {0}, y = {0};
+	int rc = 0;
 	r->groups = malloc(n * sizeof(*r->groups) + n * sizeof(uint32_t));
 	r->ngroups = 0;
-	if (!slots || !r->groups) {
-		free(slots);
-		free(r->groups), r->groups = NULL;
-		return -ENOMEM;
-	}
-	memset(slots, 0xff, size * sizeof(*slots)); /* -1: empty */
-	for (size_t i = 0; i < r->nsites; i++) {
+	if (slots && r->groups)
+		memset(slots, 0xff, size * sizeof(*slots)); /* -1: empty */
+	else
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < r->nsites; i++) {
 		const struct ct_site *s = &r->sites[i];
-		struct walk w = {.r = r, .fn = stop};
-		int rc = walk(&w, s->stack, NULL, 1);
-		if (rc < 0) {
-			free(slots);
-			free(r->groups), r->groups = NULL;
-			return rc;
-		}
-		struct ct_group k = {0};
-		set_key(r, &k, &w);
-		struct ct_group *g = find_group(r, slots, size, &k, s);
+		struct ct_group k = {0}, *g;
+		if ((rc = set_key(r, &k, s->stack, &x)) ||
+		    (rc = find_group(r, slots, size, &k, s, &x, &y, &g)))
+			break;
 		add_site(g, s);
 		next_member(r)[i] = g->members;
 		g->members = (uint32_t)i;
 	}
 	free(slots);
-	return 0;
-}
-
-/* ---- the backtraces of an entry ---- */
-
-/* The frames of a stack as shown, hashed (address only for frames without a line, as the site key). */
-struct shown {
-	struct ct_frame *v;
-	size_t n, cap;
-	uint64_t hash;
-};
-
-static int same_frame(const struct ct_frame *a, const struct ct_frame *b)
-{
-	return ct_same_str(a->function, b->function) && ct_same_str(a->file, b->file) && a->line == b->line &&
-	       a->inlined == b->inlined && (a->file || a->address == b->address);
-}
-
-static int keep_frame(void *ctx, const struct ct_frame *f, unsigned index)
-{
-	(void)index;
-	struct shown *p = ctx;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		struct ct_frame *v = realloc(p->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->v = v, p->cap = cap;
-	}
-	p->v[p->n++] = *f;
-	uint64_t h = ct_mix_str(ct_mix_str(p->hash, f->function), f->file);
-	h = ct_mix(h, &f->line, sizeof(f->line));
-	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
-	p->hash = f->file ? h : ct_mix(h, &f->address, sizeof(f->address));
-	return 0;
-}
-
-static int shown_frames(const struct ct_report *r, uint32_t stack, struct shown *p, int *truncated)
-{
-	p->n = 0, p->hash = CT_MIX_SEED;
-	int rc = ct_report_frames(r, stack, keep_frame, p, truncated);
-	p->hash = ct_mix(p->hash, truncated, sizeof(*truncated));
+	free(x.v);
+	free(y.v);
+	if (rc)
+		free(r->groups), r->groups = NULL;
 	return rc;
 }
 
-static int same_shown(const struct ct_report *r, uint32_t a, uint32_t b, struct shown *x, struct shown *y)
-{
-	int ta, tb;
-	int rc = shown_frames(r, a, x, &ta);
-	if (!rc)
-		rc = shown_frames(r, b, y, &tb);
-	if (rc)
-		return rc;
-	if (x->n != y->n || ta != tb)
-		return 0;
-	for (size_t i = 0; i < x->n; i++)
-		if (!same_frame(&x->v[i], &y->v[i]))
-			return 0;
-	return 1;
-}
+/* ---- the backtraces of an entry ---- */
 
 static int cmp_callers(const void *a, const void *b, void *by)
 {
@@ -515,12 +544,12 @@ static int merge_members(const struct ct_report *r, enum ct_rank by, const struc
 		if (!k[0] && !(kind && s->leaked_allocations))
 			continue;
 		int truncated;
-		if ((rc = shown_frames(r, s->stack, x, &truncated)))
+		if ((rc = shown_frames(r, s->stack, x, &truncated, 0)))
 			break;
 		uint64_t h = x->hash;
 		size_t j = 0;
 		for (; j < c->n; j++)
-			if (hashes[j] == h && (rc = same_shown(r, c->v[j].stack, s->stack, y, x)) != 0)
+			if (hashes[j] == h && (rc = same_shown(r, c->v[j].stack, s->stack, y, x, 0)) != 0)
 				break;
 		if (rc < 0)
 			break;
@@ -568,10 +597,10 @@ int ct_report_callers(const struct ct_report *r, enum ct_rank by, const struct c
 	/* the frames they share: all of them for a single backtrace */
 	int truncated;
 	if (!rc)
-		rc = shown_frames(r, c->v[0].stack, &x, &truncated);
+		rc = shown_frames(r, c->v[0].stack, &x, &truncated, 0);
 	c->common = x.n;
 	for (size_t i = 1; !rc && i < c->n && c->common; i++) {
-		if ((rc = shown_frames(r, c->v[i].stack, &y, &truncated)))
+		if ((rc = shown_frames(r, c->v[i].stack, &y, &truncated, 0)))
 			break;
 		size_t k = 0;
 		while (k < c->common && k < y.n && same_frame(&x.v[k], &y.v[k]))

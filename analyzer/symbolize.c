@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "debuginfo.h"
+#include "regfile.h"
 #include "symbolize.h"
 #include "symtab.h"
 
@@ -114,13 +116,20 @@ static void open_dso(struct dso *d, const struct ct_module *m)
 {
 	d->tried = 1;
 	if (!m->path || m->path[0] != '/')
-		return; /* the vdso and other pseudo files have no file to read */
+		return;                          /* the vdso and other pseudo files have no file to read */
+	int fd = ct_regfile_open(m->path, NULL); /* a trace may name a FIFO or a device */
+	if (fd < 0)
+		return;
 	d->dwfl = dwfl_begin(ct_debuginfo_callbacks());
+	if (d->dwfl) {
+		dwfl_report_begin(d->dwfl);
+		d->mod = dwfl_report_elf(d->dwfl, m->path, m->path, fd, 0, false); /* takes fd */
+		dwfl_report_end(d->dwfl, NULL, NULL);
+	}
+	if (!d->mod)
+		close(fd);
 	if (!d->dwfl)
 		return;
-	dwfl_report_begin(d->dwfl);
-	d->mod = dwfl_report_elf(d->dwfl, m->path, m->path, -1, 0, false);
-	dwfl_report_end(d->dwfl, NULL, NULL);
 	int changed = d->mod && !build_id_matches(d->mod, m);
 	if (d->mod && !changed && dwfl_module_getelf(d->mod, &d->bias))
 		return;
@@ -446,7 +455,7 @@ static const char *symbol_name(struct dso *d, Dwarf_Addr addr)
 static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, struct chain *c)
 {
 	char buf[64];
-	struct ct_frame f = {.address = ip, .module = m ? m->path : NULL};
+	struct ct_frame f = {.address = ip, .offset = m ? ip - m->base : ip, .module = m ? m->path : NULL};
 	char *function = NULL;
 	const char *file = NULL, *name = NULL;
 	int lineno = 0;

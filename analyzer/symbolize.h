@@ -11,6 +11,8 @@
 
 struct ct_frame {
 	uint64_t address;     /* the recorded return address */
+	uint64_t offset;      /* address - the module's load base (the address when no module held it): where
+	                       * the frame is, whatever the address the module was loaded at */
 	const char *function; /* never NULL: demangled name without compiler suffixes (.isra.0, .cold, ...),
 	                       * raw name, "module+0xoffset" or "??" */
 	const char *symbol;   /* the name as the binary spells it (mangled, suffixes, @version), NULL when

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "closing.h"
 #include "locate.h"
@@ -123,8 +124,9 @@ static void print_warnings(const struct ct_trace_summary *s)
 	fputc('\n', stderr);
 }
 
-/* The summary line of the trace at path, its warnings, and a word on an exec'd image left untraced. */
-static void print_summary_line(const char *path, const char *prefix, int follow_children)
+/* The summary line of the trace at path, its warnings, and a word on an exec'd image left untraced.
+ * Returns 0 when the trace is cut short and none of its warnings can say why, else 1. */
+static int print_summary_line(const char *path, const char *prefix, int follow_children)
 {
 	struct summary r;
 	summarize(path, &r);
@@ -136,6 +138,7 @@ static void print_summary_line(const char *path, const char *prefix, int follow_
 		        "ctrack: the program then ran '%s' (exec), which was not traced: "
 		        "--follow-children traces it too\n",
 		        r.s.exec_path);
+	return !r.ok || r.s.complete || r.s.warnings;
 }
 
 /* ---- the parent's trace ---- */
@@ -163,6 +166,27 @@ static void html_option(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "--html=%.*s.html", (int)n, name);
 }
 
+/* A file system this close to full may have refused the shim's very first bytes, or the NOTE that
+ * says where a cut trace stops (output.c reserves 4 KiB for it, when the file system lets it). */
+#define NEARLY_FULL (64 * 1024)
+
+/* Why a trace that says nothing of a write error may still have been cut by one: its file system is
+ * (nearly) full now. Says so on stderr; nothing when the space cannot be known or is plenty. */
+static void print_full_disk(const char *name)
+{
+	struct statvfs fs;
+	char free_bytes[32];
+	if (statvfs(name, &fs) < 0)
+		return;
+	uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+	if (avail >= NEARLY_FULL)
+		return;
+	fprintf(stderr,
+	        "ctrack: the file system holding the trace has %s free: writing the trace most likely "
+	        "failed there (%s)\n",
+	        fmt_bytes(avail, free_bytes, sizeof(free_bytes)), strerror(ENOSPC));
+}
+
 static void print_parent(const char *name, int follow_children)
 {
 	struct stat st;
@@ -175,9 +199,11 @@ static void print_parent(const char *name, int follow_children)
 	        fmt_bytes((uint64_t)st.st_size, size, sizeof(size)));
 	if (st.st_size == 0) {
 		fprintf(stderr, "ctrack: the trace is empty: the shim never wrote to it\n");
+		print_full_disk(name);
 		return;
 	}
-	print_summary_line(name, "ctrack: ", follow_children);
+	if (!print_summary_line(name, "ctrack: ", follow_children))
+		print_full_disk(name);
 	ct_locate_analyzer(cmd, sizeof(cmd));
 	print_command("analyze", cmd, NULL, name);
 	html_option(html, sizeof(html), name);

@@ -18,6 +18,7 @@
 #include "size.h"
 #include "spawn.h"
 #include "tracefile.h"
+#include "untraceable.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANNOT_EXEC 126
@@ -285,6 +286,13 @@ static int spawn_error(const struct ct_spawn_result *r, const char *prog, int er
 		fprintf(stderr, "ctrack: fork: %s\n", strerror(err));
 		return 1;
 	case CT_SPAWN_CREATE:
+		if (err == EEXIST && ct_tracefile_special(r->trace)) {
+			fprintf(stderr,
+			        "ctrack: cannot create '%s': it is %s; traces go to regular files only, and "
+			        "--force never replaces anything else\n",
+			        r->trace, ct_tracefile_special(r->trace));
+			return 1;
+		}
 		fprintf(stderr, "ctrack: cannot create '%s': %s%s\n", r->trace, strerror(err),
 		        err == EEXIST ? " (use --force to overwrite)" : "");
 		return 1;
@@ -315,7 +323,8 @@ static int find_shim(char *buf, size_t len)
 	return 0;
 }
 
-/* The program's path into buf: 0, or the exit status after saying why it cannot be traced. */
+/* The program's path into buf: 0, or the exit status after saying why it cannot be traced (a
+ * program traced only in part gets a warning). */
 static int find_program(const char *prog, char *buf, size_t len)
 {
 	int rc = ct_locate_program(prog, buf, len);
@@ -327,7 +336,11 @@ static int find_program(const char *prog, char *buf, size_t len)
 		        prog);
 		return 1;
 	}
-	return 0;
+	char why[512];
+	enum ct_traceable t = ct_untraceable(buf, why, sizeof(why));
+	if (t != CT_TRACEABLE)
+		fprintf(stderr, "ctrack: %s%s: %s\n", t == CT_TRACE_WARN ? "warning: " : "", prog, why);
+	return t == CT_TRACE_REFUSE;
 }
 
 /* The check after the run. The program's own failure wins: its status is ctrack's, whatever the

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "regfile.h"
 #include "rules.h"
 #include "tracefile.h"
 
@@ -35,10 +36,30 @@ int ct_tracefile_dir(const char *name, char *buf)
 	return realpath(dir, buf) ? 0 : -errno;
 }
 
+const char *ct_tracefile_special(const char *name)
+{
+	struct stat st;
+	if (lstat(name, &st) < 0 || S_ISLNK(st.st_mode))
+		return NULL;
+	return ct_file_kind(st.st_mode);
+}
+
+/* --force replaces a regular file or a symlink, nothing else: as root, `-o /dev/null` would
+ * otherwise unlink the device and leave a regular file in its place. Whoever could swap the name
+ * for a device between the check and the unlink can write to the directory, and so could unlink
+ * it themselves. */
+static int replace(const char *name)
+{
+	if (ct_tracefile_special(name))
+		return -EEXIST;
+	return unlink(name) < 0 && errno != ENOENT ? -errno : 0;
+}
+
 int ct_tracefile_create(const char *name, int force)
 {
-	if (force && unlink(name) < 0 && errno != ENOENT)
-		return -errno;
+	int rc = force ? replace(name) : 0;
+	if (rc < 0)
+		return rc;
 	int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;

@@ -18,9 +18,14 @@ int ct_tracefile_name(char *buf, size_t len, const char *output, const char *pro
 int ct_tracefile_dir(const char *name, char *buf);
 
 /* Creates name O_EXCL|O_NOFOLLOW, mode 0600 (a umask can only take bits away), close-on-exec, on a
- * descriptor above 2. With force, an existing name (a symlink itself, never its target) is unlinked
- * first. Returns the descriptor, owned by the caller, or a negative errno (-EEXIST: the name exists,
- * a dangling symlink too). */
+ * descriptor above 2. With force, an existing regular file or symlink (the link itself, never its
+ * target) is unlinked first; anything else (ct_tracefile_special) is never unlinked nor opened.
+ * Returns the descriptor, owned by the caller, or a negative errno (-EEXIST: the name exists, a
+ * dangling symlink too, or it is special). */
 int ct_tracefile_create(const char *name, int force);
+
+/* What an existing name is when it is neither a regular file nor a symlink: "a FIFO", "a character
+ * device", "a directory", ...; NULL when it is one of those two, or absent. */
+const char *ct_tracefile_special(const char *name);
 
 #endif

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
-# The analyzer on bad input: missing, empty, text, random, foreign zstd, truncated and corrupted
-# traces. Missing/corrupt/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated trace:
+# The analyzer on bad input: missing, empty, text, random, foreign zstd, truncated (100 evenly
+# spaced cuts) and corrupted traces; hostile ones: a FIFO or a device as the trace, a future
+# version, lengths and counts past the end, module paths naming a FIFO, a directory, a text file. Missing/corrupt/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated trace:
 # exit 0, "complete": false and a warning (or the clean error when the cut precedes the header);
 # never a signal, in both --json and text modes. A trace cut by its last bytes only is truncated too.
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -160,4 +162,108 @@ for name, whole, want, fractions in (("hooks", data, HOOKS, ()),
             env.check("%s: %s %d within [%d, %d]" % (label, f, s[f], previous[f], want[f]),
                       previous[f] <= s[f] <= want[f])
         previous = s or previous
+
+
+# 100 evenly spaced cuts of trickle's trace: each a clean error (a cut before the first flush leaves
+# no header to read) or exit 0, the truncation warning, "complete": false and figures up to the
+# cut: never more than the program's, never fewer than at an earlier cut. Never a signal.
+POINTS = 100
+previous, errors, partial = {f: 0 for f in TRICKLE}, 0, 0
+for i in range(1, POINTS + 1):
+    n = len(long_data) * i // (POINTS + 1)
+    path = write("even-cut.zst", long_data[:n])
+    r = env.run_analyze(path, "--json")
+    label = "trickle cut %d of %d at %d bytes" % (i, POINTS, n)
+    if r.returncode < 0 or r.returncode not in (0, 1):
+        env.check(label + ": exit 0 or 1, no signal", False, "exit %d" % r.returncode)
+        continue
+    if r.returncode == 1:
+        errors += 1
+        env.check(label + ": a clean error, and only before any figure was readable",
+                  partial == 0 and r.stderr.decode(errors="replace").startswith("ctrack-analyze: ")
+                  and len(r.stderr.splitlines()) == 1, repr(r.stderr))
+        continue
+    partial += 1
+    rep = json.loads(r.stdout.decode("utf-8", "surrogateescape"))
+    s = rep["summary"]
+    ok = (r.stderr.decode(errors="replace") == "ctrack-analyze: warning: %s is truncated (the process "
+          "was killed?); figures cover what was recorded\n" % path and rep["complete"] is False and
+          all(previous[f] <= s[f] <= TRICKLE[f] for f in ("allocations", "frees", "bytes_allocated")))
+    env.check(label + ": the warning, incomplete, figures within [previous cut, program]", ok,
+              "stderr %r, complete %r, %r after %r" % (r.stderr, rep["complete"],
+                                                      {f: s[f] for f in TRICKLE}, previous))
+    previous = {f: s[f] for f in TRICKLE}
+print("%d cuts: %d clean errors (before the first readable flush), %d partial reports" %
+      (POINTS, errors, partial))
+env.check("most cuts give a partial report", partial > POINTS // 2, "%d of %d" % (partial, POINTS))
+
+# ---- hostile files ----
+
+def timed_analyze(path, *opts):
+    """ctrack-analyze within 30 s: (completed process or None after the timeout)."""
+    try:
+        return subprocess.run([env.analyze, *opts, path], capture_output=True, timeout=30,
+                              preexec_fn=ct.no_core)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+# A FIFO as the trace is read as a stream (test_progress feeds one), but one that nobody writes to
+# would block its open and its first read forever: after 10 s, a clean error.
+fifo = os.path.join(d, "trace-fifo.zst")
+os.mkfifo(fifo)
+r = timed_analyze(fifo)
+if env.check("FIFO nobody writes to as the trace: no hang", r is not None):
+    env.eq("FIFO nobody writes to as the trace: exit 1 and one line",
+           (r.returncode, r.stderr.decode()),
+           (1, "ctrack-analyze: cannot read '%s': it is a FIFO that nothing wrote to in 10 s\n" % fifo))
+# A device is not even opened (reading /dev/zero would never end; opening some has effects).
+r = timed_analyze("/dev/zero")
+env.eq("character device as the trace: exit 1 and one line", (r.returncode, r.stderr.decode()) if r else None,
+       (1, "ctrack-analyze: cannot read '/dev/zero': it is a character device, not a trace file\n"))
+
+
+def recompressed(name, edit):
+    """The real trace decompressed, edit(bytes) applied, compressed again: the new file's path."""
+    raw = subprocess.run(["zstd", "-d", "-q", "-c"], input=data, capture_output=True).stdout
+    out = subprocess.run(["zstd", "-q", "-c"], input=edit(raw), capture_output=True).stdout
+    return write(name, out)
+
+
+# A future format version (version and min_version 99): the error names both versions.
+future = recompressed("future.zst", lambda raw: raw[:8] + b"\x63\x00\x63\x00" + raw[12:])
+expect_error("future format version", future)
+r = env.run_analyze(future)
+env.check("future format version: the error names version 99",
+          b"version 99" in r.stderr and b"upgrade ctrack" in r.stderr, r.stderr)
+# A record whose length runs past the end of the data (a NOTE claiming 65535 bytes), and one whose
+# count does (a PROCESS record of 2**60 arguments in 3 bytes): cut or corrupt, never a crash.
+expect_partial_or_error("a length past the end",
+                        recompressed("long.zst", lambda raw: raw + b"\x42\xff\xff\x03\x01abc"), True)
+expect_partial_or_error("a count past the end",
+                        recompressed("count.zst", lambda raw: raw + b"\x10\x03\x00\x00\x00"
+                                     b"\x00\x80\x80\x80\x80\x80\x80\x80\x80\x10"), False)
+
+# The program's file replaced, after the run, by a FIFO, a directory, a text file: the module path
+# in the trace names it. The report comes (frames unresolved), without hanging on the FIFO.
+copy_dir = env.fresh_dir("module-paths")
+copy = os.path.join(copy_dir, "prog")
+shutil.copy(prog, copy)
+traced = os.path.join(copy_dir, "trace.zst")
+r, _ = env.run_ctrack([copy], copy_dir, opts=("-o", traced))
+env.eq("copy of hooks traced", r.returncode, 0)
+for kind, make in (("a FIFO", os.mkfifo), ("a directory", os.mkdir),
+                   ("a text file", lambda p: open(p, "w").write("not ELF\n"))):
+    os.unlink(copy) if not os.path.isdir(copy) else os.rmdir(copy)
+    make(copy)
+    r = timed_analyze(traced, "--json")
+    label = "the program's file is now %s" % kind
+    if not env.check(label + ": no hang", r is not None):
+        continue
+    env.eq(label + ": exit 0", r.returncode, 0)
+    try:
+        rep = json.loads(r.stdout.decode("utf-8", "surrogateescape"))
+        env.eq(label + ": figures as the program's", {f: rep["summary"][f] for f in HOOKS}, HOOKS)
+    except ValueError as e:
+        env.check(label + ": valid JSON", False, str(e))
 env.finish()

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 # dlopen/dlclose (tests/progs/dlopen_host.c loads tests/progs/dlib.c): the library's leaks are
 # attributed to its function in its module, and still resolve after dlclose; totals = valgrind's.
+# Then 500 load/unload cycles: --group backtrace keeps one entry for one backtrace.
+import json
 import os
+import subprocess
 import sys
 
 import ctrack_test as ct
@@ -25,7 +28,28 @@ if rep:
             mod = e["frames"][0].get("module") or ""
             env.eq("frame 0 module is the library (%d bytes)" % e["bytes"], os.path.realpath(mod),
                    real)
-            env.check("frame 1 resolves to main (%d bytes)" % e["bytes"],
-                      len(e["frames"]) > 1 and e["frames"][1].get("function") == "main",
-                      repr(e["frames"][:2]))
+            env.check("frames 1 and 2 resolve to cycle and main (%d bytes)" % e["bytes"],
+                      [f.get("function") for f in e["frames"][1:3]] == ["cycle", "main"],
+                      repr(e["frames"][:3]))
+
+# 500 cycles of dlopen, two leaks from one call site, dlclose (tests/progs/dlopen_host.c: 1000
+# allocations, 2,150,000 bytes): --group backtrace merges the identical backtraces into one entry,
+# however the library's loads were numbered or placed ("move": each load at a new address). The
+# stripped copy (symbols, no lines) is grouped by module and offset.
+CYCLES = 500
+stripped = os.path.join(env.fresh_dir("stripped"), "libctdlib-stripped.so")
+r = subprocess.run(["strip", "--strip-debug", "-o", stripped, lib], capture_output=True, text=True)
+env.check("strip --strip-debug the library", r.returncode == 0, r.stderr)
+for name, library in (("cycles", lib), ("cycles-stripped", stripped)):
+    trace = env.trace(name, [host, library, str(CYCLES), "move"])
+    r = env.run_analyze(trace, "--json", "--group", "backtrace")
+    if not env.eq("%s: --group backtrace exits 0" % name, r.returncode, 0):
+        continue
+    leaks = [e for e in json.loads(r.stdout)["leaks"] if ct.frame0(e) == "ct_test_dlib_leak"]
+    env.eq("%s: one entry for the library's leaks (entries, bytes, allocations)" % name,
+           (len(leaks), sum(e["bytes"] for e in leaks), sum(e["allocations"] for e in leaks)),
+           (1, 4300 * CYCLES, 2 * CYCLES))
+    if leaks and name == "cycles-stripped":
+        env.check("cycles-stripped: the library's frame has no line (grouped by module and offset)",
+                  leaks[0]["frames"][0].get("file") is None, repr(leaks[0]["frames"][0]))
 env.finish()

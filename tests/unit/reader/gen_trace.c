@@ -546,6 +546,88 @@ static void other(const char *dir)
 	enc_write(&e, dir, "other.zst", SIZE_MAX);
 }
 
+/* ---- bombs: small files that ask for much memory or work (test_reader.py's test_bombs) ---- */
+
+/* Flushes the record buffer into zstd when it holds a MiB, so a bomb is written in little memory. */
+static void spill(struct enc *e)
+{
+	if (e->b.len >= 1 << 20)
+		compress(e, ZSTD_e_continue);
+}
+
+/* 50 million INFO records of one (size, stack): 150 MB of records in a few KiB of file. */
+static void info_bomb(const char *dir)
+{
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000);
+	for (uint64_t i = 0; i < 50000000; i++) {
+		ct_rec_info(&e.b, 1, CT_STACK_FIRST);
+		spill(&e);
+	}
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "bomb_info.zst", SIZE_MAX);
+}
+
+/* 100,000 modules, each one record with the next id, the same path. */
+static void module_bomb(const char *dir)
+{
+	static const struct ct_rec_segment seg = {0, 0x1000, 0, CT_SEG_READ | CT_SEG_EXEC};
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	for (uint64_t i = 0; i < 100000; i++) {
+		struct ct_rec_module m = {
+		    .id = i, .base = 0x10000000, .path = "/x", .path_len = 2, .segs = &seg, .nseg = 1};
+		ct_rec_module(&e.b, &m);
+		spill(&e);
+	}
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "bomb_modules.zst", SIZE_MAX);
+}
+
+/* 1000 modules of 1000 segments each, none holding the FRAME records' ips: every FRAME looks at a
+ * million segments. */
+static void lookup_bomb(const char *dir)
+{
+	static struct ct_rec_segment segs[1000];
+	for (size_t i = 0; i < 1000; i++)
+		segs[i] = (struct ct_rec_segment){i * 0x1000, 0x1000, 0, CT_SEG_READ};
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	for (uint64_t i = 0; i < 1000; i++) {
+		struct ct_rec_module m = {
+		    .id = i, .base = (i + 1) << 32, .path = "/x", .path_len = 2, .segs = segs, .nseg = 1000};
+		ct_rec_module(&e.b, &m);
+		spill(&e);
+	}
+	for (uint64_t i = 0; i < 1000000; i++) {
+		ct_rec_frame(&e.b, CT_STACK_ROOT, 0x10);
+		spill(&e);
+	}
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "bomb_lookups.zst", SIZE_MAX);
+}
+
+/* 100,000 infos, then ten million empty CLASSES records: each clears every info's classes. */
+static void classes_bomb(const char *dir)
+{
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_MIN_VERSION);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000);
+	for (uint64_t i = 0; i < 100000; i++)
+		ct_rec_info(&e.b, i, CT_STACK_FIRST);
+	for (uint64_t i = 0; i < 10000000; i++) {
+		ct_rec_classes(&e.b, NULL, 0);
+		spill(&e);
+	}
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "bomb_classes.zst", SIZE_MAX);
+}
+
 /* ---- the speed trace: prints its expected figures as JSON ---- */
 
 static void bench(const char *path, uint64_t events)
@@ -619,8 +701,16 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "--summary"))
 		return summary(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--bombs")) {
+		info_bomb(argv[2]);
+		module_bomb(argv[2]);
+		lookup_bomb(argv[2]);
+		classes_bomb(argv[2]);
+		return 0;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: gen_trace DIR | --bench EVENTS FILE | --summary TRACE\n");
+		fprintf(stderr,
+		        "usage: gen_trace DIR | --bombs DIR | --bench EVENTS FILE | --summary TRACE\n");
 		return 2;
 	}
 	const char *dir = argv[1];

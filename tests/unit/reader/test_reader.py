@@ -342,6 +342,50 @@ def test_cuts(exe, d):
                 check(f"{label}: figures", {k: s[k] for k in keys}, {k: before[k] for k in keys})
 
 
+def measured(argv, timeout=60):
+    """Runs argv; (exit status or None after the timeout, stderr, seconds, peak RSS in MiB)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            dt = time.monotonic() - start
+            if pid or dt > timeout:
+                break
+            time.sleep(0.02)
+        if not pid:
+            p.kill()
+            _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = 0  # reaped here: keep Popen from waiting for it
+        err.seek(0)
+        rc = os.waitstatus_to_exitcode(status) if pid else None
+        return rc, err.read().decode("utf-8", "replace"), dt, usage.ru_maxrss / 1024
+
+
+def test_bombs(exe, gen, d):
+    """Small files that ask for much (gen_trace --bombs): each a one-line error, in bounded time and
+    memory. Before the bounds, bomb_info.zst (50 million INFO records in ~13 KiB) took 17 s and
+    2.7 GB, the CLASSES and lookup bombs minutes."""
+    subprocess.run([gen, "--bombs", d], check=True)
+    cases = {
+        "bomb_info.zst": "stack nodes and alloc infos from",
+        "bomb_modules.zst": "modules from",
+        "bomb_lookups.zst": "ask for more work than",
+        "bomb_classes.zst": "ask for more work than",
+    }
+    for name, why in cases.items():
+        path = f"{d}/{name}"
+        size = os.path.getsize(path)
+        rc, err, dt, rss = measured([exe, "--json", path])
+        lines = err.splitlines()
+        check(f"{name} ({size} bytes): exit 1", rc, 1)
+        check(f"{name}: one line naming the bound", len(lines) == 1 and
+              lines[0].startswith("ctrack-analyze: corrupt trace at offset ") and why in lines[0], True)
+        check(f"{name}: {dt:.2f} s, under 10 s", dt < 10, True)
+        check(f"{name}: peak RSS {rss:.0f} MiB, under 256 MiB", rss < 256, True)
+        print(f"{name}: {size} bytes, {dt:.2f} s, {rss:.0f} MiB: {err.strip()}")
+
+
 def bench(exe, gen, d, events):
     path = f"{d}/bench.zst"
     want = json.loads(subprocess.run([gen, "--bench", str(events), path], capture_output=True, check=True).stdout)
@@ -378,6 +422,7 @@ def main():
             test_errors(exe, d)
             test_truncated(exe, d)
             test_cuts(exe, d)
+            test_bombs(exe, gen, d)
             bench(exe, gen, d, 1000000)  # records straddle the reader's window many times
     for f in failures:
         print("FAIL:", f)
