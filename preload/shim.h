@@ -167,6 +167,16 @@ void ct_track_before_exec(const char *path) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;
 void ct_track_after_dlclose(void) CT_HIDDEN;
 void ct_track_finish(void) CT_HIDDEN;
+/* From a fatal signal's handler: the trace gets every event published so far, and ends. */
+void ct_track_crash(int sig) CT_HIDDEN;
+/* The main thread calls pthread_exit. */
+void ct_track_main_exit(void) CT_HIDDEN;
+
+/* ---- crash.c: the fatal signals the program leaves at their default ---- */
+struct sigaction;
+void ct_crash_install(void) CT_HIDDEN; /* at start-up: the shim's handler where SIG_DFL is */
+/* sigaction as the program must see it: SIG_DFL where the shim's handler stands in for it. */
+int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *old) CT_HIDDEN;
 
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
  * libunwind, libzstd, pthread_create) go straight to the real allocator, uncounted. */

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include "ctrack/record.h"
 #include "leakscan.h"
 #include "match.h"
+#include "procmaps.h"
 #include "text.h"
 #include "unwind.h"
 #include "writer.h"
@@ -26,7 +28,8 @@
 #define TIME_STEP_NS 1000000ull   /* TIME records: 1 ms resolution */
 #define SAMPLE_NS 100000000ull    /* RSS samples: every 100 ms ... */
 #define SAMPLE_BYTES (4ull << 20) /* ... and every 4 MiB allocated */
-#define FLUSH_NS 100000000ull     /* the file is at most 100 ms behind */
+#define FLUSH_NS 100000000ull     /* the file is at most 100 ms behind ... */
+#define FLUSH_BUSY_NS 5000000ull  /* ... and 5 ms when events came: a SIGKILL loses little */
 #define IDLE_WAIT_NS 2000000      /* an idle writer looks again after 2 ms */
 #define BATCH_WAIT_NS 200000      /* a writer with little to do lets events pile up for 0.2 ms: */
 #define BATCH_EVENTS 4096         /* reading ring heads less often keeps them in their threads' caches */
@@ -54,9 +57,14 @@ static struct {
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
 	uint32_t frames;            /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
+	uint64_t events_since_flush;
 	pthread_t thread;
 	int running;
 	_Atomic int wake, sleeping;
+	_Atomic int main_gone;         /* the main thread called pthread_exit */
+	_Atomic int crash, crash_done; /* the signal the program dies of; its END is written */
+	_Atomic int stopped;           /* the thread has left its loop */
+	sigset_t program_mask;         /* the signal mask of the thread that started the writer */
 	_Atomic uint32_t req, done;
 	int req_op;
 	const char *req_path;
@@ -281,9 +289,10 @@ static void sample(uint64_t now)
 	w.bytes_since_sample = 0;
 }
 
-static void housekeeping(void)
+static void housekeeping(int events)
 {
 	uint64_t now = ct_now_ns();
+	w.events_since_flush += (uint64_t)events;
 	if (now - w.last_time_ns >= TIME_STEP_NS)
 		tick(now);
 	if (ct_modules_dirty())
@@ -291,13 +300,14 @@ static void housekeeping(void)
 	w.bytes_since_sample += ct_match_take_bytes();
 	if (now - w.last_sample_ns >= SAMPLE_NS || w.bytes_since_sample >= SAMPLE_BYTES)
 		sample(now);
-	if (now - w.last_flush_ns >= FLUSH_NS) {
+	if (now - w.last_flush_ns >= (w.events_since_flush ? FLUSH_BUSY_NS : FLUSH_NS)) {
 		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
 			if (r->consumer)
 				ct_match_write_held(&((struct drain *)r->consumer)->st);
 		ct_match_write_held(&w.late);
 		ct_output_write(&w.out, CT_OUT_FLUSH);
 		w.last_flush_ns = now;
+		w.events_since_flush = 0;
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
 		/* A flush, not just compression: zstd ends its block (128 KiB at most) here anyway, and a
 		 * flush point is where a cut trace ends readable and where a write error's NOTE goes. */
@@ -351,16 +361,15 @@ static void drain_everything(void)
 	}
 }
 
-/* Runs a request from a program thread once every event it published before asking is in. */
-static int serve(uint32_t req)
+/* Does what op asks, once every event published before the request is in. */
+static void serve_op(int op, const char *path)
 {
-	int op = w.req_op;
 	drain_everything();
 	if (op == REQ_EXEC || op == REQ_FINISH)
 		ct_match_settle_all();
 	if (op == REQ_EXEC) {
 		emit_notes();
-		ct_rec_exec(&w.out, w.req_path, strlen(w.req_path));
+		ct_rec_exec(&w.out, path, strlen(path));
 		ct_output_write(&w.out, CT_OUT_END);
 	}
 	if (op == REQ_FINISH && ct_leakscan(&w.out) == 0)
@@ -370,8 +379,62 @@ static int serve(uint32_t req)
 		           "pointers, so blocks they alone reach count as lost");
 	if (op == REQ_FINISH)
 		emit_end();
+}
+
+/* Runs a request from a program thread. */
+static int serve(uint32_t req)
+{
+	int op = w.req_op;
+	serve_op(op, w.req_path);
 	atomic_store(&w.done, req);
 	return op == REQ_FINISH;
+}
+
+/* ---- the program dies of a signal (crash.c asks, from its handler) ---- */
+
+/* Everything published is written, with a NOTE naming the signal and END (no leak scan: the live
+ * blocks are those of a program cut short), and tracing stops. */
+static void crash_end(int sig)
+{
+	drain_everything();
+	ct_match_settle_all();
+	char buf[160];
+	const char *abbrev = sigabbrev_np(sig);
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add(&t, "the program was killed by SIG");
+	ct_text_add(&t, abbrev ? abbrev : "?");
+	ct_text_add(&t, " (signal ");
+	ct_text_add_uint(&t, (uint64_t)sig);
+	ct_text_add(&t, "): the trace ends there, and the blocks live then count as leaked");
+	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	emit_end();
+	atomic_store(&ct_state, CT_OFF);
+	atomic_store(&w.crash_done, 1);
+}
+
+/* ---- the program's last thread ----
+ * glibc ends the process when its last thread ends, and the writer counts as one: a program whose
+ * main thread ends with pthread_exit would wait for the writer forever. So once the main thread
+ * has gone (a zombie, in /proc) and the writer is the only other thread, the writer does what the
+ * last thread would: exit(0), which runs the program's atexit handlers and the shim's finish. */
+
+/* 1 when /proc/self/stat says the main thread is a zombie and the process has 2 threads. */
+static int only_writer_left(void)
+{
+	char buf[1024];
+	const char *p = ct_procstat_fields("/proc/self/stat", buf, sizeof(buf));
+	if (!p || *p != 'Z')
+		return 0;
+	for (int field = 4; field <= 20 && p; field++) /* p: the space before field `field` */
+		p = strchr(p + 1, ' ');
+	return p && p[1] == '2' && p[2] == ' '; /* field 20: num_threads */
+}
+
+static _Noreturn void exit_as_last_thread(void)
+{
+	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
+	ct_in_shim = 0; /* the program's exit handlers run here, and are the program's */
+	exit(0);
 }
 
 static void *writer_main(void *arg)
@@ -381,19 +444,36 @@ static void *writer_main(void *arg)
 	for (;;) {
 		uint32_t req = atomic_load(&w.req);
 		int events = pump();
-		housekeeping();
+		housekeeping(events);
+		int sig = atomic_load(&w.crash);
+		if (sig) {
+			crash_end(sig);
+			break;
+		}
 		if (req != atomic_load_explicit(&w.done, memory_order_relaxed) && serve(req))
 			break;
+		if (atomic_load_explicit(&w.main_gone, memory_order_relaxed) && only_writer_left())
+			exit_as_last_thread();
 		if (events < BATCH_EVENTS)
 			idle_wait(events ? BATCH_WAIT_NS : IDLE_WAIT_NS);
 	}
+	atomic_store(&w.stopped, 1);
 	return NULL;
+}
+
+static int on_writer(void)
+{
+	return w.running && pthread_equal(pthread_self(), w.thread);
 }
 
 static void request(int op, const char *path)
 {
 	if (!w.running)
 		return;
+	if (on_writer()) { /* the writer runs the program's exit (exit_as_last_thread) */
+		serve_op(op, path);
+		return;
+	}
 	pthread_mutex_lock(&req_lock);
 	w.req_op = op;
 	w.req_path = path;
@@ -404,6 +484,26 @@ static void request(int op, const char *path)
 		nanosleep(&ts, NULL);
 	}
 	pthread_mutex_unlock(&req_lock);
+}
+
+void ct_writer_main_exited(void)
+{
+	atomic_store(&w.main_gone, 1);
+	ct_writer_wake();
+}
+
+/* From a signal handler: async-signal-safe (atomics, futex, nanosleep). The writer gets 5 s. */
+void ct_writer_crash(int sig)
+{
+	if (!w.running || on_writer())
+		return;
+	int none = 0;
+	atomic_compare_exchange_strong(&w.crash, &none, sig);
+	ct_writer_wake();
+	for (int i = 0; i < 10000 && !atomic_load(&w.crash_done) && !atomic_load(&w.stopped); i++) {
+		struct timespec ts = {0, 500000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* ---- the first records of a file ---- */
@@ -484,11 +584,12 @@ static int open_file(int fd)
 
 static int start_thread(void)
 {
-	sigset_t all, old;
+	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not ours to take */
+	pthread_sigmask(SIG_SETMASK, &all, &w.program_mask); /* the program's signals are not ours */
+	atomic_store(&w.stopped, 0);
 	int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
 	if (rc)
 		return -rc;
 	pthread_setname_np(w.thread, "ctrack-writer");
@@ -509,6 +610,9 @@ void ct_writer_after_fork_child(int fd)
 	w.running = 0;
 	atomic_store(&w.req, 0);
 	atomic_store(&w.done, 0);
+	atomic_store(&w.main_gone, 0);
+	atomic_store(&w.crash, 0);
+	atomic_store(&w.crash_done, 0);
 	ct_output_drop(); /* the parent's file: never written by a child */
 	if (fd < 0)
 		return;
