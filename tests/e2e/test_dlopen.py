@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 # dlopen/dlclose (tests/progs/dlopen_host.c loads tests/progs/dlib.c): the library's leaks are
 # attributed to its function in its module, and still resolve after dlclose; totals = valgrind's.
+# Opened by a relative path ("./libctdlib.so"), the library is recorded by its absolute path, and
+# symbolized.
 import os
+import shutil
 import sys
 
 import ctrack_test as ct
@@ -28,4 +31,18 @@ if rep:
             env.check("frame 1 resolves to main (%d bytes)" % e["bytes"],
                       len(e["frames"]) > 1 and e["frames"][1].get("function") == "main",
                       repr(e["frames"][:2]))
+
+d = env.fresh_dir("relative")
+copy = os.path.join(d, os.path.basename(lib))
+shutil.copy(lib, copy)
+trace = os.path.join(d, "trace.zst")
+r, _ = env.run_ctrack([host, "./" + os.path.basename(lib)], d, opts=("-o", trace))
+env.eq("relative: exit status", r.returncode, 0)
+rep = env.report(trace) if os.path.exists(trace) else None
+if rep:
+    env.eq("relative: leaks symbolized in ct_test_dlib_leak",
+           ct.sites(rep["leaks"], "ct_test_dlib_leak"), (4300, 2))
+    mods = [e["frames"][0].get("module") for e in rep["leaks"]
+            if ct.frame0(e) == "ct_test_dlib_leak"]
+    env.eq("relative: the module's recorded path is absolute", set(mods), {copy})
 env.finish()
