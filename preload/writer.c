@@ -582,13 +582,23 @@ static int open_file(int fd)
 	return ct_output_ok() ? 0 : -EIO;
 }
 
+/* The writer's stack: its deepest frames hold a few KiB (module records, notes, the leak scan's
+ * walk). Not the 8 MiB default, which a program under `ulimit -v` may not have to spare. */
+#define WRITER_STACK (1u << 20)
+
 static int start_thread(void)
 {
 	sigset_t all;
+	pthread_attr_t attr;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &w.program_mask); /* the program's signals are not ours */
 	atomic_store(&w.stopped, 0);
-	int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
+	int rc = pthread_attr_init(&attr);
+	if (rc == 0) {
+		pthread_attr_setstacksize(&attr, WRITER_STACK);
+		rc = pthread_create(&w.thread, &attr, writer_main, NULL);
+		pthread_attr_destroy(&attr);
+	}
 	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
 	if (rc)
 		return -rc;
@@ -597,10 +607,32 @@ static int start_thread(void)
 	return 0;
 }
 
+/* Tracing cannot start (out of memory, no thread): the trace ends at once, with a NOTE saying why,
+ * when there is a stream to say it in; the program runs on untraced. */
+static void give_up(int err)
+{
+	if (!ct_output_ok() || !ct_rec_room(&w.out, 1024))
+		return;
+	char buf[256];
+	const char *why = strerrordesc_np(err);
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add(&t, "tracing could not start (");
+	ct_text_add(&t, why ? why : "unknown error");
+	ct_text_add(&t, "; a memory limit such as ulimit -d or -v?): the program ran untraced");
+	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	const struct ct_rec_end e = {0};
+	ct_rec_end(&w.out, &e);
+	ct_output_write(&w.out, CT_OUT_END);
+}
+
 int ct_writer_start(int fd)
 {
 	int rc = open_file(fd);
-	return rc < 0 ? rc : start_thread();
+	if (rc == 0)
+		rc = start_thread();
+	if (rc < 0)
+		give_up(-rc);
+	return rc;
 }
 
 void ct_writer_after_fork_child(int fd)
