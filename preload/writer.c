@@ -89,6 +89,17 @@ static void note_count(int kind, unsigned level, uint64_t count, const char *tex
 	ct_rec_note(&w.out, level, t.s, t.len);
 }
 
+/* A warning NOTE "<a><b><c>". */
+static void note_warning(const char *a, const char *b, const char *c)
+{
+	char buf[320];
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add(&t, a);
+	ct_text_add(&t, b);
+	ct_text_add(&t, c);
+	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+}
+
 static void emit_notes(void)
 {
 	const unsigned warn = CT_NOTE_WARNING;
@@ -398,15 +409,9 @@ static void crash_end(int sig)
 {
 	drain_everything();
 	ct_match_settle_all();
-	char buf[160];
 	const char *abbrev = sigabbrev_np(sig);
-	struct ct_text t = ct_text_in(buf, sizeof(buf));
-	ct_text_add(&t, "the program was killed by SIG");
-	ct_text_add(&t, abbrev ? abbrev : "?");
-	ct_text_add(&t, " (signal ");
-	ct_text_add_uint(&t, (uint64_t)sig);
-	ct_text_add(&t, "): the trace ends there, and the blocks live then count as leaked");
-	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	note_warning("the program was killed by SIG", abbrev ? abbrev : "?",
+	             ": the trace ends there, and the blocks live then count as leaked");
 	emit_end();
 	atomic_store(&ct_state, CT_OFF);
 	atomic_store(&w.crash_done, 1);
@@ -613,13 +618,9 @@ static void give_up(int err)
 {
 	if (!ct_output_ok() || !ct_rec_room(&w.out, 1024))
 		return;
-	char buf[256];
 	const char *why = strerrordesc_np(err);
-	struct ct_text t = ct_text_in(buf, sizeof(buf));
-	ct_text_add(&t, "tracing could not start (");
-	ct_text_add(&t, why ? why : "unknown error");
-	ct_text_add(&t, "; a memory limit such as ulimit -d or -v?): the program ran untraced");
-	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	note_warning("tracing could not start (", why ? why : "unknown error",
+	             "; a memory limit such as ulimit -d or -v?): the program ran untraced");
 	const struct ct_rec_end e = {0};
 	ct_rec_end(&w.out, &e);
 	ct_output_write(&w.out, CT_OUT_END);
