@@ -101,8 +101,13 @@ static int resolve(void)
  * already running on this thread. The first call ever starts tracing. */
 static inline int tracking(void)
 {
-	if (ct_in_shim)
+	if (ct_in_shim) {
+		/* A signal handler's call, in the middle of another report: its thread's ring and
+		 * backtrace buffer are in use, so the event is counted, for a NOTE, and dropped. */
+		if (CT_UNLIKELY(ct_in_shim == CT_GUARD_HOOK))
+			atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
 		return 0;
+	}
 	int s = atomic_load_explicit(&ct_state, memory_order_relaxed);
 	if (CT_LIKELY(s == CT_ACTIVE))
 		return 1;
@@ -116,7 +121,7 @@ static inline int tracking(void)
 static void report_alloc(void *p, size_t size, const struct ct_caller *c)
 {
 	int e = errno;
-	ct_in_shim = 1;
+	ct_in_shim = CT_GUARD_HOOK;
 	ct_track_alloc(p, size, c);
 	ct_in_shim = 0;
 	errno = e;
@@ -125,7 +130,7 @@ static void report_alloc(void *p, size_t size, const struct ct_caller *c)
 static void report_event(enum ct_event kind, void *p)
 {
 	int e = errno;
-	ct_in_shim = 1;
+	ct_in_shim = CT_GUARD_HOOK;
 	ct_track_event(kind, p);
 	ct_in_shim = 0;
 	errno = e;

@@ -154,9 +154,10 @@ extern int ct_depth CT_HIDDEN;
 /* Things the shim could not record, for the NOTE records the writer adds at the end (it reads
  * them; the hot path only counts). */
 struct ct_losses {
-	_Atomic uint64_t no_ring;  /* events of threads that could get no ring (out of memory) */
-	_Atomic uint64_t no_stack; /* backtraces the stack table had no room for (kept as the root) */
-	const char *bad_setting;   /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
+	_Atomic uint64_t no_ring;   /* events of threads that could get no ring (out of memory) */
+	_Atomic uint64_t no_stack;  /* backtraces the stack table had no room for (kept as the root) */
+	_Atomic uint64_t in_signal; /* events of signal handlers that interrupted a report (dropped) */
+	const char *bad_setting;    /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
 };
 extern struct ct_losses ct_losses CT_HIDDEN;
 
@@ -181,5 +182,8 @@ int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *o
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
  * libunwind, libzstd, pthread_create) go straight to the real allocator, uncounted. */
 extern __thread int ct_in_shim CT_HIDDEN;
+/* Its value while a hook reports an event (hooks.c): that code never calls the allocator, so a hook
+ * that finds exactly this value was entered by a signal handler that interrupted the report. */
+#define CT_GUARD_HOOK 0x10000
 
 #endif

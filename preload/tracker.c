@@ -92,7 +92,9 @@ static struct ct_thread *thread_new(void)
 	t->ring = ct_ring_acquire(gettid_raw());
 	if (!t->ring)
 		return NULL;
+	ct_in_shim++; /* it may calloc: the shim's own allocation, not a signal handler's */
 	pthread_setspecific(thread_key, t);
+	ct_in_shim--;
 	return t;
 }
 
@@ -353,6 +355,7 @@ static void atfork_child(void)
 	traced_pid = getpid();
 	atomic_store(&ct_losses.no_ring, 0); /* the parent's trace tells its own losses */
 	atomic_store(&ct_losses.no_stack, 0);
+	atomic_store(&ct_losses.in_signal, 0);
 	int fd = follow_children ? create_trace() : -1;
 	if (fd < 0)
 		atomic_store(&ct_state, CT_OFF);

@@ -39,6 +39,7 @@ enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_FINISH };
 enum {
 	NOTE_NO_RING,
 	NOTE_NO_STACK,
+	NOTE_IN_SIGNAL,
 	NOTE_TABLES,
 	NOTE_RECORDS,
 	NOTE_SLOW_WALKS,
@@ -108,6 +109,9 @@ static void emit_notes(void)
 	note_count(
 	    NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
 	    " backtraces were not recorded: the stack table is full (those allocations have no stack)");
+	note_count(NOTE_IN_SIGNAL, warn, atomic_load(&ct_losses.in_signal),
+	           " allocation events were not recorded: signal handlers made them while ctrack was "
+	           "recording another event of their thread");
 	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
 	note_count(NOTE_RECORDS, warn, w.out.dropped,
