@@ -4,6 +4,7 @@
  * prints; nothing here can change the launcher's exit status. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -344,6 +345,13 @@ void ct_closing_print(const struct ct_closing *c, const char *trace)
 	print_parent(trace, c->follow_children);
 	if (c->children)
 		print_children(c, trace);
+}
+
+void ct_closing_signal(const char *prog, int sig)
+{
+	const char *abbrev = sigabbrev_np(sig), *what = strsignal(sig);
+	fprintf(stderr, "ctrack: %s was killed by SIG%s (%s)\n", prog, abbrev ? abbrev : "?",
+	        what ? what : "unknown signal");
 }
 
 void ct_closing_release(struct ct_closing *c)

@@ -30,6 +30,10 @@ void ct_closing_init(struct ct_closing *c, const char *trace, int follow_childre
 /* Prints the message for the trace the program wrote to trace (ct_spawn_result's name). */
 void ct_closing_print(const struct ct_closing *c, const char *trace);
 
+/* "ctrack: PROG was killed by SIGSEGV (Segmentation fault)" on stderr, -q or not: the launcher's
+ * exit status (128 + sig, as a shell gives) no longer says it. */
+void ct_closing_signal(const char *prog, int sig);
+
 /* Frees what ct_closing_init allocated. */
 void ct_closing_release(struct ct_closing *c);
 

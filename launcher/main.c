@@ -378,6 +378,8 @@ static int run(struct options *o, const char *shim, const char *exe)
 	int rc = ct_spawn_run(&s, &r);
 	if (rc == 0)
 		ct_closing_print(&closing, r.trace);
+	if (rc == 0 && r.signal)
+		ct_closing_signal(o->argv[0], r.signal);
 	ct_closing_release(&closing);
 	if (rc < 0)
 		return spawn_error(&r, o->argv[0], -rc);

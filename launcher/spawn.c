@@ -148,15 +148,18 @@ static int read_report(int fd, struct child_report *r)
 	return n == (ssize_t)sizeof(*r);
 }
 
-/* The exit status a shell would give. */
-static int wait_status(pid_t pid)
+/* The exit status a shell would give, and the signal that killed the program (0: none). */
+static int wait_status(pid_t pid, int *sig)
 {
 	int status;
+	*sig = 0;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return 1;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
+	if (WIFSIGNALED(status)) {
+		*sig = WTERMSIG(status);
+		return 128 + *sig;
+	}
 	return WEXITSTATUS(status);
 }
 
@@ -173,7 +176,7 @@ static int wait_child(const struct ct_spawn *s, pid_t pid, int pipefd, struct ct
 	ct_tracefile_name(r->trace, sizeof(r->trace), s->output, s->argv[0], pid);
 	int failed = read_report(pipefd, &report);
 	close(pipefd);
-	r->status = wait_status(pid);
+	r->status = wait_status(pid, &r->signal);
 	return failed ? fail(r, report.stage, report.err) : 0;
 }
 

@@ -31,6 +31,7 @@ enum ct_spawn_stage {
 struct ct_spawn_result {
 	char trace[PATH_MAX];      /* the trace file's name, with the child's pid; "" if none was forked */
 	int status;                /* on success: the program's exit status, 128+N if signal N killed it */
+	int signal;                /* on success: the signal that killed the program, 0 if it exited */
 	enum ct_spawn_stage stage; /* on failure: what failed */
 };
 

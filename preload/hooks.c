@@ -10,6 +10,8 @@
  * Nothing here allocates or uses stdio. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +101,13 @@ static int resolve(void)
  * already running on this thread. The first call ever starts tracing. */
 static inline int tracking(void)
 {
-	if (ct_in_shim)
+	if (ct_in_shim) {
+		/* A signal handler's call, in the middle of another report: its thread's ring and
+		 * backtrace buffer are in use, so the event is counted, for a NOTE, and dropped. */
+		if (CT_UNLIKELY(ct_in_shim == CT_GUARD_HOOK))
+			atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
 		return 0;
+	}
 	int s = atomic_load_explicit(&ct_state, memory_order_relaxed);
 	if (CT_LIKELY(s == CT_ACTIVE))
 		return 1;
@@ -114,7 +121,7 @@ static inline int tracking(void)
 static void report_alloc(void *p, size_t size, const struct ct_caller *c)
 {
 	int e = errno;
-	ct_in_shim = 1;
+	ct_in_shim = CT_GUARD_HOOK;
 	ct_track_alloc(p, size, c);
 	ct_in_shim = 0;
 	errno = e;
@@ -123,7 +130,7 @@ static void report_alloc(void *p, size_t size, const struct ct_caller *c)
 static void report_event(enum ct_event kind, void *p)
 {
 	int e = errno;
-	ct_in_shim = 1;
+	ct_in_shim = CT_GUARD_HOOK;
 	ct_track_event(kind, p);
 	ct_in_shim = 0;
 	errno = e;
@@ -311,6 +318,66 @@ EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (p
 EXEC_HOOK(execv, (const char *path, char *const argv[]), (path, argv), path)
 EXEC_HOOK(execvp, (const char *file, char *const argv[]), (file, argv), file)
 EXEC_HOOK(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp), file)
+EXEC_HOOK(execveat, (int dirfd, const char *path, char *const argv[], char *const envp[], int flags),
+          (dirfd, path, argv, envp, flags), path)
+EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp), "(fexecve)")
+
+/* execl, execle and execlp take their arguments as a list, which glibc turns into an argv and hands
+ * to its internal execve, out of the hooks' reach: the list is turned into an argv here (on the
+ * stack, as glibc does) and goes through the hooks above. */
+
+/* The list's length after its first argument, up to its NULL. */
+static size_t list_length(va_list ap)
+{
+	size_t n = 0;
+	while (va_arg(ap, char *))
+		n++;
+	return n;
+}
+
+/* argv[0] = first, then the n pointers of the list and its NULL. */
+static void list_argv(char **argv, const char *first, size_t n, va_list *ap)
+{
+	argv[0] = (char *)first;
+	for (size_t i = 1; i <= n + 1; i++)
+		argv[i] = va_arg(*ap, char *);
+}
+
+/* Declares argv, the list that starts at arg, with ap left after its NULL (va_end is the caller's).
+ * A macro: the array lives in the exported function's frame, and va_start needs its last parameter. */
+#define LIST_ARGV(argv, ap, arg) \
+	va_start(ap, arg); \
+	size_t argv##_n = list_length(ap); \
+	va_end(ap); \
+	char *argv[argv##_n + 2]; \
+	va_start(ap, arg); \
+	list_argv(argv, arg, argv##_n, &ap)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	LIST_ARGV(argv, ap, arg);
+	va_end(ap);
+	return execve(path, argv, environ);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	LIST_ARGV(argv, ap, arg);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+/* The environment follows the list's NULL. */
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	LIST_ARGV(argv, ap, arg);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
 
 EXPORT int dlclose(void *handle)
 {
@@ -337,13 +404,12 @@ EXPORT int dlclose(void *handle)
 /* _exit skips destructors: finish the trace here, or it would end without its END record. */
 static _Noreturn void exit_now(const char *name, int status)
 {
-	if (!ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE) {
-		ct_in_shim = 1;
-		ct_track_finish();
-		ct_in_shim = 0;
-	}
+	int tracked = !ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE;
 	void (*real)(int);
-	bind_next(&real, name);
+	ct_in_shim++;
+	bind_next(&real, name); /* first: after the trace's end, dlsym's own frees would be counted */
+	if (tracked)
+		ct_track_finish();
 	if (real)
 		real(status);
 	for (;;)
@@ -357,4 +423,57 @@ EXPORT void _exit(int status)
 EXPORT void _Exit(int status)
 {
 	exit_now("_Exit", status);
+}
+
+/* glibc ends the process when its last thread ends: the writer must know when main has gone. */
+EXPORT _Noreturn void pthread_exit(void *value)
+{
+	void (*real)(void *);
+	ct_in_shim++;
+	bind_next(&real, "pthread_exit");
+	ct_track_main_exit();
+	ct_in_shim--;
+	if (real)
+		real(value);
+	for (;;)
+		syscall(SYS_exit, 0);
+}
+
+/* ---- signal dispositions: the program sees its own (crash.c) ---- */
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return ct_crash_sigaction(sig, act, old);
+}
+
+/* signal and its aliases as glibc builds them on sigaction, which its internal call would take
+ * past the hook above. */
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int block_self)
+{
+	struct sigaction act = {.sa_handler = handler, .sa_flags = flags}, old;
+	sigemptyset(&act.sa_mask);
+	if (handler == SIG_ERR || sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	if (block_self)
+		sigaddset(&act.sa_mask, sig);
+	return sigaction(sig, &act, &old) == 0 ? old.sa_handler : SIG_ERR;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, 1);
+}
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, 1);
+}
+EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESTART, 1);
+}
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }

@@ -29,6 +29,7 @@
 #include "procmaps.h"
 #include "reach.h"
 #include "shim.h"
+#include "text.h"
 #include "unwind.h"
 
 static struct {
@@ -169,10 +170,24 @@ static size_t each_task(int (*fn)(pid_t tid, void *arg), void *arg)
 	return n;
 }
 
+/* 1 unless the thread has ended: a main thread that called pthread_exit stays in the task list as
+ * a zombie until the process ends, and never answers a signal. */
+static int task_alive(pid_t tid, void *arg)
+{
+	(void)arg;
+	char path[64], buf[512];
+	struct ct_text t = ct_text_in(path, sizeof(path));
+	ct_text_add(&t, "/proc/self/task/");
+	ct_text_add_uint(&t, (uint64_t)tid);
+	ct_text_add(&t, "/stat");
+	const char *state = ct_procstat_fields(path, buf, sizeof(buf));
+	return state && *state != 'Z' && *state != 'X';
+}
+
 /* Threads of the process other than this one and the exiting one. */
 static uint64_t other_threads(void)
 {
-	size_t n = each_task(NULL, NULL);
+	size_t n = each_task(task_alive, NULL);
 	return n > 2 ? n - 2 : 0;
 }
 
@@ -243,7 +258,8 @@ struct keep {
 static int signal_one(pid_t tid, void *arg)
 {
 	const struct keep *k = arg;
-	return tid != k->self && tid != k->exiting && syscall(SYS_tgkill, getpid(), tid, stw.sig) == 0;
+	return tid != k->self && tid != k->exiting && task_alive(tid, NULL) &&
+	       syscall(SYS_tgkill, getpid(), tid, stw.sig) == 0;
 }
 
 /* Signals every thread but this one and `skip`; returns how many were signalled, and waits (up to

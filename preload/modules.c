@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ctrack/record.h"
+#include "procmaps.h"
 #include "writer.h"
 
 struct module {
@@ -71,9 +72,44 @@ static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len
 	return NULL;
 }
 
+/* ---- a module's absolute path ----
+ * The loader names an object as it was asked for: dlopen("./libx.so") leaves "./libx.so", which
+ * means nothing once the working directory changes, nor to the analyzer. The kernel's name for the
+ * file mapped at the module's first segment is absolute: /proc/self/maps. */
+
+struct mapped_name {
+	uintptr_t at;
+	char *buf;
+	size_t len;
+};
+
+static int name_of_mapping(const char *line, void *arg)
+{
+	struct mapped_name *m = arg;
+	uintptr_t lo, hi;
+	const char *p = ct_procmaps_range(line, &lo, &hi);
+	if (!p || m->at < lo || m->at >= hi)
+		return 0;
+	for (int field = 0; field < 4 && p; field++) /* perms, offset, device, inode */
+		p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+	while (p && *p == ' ')
+		p++;
+	if (!p || *p != '/' || strlen(p) >= m->len)
+		return -1;
+	strcpy(m->buf, p);
+	return 1;
+}
+
+/* The absolute path of the file mapped at `at` into buf; 0, or -1 when there is none. */
+static int absolute_path(uintptr_t at, char *buf, size_t len)
+{
+	struct mapped_name m = {at, buf, len};
+	return ct_procmaps_each(name_of_mapping, &m) == 1 ? 0 : -1;
+}
+
 #define MAX_SEGMENTS 64 /* PT_LOAD headers written per module; linkers emit 2 to 6 */
 
-static void emit_module(struct ct_rec_buf *o, const struct dl_phdr_info *info, uint32_t id)
+static void emit_module(struct ct_rec_buf *o, const struct dl_phdr_info *info, uint32_t id, uintptr_t lo)
 {
 	char exe[4096];
 	struct ct_rec_segment segs[MAX_SEGMENTS];
@@ -83,6 +119,9 @@ static void emit_module(struct ct_rec_buf *o, const struct dl_phdr_info *info, u
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe));
 		m.path = exe;
 		m.path_len = n > 0 ? (size_t)n : 0;
+	} else if (m.path[0] != '/' && absolute_path(lo, exe, sizeof(exe)) == 0) {
+		m.path = exe;
+		m.path_len = strlen(exe);
 	}
 	m.build_id = find_build_id(info, &m.build_id_len);
 	for (int i = 0; i < info->dlpi_phnum && m.nseg < MAX_SEGMENTS; i++) {
@@ -148,7 +187,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	struct module *m = add(info);
 	if (m) {
 		m->seen = 1;
-		emit_module(arg, info, m->id);
+		emit_module(arg, info, m->id, m->lo);
 	}
 	return 0;
 }

@@ -236,7 +236,7 @@ int ct_output_open(int fd)
 
 int ct_output_ok(void)
 {
-	return o.fd >= 0 && !o.failed;
+	return o.fd >= 0 && !o.failed && o.zc && o.zbuf;
 }
 uint64_t ct_output_reopened(void)
 {

@@ -59,3 +59,17 @@ const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi)
 	*hi = hex(&p);
 	return *p == ' ' ? p + 1 : NULL;
 }
+
+const char *ct_procstat_fields(const char *path, char *buf, size_t len)
+{
+	int saved = errno, fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* the command's name may hold anything, ')' too */
+	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}

@@ -154,9 +154,10 @@ extern int ct_depth CT_HIDDEN;
 /* Things the shim could not record, for the NOTE records the writer adds at the end (it reads
  * them; the hot path only counts). */
 struct ct_losses {
-	_Atomic uint64_t no_ring;  /* events of threads that could get no ring (out of memory) */
-	_Atomic uint64_t no_stack; /* backtraces the stack table had no room for (kept as the root) */
-	const char *bad_setting;   /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
+	_Atomic uint64_t no_ring;   /* events of threads that could get no ring (out of memory) */
+	_Atomic uint64_t no_stack;  /* backtraces the stack table had no room for (kept as the root) */
+	_Atomic uint64_t in_signal; /* events of signal handlers that interrupted a report (dropped) */
+	const char *bad_setting;    /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
 };
 extern struct ct_losses ct_losses CT_HIDDEN;
 
@@ -169,9 +170,22 @@ void ct_track_before_exec(const char *path) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;
 void ct_track_after_dlclose(void) CT_HIDDEN;
 void ct_track_finish(void) CT_HIDDEN;
+/* From a fatal signal's handler: the trace gets every event published so far, and ends. */
+void ct_track_crash(int sig) CT_HIDDEN;
+/* The main thread calls pthread_exit. */
+void ct_track_main_exit(void) CT_HIDDEN;
+
+/* ---- crash.c: the fatal signals the program leaves at their default ---- */
+struct sigaction;
+void ct_crash_install(void) CT_HIDDEN; /* at start-up: the shim's handler where SIG_DFL is */
+/* sigaction as the program must see it: SIG_DFL where the shim's handler stands in for it. */
+int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *old) CT_HIDDEN;
 
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
  * libunwind, libzstd, pthread_create) go straight to the real allocator, uncounted. */
 extern __thread int ct_in_shim CT_HIDDEN;
+/* Its value while a hook reports an event (hooks.c): that code never calls the allocator, so a hook
+ * that finds exactly this value was entered by a signal handler that interrupted the report. */
+#define CT_GUARD_HOOK 0x10000
 
 #endif

@@ -11,11 +11,20 @@
 #include "idindex.h"
 #include "shim.h"
 
-#define MAX_NODES (1u << 24) /* 16 M distinct frames: 256 MiB reserved, touched as used */
+#define MAX_NODES (1u << 24) /* 16 M distinct frames */
+/* Nodes live in chunks mapped as the trie grows (768 KiB each), never moved: the writer reads nodes
+ * below node_count without the lock. A process under `ulimit -d` or `-v` gets only what it uses. */
+#define CHUNK_BITS 16
+#define CHUNK_NODES (1u << CHUNK_BITS)
+#define CHUNKS (MAX_NODES / CHUNK_NODES)
+
+struct chunk {
+	uint32_t parents[CHUNK_NODES];
+	uintptr_t ips[CHUNK_NODES];
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t *parents;
-static uintptr_t *ips;
+static struct chunk *_Atomic chunks[CHUNKS];
 static _Atomic uint32_t node_count; /* published: nodes [0, node_count) are readable */
 static struct ct_idx index_;        /* (parent, ip) -> node id; ids are >= CT_STACK_FIRST, never 0 */
 
@@ -35,10 +44,27 @@ struct key {
 	uintptr_t ip;
 };
 
+static struct chunk *chunk_of(uint32_t id)
+{
+	return atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_relaxed);
+}
+
+#define PARENT(id) (chunk_of(id)->parents[(id) & (CHUNK_NODES - 1)])
+#define IP(id) (chunk_of(id)->ips[(id) & (CHUNK_NODES - 1)])
+
 static int same(const void *ctx, uint32_t id)
 {
 	const struct key *k = ctx;
-	return parents[id] == k->parent && ips[id] == k->ip;
+	return PARENT(id) == k->parent && IP(id) == k->ip;
+}
+
+/* The chunk that holds node id, mapped if needed (lock held). NULL when memory is out. */
+static struct chunk *chunk_for(uint32_t id)
+{
+	struct chunk *c = chunk_of(id);
+	if (!c && (c = ct_arena_map(sizeof(*c))))
+		atomic_store_explicit(&chunks[id >> CHUNK_BITS], c, memory_order_release);
+	return c;
 }
 
 /* Doubles the index (the first call makes it). 0, or -1 with the index unchanged. */
@@ -54,13 +80,9 @@ static int grow(void)
 
 static int setup(void)
 {
-	if (!parents)
-		parents = ct_arena_map(MAX_NODES * sizeof(*parents));
-	if (!ips)
-		ips = ct_arena_map(MAX_NODES * sizeof(*ips));
-	if (!parents || !ips || grow() < 0)
+	if (!chunk_for(0) || grow() < 0)
 		return -1;
-	parents[CT_STACK_ROOT] = parents[CT_STACK_TRUNCATED] = CT_STACK_ROOT;
+	PARENT(CT_STACK_ROOT) = PARENT(CT_STACK_TRUNCATED) = CT_STACK_ROOT;
 	atomic_store_explicit(&node_count, CT_STACK_FIRST, memory_order_release);
 	return 0;
 }
@@ -76,10 +98,10 @@ static uint32_t child(uint32_t parent, uintptr_t ip)
 	if (s->id)
 		return s->id;
 	uint32_t id = atomic_load_explicit(&node_count, memory_order_relaxed);
-	if (id >= MAX_NODES)
+	if (id >= MAX_NODES || !chunk_for(id))
 		return 0;
-	parents[id] = parent;
-	ips[id] = ip;
+	PARENT(id) = parent;
+	IP(id) = ip;
 	ct_idx_put(&index_, s, h, id);
 	atomic_store_explicit(&node_count, id + 1, memory_order_release);
 	return id;
@@ -107,8 +129,8 @@ uint32_t ct_stacks_count(void)
 
 void ct_stacks_node(uint32_t id, uint32_t *parent, uintptr_t *ip)
 {
-	*parent = parents[id];
-	*ip = ips[id];
+	*parent = PARENT(id);
+	*ip = IP(id);
 }
 
 void ct_stacks_reset_index(void)

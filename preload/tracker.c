@@ -92,7 +92,9 @@ static struct ct_thread *thread_new(void)
 	t->ring = ct_ring_acquire(gettid_raw());
 	if (!t->ring)
 		return NULL;
+	ct_in_shim++; /* it may calloc: the shim's own allocation, not a signal handler's */
 	pthread_setspecific(thread_key, t);
+	ct_in_shim--;
 	return t;
 }
 
@@ -353,12 +355,15 @@ static void atfork_child(void)
 	traced_pid = getpid();
 	atomic_store(&ct_losses.no_ring, 0); /* the parent's trace tells its own losses */
 	atomic_store(&ct_losses.no_stack, 0);
+	atomic_store(&ct_losses.in_signal, 0);
 	int fd = follow_children ? create_trace() : -1;
 	if (fd < 0)
 		atomic_store(&ct_state, CT_OFF);
 	ct_writer_after_fork_child(fd);
 	ct_in_shim--;
 }
+
+static void finish_at_exit(void);
 
 void ct_init(void)
 {
@@ -382,9 +387,12 @@ void ct_init(void)
 	int state = CT_OFF;
 	if (fd >= 0 && pthread_key_create(&thread_key, thread_exit) == 0) {
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		at_quick_exit(finish_at_exit);
 		ct_leakscan_init();
 		if (ct_writer_start(fd) == 0)
 			state = CT_ACTIVE;
+		if (state == CT_ACTIVE)
+			ct_crash_install();
 	}
 	atomic_store(&ct_state, state);
 	atomic_store(&once, 2);
@@ -403,6 +411,19 @@ void ct_track_before_exec(const char *path)
 	 * write into the parent's trace. */
 	if (getpid() == traced_pid)
 		ct_writer_exec(path);
+}
+
+void ct_track_crash(int sig)
+{
+	/* Not in a child the trace is not following, nor in a vfork child (its parent's writer). */
+	if (atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid)
+		ct_writer_crash(sig);
+}
+
+void ct_track_main_exit(void)
+{
+	if (atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid && gettid_raw() == traced_pid)
+		ct_writer_main_exited();
 }
 
 void ct_track_before_dlclose(void)
@@ -455,11 +476,18 @@ __attribute__((constructor)) static void ct_constructor(void)
 		ct_init();
 }
 
-__attribute__((destructor)) static void ct_destructor(void)
+/* exit runs the destructors, quick_exit the at_quick_exit handlers (glibc's quick_exit then calls
+ * its internal _exit, out of the _exit hook's reach). Registered first, this one runs last. */
+static void finish_at_exit(void)
 {
 	int e = errno;
 	ct_in_shim++;
 	ct_track_finish();
 	ct_in_shim--;
 	errno = e;
+}
+
+__attribute__((destructor)) static void ct_destructor(void)
+{
+	finish_at_exit();
 }

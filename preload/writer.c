@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include "ctrack/record.h"
 #include "leakscan.h"
 #include "match.h"
+#include "procmaps.h"
 #include "text.h"
 #include "unwind.h"
 #include "writer.h"
@@ -26,7 +28,8 @@
 #define TIME_STEP_NS 1000000ull   /* TIME records: 1 ms resolution */
 #define SAMPLE_NS 100000000ull    /* RSS samples: every 100 ms ... */
 #define SAMPLE_BYTES (4ull << 20) /* ... and every 4 MiB allocated */
-#define FLUSH_NS 100000000ull     /* the file is at most 100 ms behind */
+#define FLUSH_NS 100000000ull     /* the file is at most 100 ms behind ... */
+#define FLUSH_BUSY_NS 5000000ull  /* ... and 5 ms when events came: a SIGKILL loses little */
 #define IDLE_WAIT_NS 2000000      /* an idle writer looks again after 2 ms */
 #define BATCH_WAIT_NS 200000      /* a writer with little to do lets events pile up for 0.2 ms: */
 #define BATCH_EVENTS 4096         /* reading ring heads less often keeps them in their threads' caches */
@@ -44,6 +47,7 @@ struct request {
 enum {
 	NOTE_NO_RING,
 	NOTE_NO_STACK,
+	NOTE_IN_SIGNAL,
 	NOTE_TABLES,
 	NOTE_RECORDS,
 	NOTE_SLOW_WALKS,
@@ -62,9 +66,14 @@ static struct {
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
 	uint32_t frames;            /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
+	uint64_t events_since_flush;
 	pthread_t thread;
 	int running;
 	_Atomic int wake, sleeping;
+	_Atomic int main_gone;         /* the main thread called pthread_exit */
+	_Atomic int crash, crash_done; /* the signal the program dies of; its END is written */
+	_Atomic int stopped;           /* the thread has left its loop */
+	sigset_t program_mask;         /* the signal mask of the thread that started the writer */
 	_Atomic uint32_t req, done;
 	struct request *q; /* the request being served (its asker waits, holding req_lock) */
 } w;
@@ -88,6 +97,17 @@ static void note_count(int kind, unsigned level, uint64_t count, const char *tex
 	ct_rec_note(&w.out, level, t.s, t.len);
 }
 
+/* A warning NOTE "<a><b><c>". */
+static void note_warning(const char *a, const char *b, const char *c)
+{
+	char buf[320];
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add(&t, a);
+	ct_text_add(&t, b);
+	ct_text_add(&t, c);
+	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+}
+
 static void emit_notes(void)
 {
 	const unsigned warn = CT_NOTE_WARNING;
@@ -96,6 +116,9 @@ static void emit_notes(void)
 	note_count(
 	    NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
 	    " backtraces were not recorded: the stack table is full (those allocations have no stack)");
+	note_count(NOTE_IN_SIGNAL, warn, atomic_load(&ct_losses.in_signal),
+	           " allocation events were not recorded: signal handlers made them while ctrack was "
+	           "recording another event of their thread");
 	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
 	note_count(NOTE_RECORDS, warn, w.out.dropped,
@@ -288,9 +311,10 @@ static void sample(uint64_t now)
 	w.bytes_since_sample = 0;
 }
 
-static void housekeeping(void)
+static void housekeeping(int events)
 {
 	uint64_t now = ct_now_ns();
+	w.events_since_flush += (uint64_t)events;
 	if (now - w.last_time_ns >= TIME_STEP_NS)
 		tick(now);
 	if (ct_modules_dirty())
@@ -298,13 +322,14 @@ static void housekeeping(void)
 	w.bytes_since_sample += ct_match_take_bytes();
 	if (now - w.last_sample_ns >= SAMPLE_NS || w.bytes_since_sample >= SAMPLE_BYTES)
 		sample(now);
-	if (now - w.last_flush_ns >= FLUSH_NS) {
+	if (now - w.last_flush_ns >= (w.events_since_flush ? FLUSH_BUSY_NS : FLUSH_NS)) {
 		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
 			if (r->consumer)
 				ct_match_write_held(&((struct drain *)r->consumer)->st);
 		ct_match_write_held(&w.late);
 		ct_output_write(&w.out, CT_OUT_FLUSH);
 		w.last_flush_ns = now;
+		w.events_since_flush = 0;
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
 		/* A flush, not just compression: zstd ends its block (128 KiB at most) here anyway, and a
 		 * flush point is where a cut trace ends readable and where a write error's NOTE goes. */
@@ -370,12 +395,11 @@ static int scan(uint64_t lost[CT_CLASSES])
 	return 0;
 }
 
-/* Runs a request from a program thread once every event it published before asking is in. Every
- * request but SYNC settles the held and pending events first, so what came before the request is
- * written before its record (or counted in its scan). */
-static int serve(uint32_t req)
+/* Does what q asks once every event published before it is in. Every request but SYNC settles the
+ * held and pending events first, so what came before the request is written before its record (or
+ * counted in its scan). */
+static void serve_op(struct request *q)
 {
-	struct request *q = w.q;
 	int op = q->op;
 	drain_everything();
 	if (op != REQ_SYNC)
@@ -401,8 +425,56 @@ static int serve(uint32_t req)
 		emit_end();
 		break;
 	}
+}
+
+/* Runs a request from a program thread. */
+static int serve(uint32_t req)
+{
+	int op = w.q->op;
+	serve_op(w.q);
 	atomic_store(&w.done, req);
 	return op == REQ_FINISH;
+}
+
+/* ---- the program dies of a signal (crash.c asks, from its handler) ---- */
+
+/* Everything published is written, with a NOTE naming the signal and END (no leak scan: the live
+ * blocks are those of a program cut short), and tracing stops. */
+static void crash_end(int sig)
+{
+	drain_everything();
+	ct_match_settle_all();
+	const char *abbrev = sigabbrev_np(sig);
+	note_warning("the program was killed by SIG", abbrev ? abbrev : "?",
+	             ": the trace ends there, and the blocks live then count as leaked");
+	emit_end();
+	atomic_store(&ct_state, CT_OFF);
+	atomic_store(&w.crash_done, 1);
+}
+
+/* ---- the program's last thread ----
+ * glibc ends the process when its last thread ends, and the writer counts as one: a program whose
+ * main thread ends with pthread_exit would wait for the writer forever. So once the main thread
+ * has gone (a zombie, in /proc) and the writer is the only other thread, the writer does what the
+ * last thread would: exit(0), which runs the program's atexit handlers and the shim's finish. */
+
+/* 1 when /proc/self/stat says the main thread is a zombie and the process has 2 threads. */
+static int only_writer_left(void)
+{
+	char buf[1024];
+	const char *p = ct_procstat_fields("/proc/self/stat", buf, sizeof(buf));
+	if (!p || *p != 'Z')
+		return 0;
+	for (int field = 4; field <= 20 && p; field++) /* p: the space before field `field` */
+		p = strchr(p + 1, ' ');
+	return p && p[1] == '2' && p[2] == ' '; /* field 20: num_threads */
+}
+
+static _Noreturn void exit_as_last_thread(void)
+{
+	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
+	ct_in_shim = 0; /* the program's exit handlers run here, and are the program's */
+	exit(0);
 }
 
 static void *writer_main(void *arg)
@@ -412,13 +484,26 @@ static void *writer_main(void *arg)
 	for (;;) {
 		uint32_t req = atomic_load(&w.req);
 		int events = pump();
-		housekeeping();
+		housekeeping(events);
+		int sig = atomic_load(&w.crash);
+		if (sig) {
+			crash_end(sig);
+			break;
+		}
 		if (req != atomic_load_explicit(&w.done, memory_order_relaxed) && serve(req))
 			break;
+		if (atomic_load_explicit(&w.main_gone, memory_order_relaxed) && only_writer_left())
+			exit_as_last_thread();
 		if (events < BATCH_EVENTS)
 			idle_wait(events ? BATCH_WAIT_NS : IDLE_WAIT_NS);
 	}
+	atomic_store(&w.stopped, 1);
 	return NULL;
+}
+
+static int on_writer(void)
+{
+	return w.running && pthread_equal(pthread_self(), w.thread);
 }
 
 /* Hands q to the writer and waits until it is served (at most ~5 s: a writer that died leaves the
@@ -429,8 +514,15 @@ static int request(struct request *q, const void *sp)
 {
 	if (!w.running)
 		return -1;
+	int scans = q->op == REQ_CHECK || q->op == REQ_FINISH;
+	if (on_writer()) { /* the writer runs the program's exit (exit_as_last_thread) */
+		if (scans)
+			ct_leakscan_prepare(sp, q->op == REQ_FINISH);
+		serve_op(q);
+		return 0;
+	}
 	pthread_mutex_lock(&req_lock);
-	if (q->op == REQ_CHECK || q->op == REQ_FINISH)
+	if (scans)
 		ct_leakscan_prepare(sp, q->op == REQ_FINISH);
 	w.q = q;
 	uint32_t ticket = atomic_fetch_add(&w.req, 1) + 1;
@@ -442,6 +534,26 @@ static int request(struct request *q, const void *sp)
 	}
 	pthread_mutex_unlock(&req_lock);
 	return atomic_load(&w.done) == ticket ? 0 : -1;
+}
+
+void ct_writer_main_exited(void)
+{
+	atomic_store(&w.main_gone, 1);
+	ct_writer_wake();
+}
+
+/* From a signal handler: async-signal-safe (atomics, futex, nanosleep). The writer gets 5 s. */
+void ct_writer_crash(int sig)
+{
+	if (!w.running || on_writer())
+		return;
+	int none = 0;
+	atomic_compare_exchange_strong(&w.crash, &none, sig);
+	ct_writer_wake();
+	for (int i = 0; i < 10000 && !atomic_load(&w.crash_done) && !atomic_load(&w.stopped); i++) {
+		struct timespec ts = {0, 500000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* ---- the first records of a file ---- */
@@ -520,13 +632,24 @@ static int open_file(int fd)
 	return ct_output_ok() ? 0 : -EIO;
 }
 
+/* The writer's stack: its deepest frames hold a few KiB (module records, notes, the leak scan's
+ * walk). Not the 8 MiB default, which a program under `ulimit -v` may not have to spare. */
+#define WRITER_STACK (1u << 20)
+
 static int start_thread(void)
 {
-	sigset_t all, old;
+	sigset_t all;
+	pthread_attr_t attr;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not ours to take */
-	int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_sigmask(SIG_SETMASK, &all, &w.program_mask); /* the program's signals are not ours */
+	atomic_store(&w.stopped, 0);
+	int rc = pthread_attr_init(&attr);
+	if (rc == 0) {
+		pthread_attr_setstacksize(&attr, WRITER_STACK);
+		rc = pthread_create(&w.thread, &attr, writer_main, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
 	if (rc)
 		return -rc;
 	pthread_setname_np(w.thread, "ctrack-writer");
@@ -534,10 +657,28 @@ static int start_thread(void)
 	return 0;
 }
 
+/* Tracing cannot start (out of memory, no thread): the trace ends at once, with a NOTE saying why,
+ * when there is a stream to say it in; the program runs on untraced. */
+static void give_up(int err)
+{
+	if (!ct_output_ok() || !ct_rec_room(&w.out, 1024))
+		return;
+	const char *why = strerrordesc_np(err);
+	note_warning("tracing could not start (", why ? why : "unknown error",
+	             "; a memory limit such as ulimit -d or -v?): the program ran untraced");
+	const struct ct_rec_end e = {0};
+	ct_rec_end(&w.out, &e);
+	ct_output_write(&w.out, CT_OUT_END);
+}
+
 int ct_writer_start(int fd)
 {
 	int rc = open_file(fd);
-	return rc < 0 ? rc : start_thread();
+	if (rc == 0)
+		rc = start_thread();
+	if (rc < 0)
+		give_up(-rc);
+	return rc;
 }
 
 void ct_writer_after_fork_child(int fd)
@@ -547,6 +688,9 @@ void ct_writer_after_fork_child(int fd)
 	w.running = 0;
 	atomic_store(&w.req, 0);
 	atomic_store(&w.done, 0);
+	atomic_store(&w.main_gone, 0);
+	atomic_store(&w.crash, 0);
+	atomic_store(&w.crash_done, 0);
 	ct_output_drop(); /* the parent's file: never written by a child */
 	if (fd < 0)
 		return;

@@ -28,6 +28,12 @@ int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES]) CT_HIDDEN;
 /* After finish: the event is written at once, followed by a new END, as a frame of its own. */
 void ct_writer_late(const uint64_t *ev) CT_HIDDEN;
 void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */
+/* The main thread called pthread_exit: once every other program thread is gone, the writer exits
+ * the process as glibc's last thread would (exit(0)). */
+void ct_writer_main_exited(void) CT_HIDDEN;
+/* From a fatal signal's handler (async-signal-safe): writes every published event, a NOTE naming
+ * sig and END, stops tracing, and returns when that is in the file (or after 5 s). */
+void ct_writer_crash(int sig) CT_HIDDEN;
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path) and

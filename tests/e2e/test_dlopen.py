@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 # dlopen/dlclose (tests/progs/dlopen_host.c loads tests/progs/dlib.c): the library's leaks are
 # attributed to its function in its module, and still resolve after dlclose; totals = valgrind's.
-# Then 500 load/unload cycles: --group backtrace keeps one entry for one backtrace.
+# Then 500 load/unload cycles: --group backtrace keeps one entry for one backtrace. Opened by a
+# relative path ("./libctdlib.so"), the library is recorded by its absolute path, and symbolized.
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -52,4 +54,18 @@ for name, library in (("cycles", lib), ("cycles-stripped", stripped)):
     if leaks and name == "cycles-stripped":
         env.check("cycles-stripped: the library's frame has no line (grouped by module and offset)",
                   leaks[0]["frames"][0].get("file") is None, repr(leaks[0]["frames"][0]))
+
+d = env.fresh_dir("relative")
+copy = os.path.join(d, os.path.basename(lib))
+shutil.copy(lib, copy)
+trace = os.path.join(d, "trace.zst")
+r, _ = env.run_ctrack([host, "./" + os.path.basename(lib)], d, opts=("-o", trace))
+env.eq("relative: exit status", r.returncode, 0)
+rep = env.report(trace) if os.path.exists(trace) else None
+if rep:
+    env.eq("relative: leaks symbolized in ct_test_dlib_leak",
+           ct.sites(rep["leaks"], "ct_test_dlib_leak"), (4300, 2))
+    mods = [e["frames"][0].get("module") for e in rep["leaks"]
+            if ct.frame0(e) == "ct_test_dlib_leak"]
+    env.eq("relative: the module's recorded path is absolute", set(mods), {copy})
 env.finish()
