@@ -76,7 +76,7 @@ CTU_API void ctu_invalidate(void)
 
 CTU_API unsigned long ctu_cuts(void)
 {
-	return cuts;
+	return ct_slot()->walk.cuts;
 }
 
 CTU_API uintptr_t ctu_first_sp_outside(const uintptr_t (*ranges)[2], int n)
