@@ -429,6 +429,10 @@ static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t
 				memo_commit(me, next, m);
 			return n;
 		}
+		/* A frame-pointer guess needs the body of a function: a signal may have stopped code
+		 * with no unwind information in its prologue or epilogue, where RBP is the caller's. */
+		if (!adjust && r.kind >= RULE_FP)
+			return n;
 		if (step(me, f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch))
 			return n;
 		adjust = 1;
