@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "rules.h"
+#include "threadslot.h"
 
 #define CT_HIDDEN __attribute__((visibility("hidden")))
 #define CT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -169,7 +170,8 @@ void ct_track_after_dlclose(void) CT_HIDDEN;
 void ct_track_finish(void) CT_HIDDEN;
 
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
- * libunwind, libzstd, pthread_create) go straight to the real allocator, uncounted. */
-extern __thread int ct_in_shim CT_HIDDEN;
+ * libzstd, pthread_create) go straight to the real allocator, uncounted. A word of the thread's
+ * slot, not a __thread variable: the shim has no thread-local storage (threadslot.h). */
+#define ct_in_shim (ct_slot()->in_shim)
 
 #endif
