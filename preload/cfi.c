@@ -229,7 +229,7 @@ static const uint8_t *record_body(const uint8_t *p, const uint8_t **end)
 struct cfi {
 	uint64_t code_align;
 	int64_t data_align;
-	uint8_t fde_enc, has_z;
+	uint8_t fde_enc, has_z, signal;
 	struct cur cie_insns, fde_insns;
 	uintptr_t pc_begin;
 };
@@ -259,7 +259,9 @@ static int parse_cie_aug(struct cur *c, const char *aug, struct cfi *f)
 				return rc;
 			break;
 		}
-		case 'S': /* signal frame: the ip is exact, registers come from expressions */
+		case 'S': /* a signal trampoline: the registers are in the frame the kernel pushed */
+			f->signal = 1;
+			break;
 		default:
 			return -ENOTSUP;
 		}
@@ -291,6 +293,7 @@ static int parse_cie(const uint8_t *cie, struct cfi *f)
 	uint64_t ra = version == 1 ? rd_fixed(&c, 1) : rd_uleb(&c);
 	f->fde_enc = PE_ABSPTR;
 	f->has_z = aug[0] == 'z';
+	f->signal = 0;
 	if (c.bad)
 		return -EINVAL;
 	if (ra != DW_RA)
@@ -331,6 +334,28 @@ static int parse_fde(const uint8_t *fde, uintptr_t ip, struct cfi *f)
 }
 
 /* ---- running the CFA program ------------------------------------------------------------- */
+
+/* The CFA expression every linker writes for the entries of a .plt: RSP+off, plus 8 from byte k of
+ * each 16-byte entry on (after its push): DW_OP_breg7 off; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and;
+ * DW_OP_lit<k>; DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus. A signal can interrupt a PLT entry.
+ * Returns 1 and sets *off to the CFA's offset from RSP at ip, 0 for any other expression. */
+static int plt_cfa(struct cur e, uintptr_t ip, int64_t *off)
+{
+	static const uint8_t tail[] = {0x80, 0x00, 0x3f, 0x1a, 0x2a, 0x33, 0x24, 0x22};
+	uint8_t op[sizeof(tail) + 1];
+
+	if (rd_fixed(&e, 1) != 0x77) /* DW_OP_breg7 */
+		return 0;
+	int64_t base = rd_sleb(&e);
+	if ((size_t)(e.end - e.p) != sizeof(op))
+		return 0;
+	memcpy(op, e.p, sizeof(op));
+	unsigned k = op[4] - 0x30u; /* DW_OP_lit<k>, between DW_OP_and and DW_OP_ge */
+	if (e.bad || k > 15 || memcmp(op, tail, 4) || memcmp(op + 5, tail + 4, 4))
+		return 0;
+	*off = base + ((ip & 15) >= k ? 8 : 0);
+	return 1;
+}
 
 enum { R_SAME, R_OFFSET, R_UNDEF, R_OTHER };
 
@@ -501,10 +526,16 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 		case CFA_DEF_CFA_OFFSET_SF:
 			s->cfa_off = rd_sleb(&c) * da;
 			break;
-		case CFA_DEF_CFA_EXPRESSION:
+		case CFA_DEF_CFA_EXPRESSION: {
+			const uint8_t *at = c.p;
 			skip_block(&c);
-			s->cfa_expr = 1;
+			struct cur e = {at, c.p, 0};
+			rd_uleb(&e); /* the block's length */
+			s->cfa_expr = !plt_cfa(e, ip, &s->cfa_off);
+			if (!s->cfa_expr)
+				s->cfa_reg = DW_RSP;
 			break;
+		}
 		case CFA_GNU_ARGS_SIZE:
 			rd_uleb(&c);
 			break;
@@ -547,6 +578,10 @@ int ct_cfi_fde_rule(const uint8_t *fde, uintptr_t ip, struct ct_cfi_rule *out)
 
 	if (rc)
 		return rc;
+	if (f.signal) { /* its CFI is expressions into the kernel's frame, whose layout the caller knows */
+		*out = (struct ct_cfi_rule){0, 0, 0, CT_CFI_SIGNAL};
+		return 0;
+	}
 	/* The CIE's row applies to every ip of the FDE: its program runs to the end. */
 	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL)))
 		return rc;

@@ -9,7 +9,7 @@
  * or an error, never a read past the record's end. Errors are negative errnos:
  *   -ENOENT   no FDE covers ip (the caller may guess a frame-pointer frame);
  *   -ENOTSUP  well-formed CFI this decoder does not handle (another .eh_frame_hdr layout, a CIE
- *             version other than 1 or 3, augmentation 'S' or an unknown one, a return address
+ *             version other than 1 or 3, an unknown augmentation, a return address
  *             column other than 16, DW_EH_PE_indirect/datarel/textrel/funcrel/aligned addresses);
  *   -EINVAL   corrupt or truncated records, an unknown DW_CFA opcode, an unbalanced restore_state;
  *   -E2BIG    DW_CFA_remember_state nested deeper than 8. */
@@ -23,11 +23,13 @@ enum { CT_CFI_RBP = 6, CT_CFI_RSP = 7 };
 
 /* The rule that recovers the caller's frame at one ip. */
 enum ct_cfi_kind {
-	CT_CFI_NONE,  /* the CFI needs more than a simple rule (an expression, a register copy, RA not at
-	               * CFA-8, RSP or RBP restored otherwise): a full unwinder must take this frame */
-	CT_CFI_OK,    /* CFA = cfa_reg + cfa_off; RA at CFA-8; RBP unchanged (rbp_off 0) or at CFA+rbp_off */
-	CT_CFI_END,   /* the return address (or RBP) is undefined: the outermost frame */
-	CT_CFI_KINDS, /* callers number kinds of their own from here */
+	CT_CFI_NONE,   /* the CFI needs more than a simple rule (an expression, a register copy, RA not at
+	                * CFA-8, RSP or RBP restored otherwise): a full unwinder must take this frame */
+	CT_CFI_OK,     /* CFA = cfa_reg + cfa_off; RA at CFA-8; RBP unchanged (rbp_off 0) or at CFA+rbp_off */
+	CT_CFI_END,    /* the return address (or RBP) is undefined: the outermost frame */
+	CT_CFI_SIGNAL, /* a signal trampoline (augmentation 'S', __restore_rt): the caller's registers
+	                * are in the signal frame the kernel pushed, whose layout the caller knows */
+	CT_CFI_KINDS,  /* callers number kinds of their own from here */
 };
 struct ct_cfi_rule {
 	int32_t cfa_off;
@@ -37,7 +39,8 @@ struct ct_cfi_rule {
 };
 
 /* The rule at ip: finds the FDE in eh_frame_hdr's table, then as ct_cfi_fde_rule. Returns 0 and
- * fills *out (CT_CFI_OK, CT_CFI_END or CT_CFI_NONE), or a negative errno above (*out untouched). */
+ * fills *out (CT_CFI_OK, CT_CFI_END, CT_CFI_SIGNAL or CT_CFI_NONE), or a negative errno above (*out
+ * untouched). */
 int ct_cfi_lookup(const uint8_t *eh_frame_hdr, uintptr_t ip, struct ct_cfi_rule *out);
 /* The FDE whose initial location is the last one <= ip, by binary search of the table. Returns 0
  * and sets *fde (which may still not cover ip), -ENOENT when ip precedes every entry, -ENOTSUP for

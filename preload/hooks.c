@@ -22,7 +22,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-__thread int ct_in_shim;
 struct ct_real ct_real;
 
 /* ---- bootstrap pool ---- */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "rules.h"
+#include "threadslot.h"
 
 #define CT_HIDDEN __attribute__((visibility("hidden")))
 #define CT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -182,8 +183,9 @@ void ct_crash_install(void) CT_HIDDEN; /* at start-up: the shim's handler where 
 int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *old) CT_HIDDEN;
 
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
- * libunwind, libzstd, pthread_create) go straight to the real allocator, uncounted. */
-extern __thread int ct_in_shim CT_HIDDEN;
+ * libzstd, pthread_create) go straight to the real allocator, uncounted. A word of the thread's
+ * slot, not a __thread variable: the shim has no thread-local storage (threadslot.h). */
+#define ct_in_shim (ct_slot()->in_shim)
 /* Its value while a hook reports an event (hooks.c): that code never calls the allocator, so a hook
  * that finds exactly this value was entered by a signal handler that interrupted the report. */
 #define CT_GUARD_HOOK 0x10000

@@ -47,7 +47,6 @@ struct ct_thread {
 	uintptr_t ips[CT_DEPTH_MAX];
 };
 
-static __thread struct ct_thread *self;
 static pthread_key_t thread_key;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ct_thread *free_threads;
@@ -67,14 +66,15 @@ static void thread_exit(void *arg)
 		ct_ring_release(t->ring);
 	ct_unwind_thread_exit();
 	t->ring = NULL;
-	if (self == t)
-		self = NULL;
+	if (ct_slot()->thread == t)
+		ct_slot()->thread = NULL;
 	pthread_mutex_lock(&free_lock);
 	t->next_free = free_threads;
 	free_threads = t;
 	pthread_mutex_unlock(&free_lock);
 	ct_in_shim = 0;
 	errno = e;
+	ct_slot_release();
 }
 
 static struct ct_thread *thread_new(void)
@@ -100,9 +100,10 @@ static struct ct_thread *thread_new(void)
 
 static inline struct ct_thread *thread_get(void)
 {
-	if (CT_LIKELY(self != NULL))
-		return self;
-	return self = thread_new();
+	struct ct_slot *s = ct_slot(); /* the thread's state is in its slot, not in TLS */
+	if (CT_LIKELY(s->thread != NULL))
+		return s->thread;
+	return s->thread = thread_new();
 }
 
 /* ---- stacks ---- */
@@ -342,15 +343,17 @@ static void atfork_parent(void)
 /* The child has one thread, this one, and no writer. It gets a trace of its own, or none. */
 static void atfork_child(void)
 {
+	ct_slot_after_fork();
 	if (atomic_load(&ct_state) != CT_ACTIVE)
 		return;
 	ct_stacks_unlock();
 	pthread_mutex_init(&free_lock, NULL);
 	ct_ring_forget_all();
+	struct ct_thread *self = ct_slot()->thread;
 	if (self && self->ring) {
 		self->ring = ct_ring_acquire(gettid_raw());
 		if (!self->ring)
-			self = NULL;
+			ct_slot()->thread = NULL;
 	}
 	traced_pid = getpid();
 	atomic_store(&ct_losses.no_ring, 0); /* the parent's trace tells its own losses */

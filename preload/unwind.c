@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Fast backtraces from CFI rules cached per return address, plus a memo of the thread's last walk.
- * No malloc, no lock when warm, errno kept; any frame without a simple rule: the walk is libunwind's. */
-#define UNW_LOCAL_ONLY
+/* Fast backtraces from CFI rules cached per return address, plus a memo of the thread's last walk;
+ * signal frames stepped through the kernel's ucontext. No malloc, no lock when warm, errno kept. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libunwind.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 #include "cfi.h"
 #include "procmaps.h"
+#include "threadslot.h"
 #include "unwind.h"
 
 /* Rules are cfi.h's, cached per ip, plus two kinds of the walker's own. RULE_FP: code with no
@@ -25,8 +25,16 @@
  * be mapped where that code was. */
 enum { RULE_FP = CT_CFI_KINDS, RULE_FP_ANON };
 
+/* Linux's x86_64 signal trampoline (glibc's __restore_rt, the sa_restorer the kernel returns to):
+ * mov $15, %rax; syscall (rt_sigreturn). Its CFI says 'S'; the bytes are checked as well, since
+ * the register layout below is this trampoline's: at the stack pointer of its frame lies the
+ * ucontext_t of the interrupted code. */
+static const unsigned char restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
 #define CACHE_BITS 10
 #define CACHE_SIZE (1u << CACHE_BITS)
+/* The bytes below RSP that signal delivery leaves alone (the x86_64 ABI's red zone). */
+#define RED_ZONE 128
 /* A step that moves the stack pointer further than this is taken as a corrupt frame. */
 #define MAX_FRAME_SPAN ((uintptr_t)64 << 20)
 
@@ -36,16 +44,15 @@ struct entry {
 };
 
 static _Atomic unsigned generation;
-/* Walks in progress on this thread: a nested one (signal handler) reads the cache, never writes. */
-static __thread int walk_depth;
-/* The thread's last walk gave exactly the frames of the one before (see ct_unwind_repeated).
- * Only when the memo described the walk before: a walk cut at max or handed to libunwind leaves
- * the memo of an older one (memo_current 0). */
-static __thread int repeated, memo_current, memo_was_current;
-/* Walks that went through libunwind; read by the unit tests, which include this file. */
-static __thread unsigned long fallbacks;
-/* ... and in all threads, for the trace's note on slow walks. */
-static _Atomic unsigned long all_fallbacks;
+/* The thread's words are in its slot (threadslot.h: the shim has no thread-local storage):
+ * walk.depth   walks in progress: a nested one (signal handler) reads the cache, never writes;
+ * walk.repeated  the last walk gave exactly the frames of the one before (ct_unwind_repeated),
+ *              known only when the memo described the walk before: a walk cut at max, cut short
+ *              or through a signal frame leaves the memo of an older one (memo_current 0);
+ * walk.cuts    walks cut short at a frame no rule steps (read by the unit tests);
+ * unwind       the rule cache and memo below. */
+/* Walks cut short in all threads, for the trace's note. */
+static _Atomic unsigned long all_cuts;
 
 /* The previous walk of the thread, reused when the next one ends the same way (see walk()). */
 #define MEMO_FRAMES 64
@@ -62,10 +69,9 @@ struct memo {
 };
 enum { MEMO_CFA_RBP = 1, MEMO_KEEPS_RBP = 2, MEMO_NEEDS_BP = 4 };
 
-/* A thread's rule cache and memo: mapped on its first walk rather than kept in static TLS, so the
- * shim adds a few bytes, not tens of KiB, to every thread's TLS block (threads with small stacks
- * must still start). */
-struct thread_state {
+/* A thread's rule cache and memo: mapped on its first walk (tens of KiB: threads that never
+ * allocate pay nothing). */
+struct ct_unwind_state {
 	unsigned cache_generation;
 	int memo_last; /* memos[memo_last] holds the previous walk */
 	struct memo memos[2];
@@ -73,9 +79,24 @@ struct thread_state {
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
 };
-static __thread struct thread_state *ts;
 
 static _Atomic uintptr_t self_lo, self_hi;
+
+/* Whether a signal trampoline's FDE covers the code at ip, in the module [lo, hi), is Linux's: ip is
+ * the byte before it (a return address, less one: glibc's FDE starts with a nop for that), its
+ * first instruction or its syscall (an exact ip, in a frame a signal interrupted). */
+static int is_restorer(uintptr_t ip, uintptr_t lo, uintptr_t hi)
+{
+	static const int starts[] = {1, 0, -7};
+
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
+		uintptr_t p = ip + (uintptr_t)(intptr_t)starts[i];
+		if (p >= lo && p <= hi - sizeof(restorer) &&
+		    !memcmp((const void *)p, restorer, sizeof(restorer)))
+			return 1;
+	}
+	return 0;
+}
 
 /* The rule at ip: its CFI's, or a frame-pointer guess where no CFI covers ip. The cache's miss
  * path: kept out of line, so the walk's loop stays as small as when the decoder lived here. */
@@ -88,62 +109,68 @@ static __attribute__((noinline)) struct ct_cfi_rule compute_rule(uintptr_t ip)
 
 	if (_dl_find_object((void *)ip, &obj) != 0) /* code outside every module: JIT code */
 		return fp_anon;
-	if (!obj.dlfo_eh_frame) /* no .eh_frame_hdr: libunwind may still find .debug_frame */
+	if (!obj.dlfo_eh_frame) /* no .eh_frame_hdr (.debug_frame only): the walk stops here */
 		return none;
 	int rc = ct_cfi_lookup(obj.dlfo_eh_frame, ip, &r);
 	if (rc == -ENOENT) /* no FDE covers ip */
 		return fp;
+	if (!rc && r.kind == CT_CFI_SIGNAL &&
+	    !is_restorer(ip, (uintptr_t)obj.dlfo_map_start, (uintptr_t)obj.dlfo_map_end))
+		return none; /* another system's trampoline: its frame's layout is unknown */
 	return rc ? none : r;
 }
 
 /* ---- the per-thread rule cache ----------------------------------------------------------- */
 
-static struct entry *slot(uintptr_t ip)
+static struct entry *slot(struct ct_slot *me, uintptr_t ip)
 {
-	return &ts->cache[(ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
+	return &me->unwind->cache[(ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
 }
 
 /* The outermost walk of a thread owns the cache: it maps it on first use (mmap is
  * async-signal-safe) and clears it when the generation moved. A nested walk (signal handler)
  * of a missing or stale cache bypasses it. Returns whether it may be used. */
-static int cache_usable(void)
+static int cache_usable(struct ct_slot *me)
 {
 	unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
-	if (__builtin_expect(ts && gen == ts->cache_generation, 1))
+	if (__builtin_expect(me->unwind && gen == me->unwind->cache_generation, 1))
 		return 1;
-	if (walk_depth > 1)
+	if (me->walk.depth > 1)
 		return 0;
-	if (!ts) {
+	if (!me->unwind) {
 		int saved_errno = errno;
-		void *p = mmap(NULL, sizeof(*ts), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = mmap(NULL, sizeof(*me->unwind), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		               -1, 0);
 		errno = saved_errno;
 		if (p == MAP_FAILED)
 			return 0;
-		ts = p; /* zero-filled: an empty cache, no memo */
+		me->unwind = p; /* zero-filled: an empty cache, no memo */
 	}
-	memset(ts->cache, 0, sizeof(ts->cache));
-	ts->memos[0].n = ts->memos[1].n = 0;
-	ts->cache_generation = gen;
+	memset(me->unwind->cache, 0, sizeof(me->unwind->cache));
+	me->unwind->memos[0].n = me->unwind->memos[1].n = 0;
+	me->unwind->cache_generation = gen;
 	return 1;
 }
 
 void ct_unwind_thread_exit(void)
 {
-	if (!ts || walk_depth)
+	struct ct_slot *me = ct_slot();
+
+	if (!me->unwind || me->walk.depth)
 		return;
 	int saved_errno = errno;
-	munmap(ts, sizeof(*ts));
+	munmap(me->unwind, sizeof(*me->unwind));
 	errno = saved_errno;
-	ts = NULL;
+	me->unwind = NULL;
 }
 
-static struct ct_cfi_rule rule_for(uintptr_t ip, int use_cache)
+static struct ct_cfi_rule rule_for(struct ct_slot *me, uintptr_t ip, int use_cache)
 {
-	struct entry *e = slot(ip);
+	struct entry *e = slot(me, ip);
 	if (use_cache && e->ip == ip)
 		return e->rule;
 	struct ct_cfi_rule r = compute_rule(ip);
-	if (!use_cache || walk_depth > 1 || r.kind == RULE_FP_ANON)
+	if (!use_cache || me->walk.depth > 1 || r.kind == RULE_FP_ANON)
 		return r;
 	/* Emptied first, so a signal handler walking meanwhile never sees a half-written entry. */
 	e->ip = 0;
@@ -203,49 +230,48 @@ static int find_mapping(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 	return 0;
 }
 
-/* Whether [sp, end) lies in the thread's stack: 1, 0, or -1 when the stack is not known (a nested
- * walk, or /proc unreadable): then libunwind decides. */
-static int in_stack(uintptr_t sp, uintptr_t end)
+/* Whether [sp, end) lies in the thread's stack: 1, or 0 (also when the stack cannot be known:
+ * /proc unreadable). Only the outermost walk (no thread state: any walk) remembers the mapping; a
+ * nested one (a signal handler's) may find the outer one halfway through storing it. */
+static int in_stack(struct ct_slot *me, uintptr_t sp, uintptr_t end)
 {
-	if (!ts)
-		return -1;
-	if (sp >= ts->stack_lo && sp < ts->stack_hi)
-		return end <= ts->stack_hi;
-	if (walk_depth > 1 || ts->no_maps)
-		return -1;
+	if (me->unwind && sp >= me->unwind->stack_lo && sp < me->unwind->stack_hi)
+		return end <= me->unwind->stack_hi;
+	if (me->unwind && me->unwind->no_maps)
+		return 0;
 	uintptr_t lo, hi;
 	int saved_errno = errno, rc = find_mapping(sp, &lo, &hi);
 	errno = saved_errno;
+	if (!me->unwind || me->walk.depth > 1)
+		return rc == 0 && end <= hi;
 	if (rc < 0) {
-		ts->no_maps = 1;
-		return -1;
+		me->unwind->no_maps = 1;
+		return 0;
 	}
 	/* A signal handler's walk may read these between two stores: it must see an empty range. */
-	ts->stack_hi = 0;
+	me->unwind->stack_hi = 0;
 	atomic_signal_fence(memory_order_seq_cst);
-	ts->stack_lo = lo;
+	me->unwind->stack_lo = lo;
 	atomic_signal_fence(memory_order_seq_cst);
-	ts->stack_hi = hi;
+	me->unwind->stack_hi = hi;
 	return end <= hi;
 }
 
 /* Applies a rule, refusing anything that does not look like a caller's frame. *rbp_slot: where
- * the caller's RBP was read, 0 when it was kept. Returns 0, -EFAULT or -ENOENT (the walk ends), or
- * -EAGAIN (a frame-pointer guess whose stack is not known: libunwind takes the walk). */
-static int step(struct frame *f, struct ct_cfi_rule r, uintptr_t *rbp_slot)
+ * the caller's RBP was read, 0 when it was kept. Returns 0, or -EFAULT or -ENOENT: the walk ends. */
+static int step(struct ct_slot *me, struct frame *f, struct ct_cfi_rule r, uintptr_t *rbp_slot)
 {
 	uintptr_t cfa = (r.cfa_reg == CT_CFI_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.cfa_off;
 	uintptr_t slot = r.rbp_off ? cfa + (uintptr_t)(intptr_t)r.rbp_off : 0;
 
 	if (cfa <= f->sp || (cfa & 7) || cfa - f->sp > MAX_FRAME_SPAN)
 		return -EFAULT;
-	if (slot && slot < f->sp)
+	/* gcc's epilogues leave the rules of the registers they pop: in a frame a signal interrupted
+	 * there, the slot lies below RSP, in the red zone, which the kernel keeps intact. */
+	if (slot && slot + RED_ZONE < f->sp)
 		return -EFAULT;
-	if (r.kind == RULE_FP || r.kind == RULE_FP_ANON) {
-		int in = in_stack(f->sp, cfa);
-		if (in <= 0)
-			return in < 0 ? -EAGAIN : -EFAULT;
-	}
+	if ((r.kind == RULE_FP || r.kind == RULE_FP_ANON) && !in_stack(me, f->sp, cfa))
+		return -EFAULT;
 	uintptr_t ip = *(const uintptr_t *)(cfa - 8);
 	if (!ip)
 		return -ENOENT;
@@ -254,6 +280,22 @@ static int step(struct frame *f, struct ct_cfi_rule r, uintptr_t *rbp_slot)
 	f->ip = ip;
 	f->sp = cfa;
 	*rbp_slot = slot;
+	return 0;
+}
+
+/* Steps from the trampoline's frame to the frame the signal interrupted, whose registers the kernel
+ * saved in the ucontext_t at the frame's stack pointer. That frame's ip is exact, not a return
+ * address, and its stack may be another one (the handler ran on sigaltstack). */
+static int signal_step(struct frame *f)
+{
+	const ucontext_t *uc = (const ucontext_t *)f->sp;
+	const greg_t *g = uc->uc_mcontext.gregs;
+
+	if (!g[REG_RIP] || !g[REG_RSP])
+		return -ENOENT;
+	f->ip = (uintptr_t)g[REG_RIP];
+	f->sp = (uintptr_t)g[REG_RSP];
+	f->bp = (uintptr_t)g[REG_RBP];
 	return 0;
 }
 
@@ -293,8 +335,8 @@ static int memo_matches(const struct memo *m, int k, const struct frame *f)
 }
 
 /* This walk's frames so far are in `next` (count m); the previous walk's from frame k on follow. */
-static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, uintptr_t *ips, int n,
-                      int max, int *truncated)
+static int memo_reuse(struct ct_slot *me, const struct memo *prev, int k, struct memo *next, int m,
+                      uintptr_t *ips, int n, int max, int *truncated)
 {
 	int tail = prev->n - k, copied = tail < max - n ? tail : max - n;
 
@@ -303,18 +345,18 @@ static int memo_reuse(const struct memo *prev, int k, struct memo *next, int m, 
 	*truncated = copied < tail;
 	/* The same stack as last time: the memo already describes it. */
 	if (m == 0 && k == 0) {
-		repeated = memo_was_current && !*truncated;
-		memo_current = !*truncated;
+		me->walk.repeated = me->walk.memo_was_current && !*truncated;
+		me->walk.memo_current = !*truncated;
 		return n + copied;
 	}
 	if (m + tail > MEMO_FRAMES)
 		return n + copied;
-	memo_current = !*truncated;
+	me->walk.memo_current = !*truncated;
 	for (int i = 0; i < tail; i++)
 		next->f[m + i] = prev->f[k + i];
 	next->n = m + tail;
 	memo_needs_bp(next, m - 1);
-	ts->memo_last ^= 1;
+	me->unwind->memo_last ^= 1;
 	return n + copied;
 }
 
@@ -329,23 +371,25 @@ static void memo_record(struct memo *m, int i, const struct frame *f, struct ct_
 	fr->flags = (r.cfa_reg == CT_CFI_RBP ? MEMO_CFA_RBP : 0u) | (r.rbp_off ? 0u : MEMO_KEEPS_RBP);
 }
 
-static void memo_commit(struct memo *m, int count)
+static void memo_commit(struct ct_slot *me, struct memo *m, int count)
 {
 	m->n = count;
 	memo_needs_bp(m, count - 1);
-	ts->memo_last ^= 1;
-	memo_current = 1;
+	me->unwind->memo_last ^= 1;
+	me->walk.memo_current = 1;
 }
 
-/* Returns the frame count, or -1 when some frame needs libunwind. The outermost walk of a thread
- * (not one nested in a signal handler) uses and renews the memo. */
-static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int *truncated)
+/* Returns the frame count; *truncated = 1 when the stack had more frames than max, or when a frame
+ * had no rule to step it (*cut = 1 then). The outermost walk of a thread (not one nested in a
+ * signal handler) uses and renews the memo, unless it crosses a signal frame. */
+static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t *ips, int max,
+                int *truncated, int *cut)
 {
 	uintptr_t lo, hi, scratch;
-	int n = 0, in_self = 1, use_cache = cache_usable();
-	int use_memo = use_cache && walk_depth == 1, k = 0, m = 0;
-	struct memo *prev = use_memo ? &ts->memos[ts->memo_last] : NULL;
-	struct memo *next = use_memo ? &ts->memos[ts->memo_last ^ 1] : NULL;
+	int n = 0, in_self = 1, use_cache = cache_usable(me);
+	int use_memo = use_cache && me->walk.depth == 1, k = 0, m = 0;
+	struct memo *prev = use_memo ? &me->unwind->memos[me->unwind->memo_last] : NULL;
+	struct memo *next = use_memo ? &me->unwind->memos[me->unwind->memo_last ^ 1] : NULL;
 	int prev_n = use_memo ? prev->n : 0;
 
 	self_range(&lo, &hi);
@@ -355,7 +399,7 @@ static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int 
 			while (k < prev_n && prev->f[k].sp < f->sp)
 				k++;
 			if (k < prev_n && memo_matches(prev, k, f))
-				return memo_reuse(prev, k, next, m, ips, n, max, truncated);
+				return memo_reuse(me, prev, k, next, m, ips, n, max, truncated);
 			if (n == max) {
 				*truncated = 1;
 				return n;
@@ -363,62 +407,76 @@ static int walk(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int 
 			ips[n++] = f->ip;
 		}
 		/* A return address points after the call; the call itself decides the rule. */
-		struct ct_cfi_rule r = rule_for(f->ip - adjust, use_cache);
-		if (r.kind == CT_CFI_NONE)
-			return -1;
+		struct ct_cfi_rule r = rule_for(me, f->ip - adjust, use_cache);
+		if (r.kind == CT_CFI_NONE) {
+			*truncated = *cut = 1;
+			return n;
+		}
+		if (r.kind == CT_CFI_SIGNAL) {
+			/* The memo describes stacks that sp orders, read through return addresses. */
+			use_memo = 0;
+			prev_n = 0;
+			if (signal_step(f))
+				return n;
+			adjust = 0;
+			continue;
+		}
 		use_memo = use_memo && m < MEMO_FRAMES;
 		if (use_memo && !in_self)
 			memo_record(next, m++, f, r);
 		if (r.kind == CT_CFI_END) {
 			if (use_memo)
-				memo_commit(next, m);
+				memo_commit(me, next, m);
 			return n;
 		}
-		int rc = step(f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch);
-		if (rc == -EAGAIN)
-			return -1;
-		if (rc)
+		/* A frame-pointer guess needs the body of a function: a signal may have stopped code
+		 * with no unwind information in its prologue or epilogue, where RBP is the caller's. */
+		if (!adjust && r.kind >= RULE_FP)
+			return n;
+		if (step(me, f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch))
 			return n;
 		adjust = 1;
 	}
 }
 
-/* Both entry points: the fast walk from frame f (adjust 1 when f->ip is a return address), or
- * libunwind's when some frame has no simple rule. */
+/* Both entry points: the walk from frame f (adjust 1 when f->ip is a return address). */
 static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int *truncated)
 {
-	int dummy, n;
+	struct ct_slot *me = ct_slot();
+	int dummy, n, cut = 0;
 
 	if (!truncated)
 		truncated = &dummy;
 	*truncated = 0;
 	if (max < 0)
 		max = 0;
-	repeated = 0;
-	memo_was_current = memo_current;
-	memo_current = 0;
-	walk_depth++;
+	me->walk.repeated = 0;
+	me->walk.memo_was_current = me->walk.memo_current;
+	me->walk.memo_current = 0;
+	me->walk.depth++;
 	atomic_signal_fence(memory_order_seq_cst);
-	n = walk(f, adjust, ips, max, truncated);
+	n = walk(me, f, adjust, ips, max, truncated, &cut);
 	atomic_signal_fence(memory_order_seq_cst);
-	walk_depth--;
-	if (n >= 0)
-		return n;
-	fallbacks++;
-	atomic_fetch_add_explicit(&all_fallbacks, 1, memory_order_relaxed);
-	*truncated = 0;
-	return ct_unwind_slow(ips, max, truncated);
+	me->walk.depth--;
+	if (cut) {
+		me->walk.cuts++;
+		atomic_fetch_add_explicit(&all_cuts, 1, memory_order_relaxed);
+	}
+	return n;
 }
+
+/* The registers at one instruction of the calling function, whose CFI row describes them. */
+#define HERE(f) \
+	__asm__ volatile("1: leaq 1b(%%rip), %0\n\t" \
+	                 "movq %%rsp, %1\n\t" \
+	                 "movq %%rbp, %2" \
+	                 : "=r"((f).ip), "=r"((f).sp), "=r"((f).bp))
 
 __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 {
 	struct frame f;
 
-	/* The registers at one instruction of this very function, whose CFI row describes them. */
-	__asm__ volatile("1: leaq 1b(%%rip), %0\n\t"
-	                 "movq %%rsp, %1\n\t"
-	                 "movq %%rbp, %2"
-	                 : "=r"(f.ip), "=r"(f.sp), "=r"(f.bp));
+	HERE(f);
 	return unwind_frame(&f, 0, ips, max, truncated);
 }
 
@@ -428,42 +486,9 @@ int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int
 	return unwind_frame(&f, 1, ips, max, truncated);
 }
 
-__attribute__((noinline)) int ct_unwind_slow(uintptr_t *ips, int max, int *truncated)
-{
-	int saved_errno = errno, n = 0, in_self = 1, dummy;
-	unw_context_t ctx;
-	unw_cursor_t cursor;
-	unw_word_t ip;
-	uintptr_t lo, hi;
-
-	if (!truncated)
-		truncated = &dummy;
-	*truncated = 0;
-	if (max < 0)
-		max = 0;
-	self_range(&lo, &hi);
-	if (unw_getcontext(&ctx) != 0 || unw_init_local(&cursor, &ctx) != 0)
-		goto out;
-	do {
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0)
-			break;
-		in_self = in_self && ip - lo < hi - lo;
-		if (in_self)
-			continue;
-		if (n == max) {
-			*truncated = 1;
-			break;
-		}
-		ips[n++] = (uintptr_t)ip;
-	} while (unw_step(&cursor) > 0);
-out:
-	errno = saved_errno;
-	return n;
-}
-
 int ct_unwind_repeated(void)
 {
-	return repeated;
+	return ct_slot()->walk.repeated;
 }
 
 void ct_unwind_invalidate(void)
@@ -471,31 +496,40 @@ void ct_unwind_invalidate(void)
 	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 }
 
-unsigned long ct_unwind_fallbacks(void)
+unsigned long ct_unwind_cuts(void)
 {
-	return atomic_load_explicit(&all_fallbacks, memory_order_relaxed);
+	return atomic_load_explicit(&all_cuts, memory_order_relaxed);
 }
 
-uintptr_t ct_unwind_first_sp_outside(const uintptr_t (*ranges)[2], int n)
+static int inside_any(uintptr_t ip, const uintptr_t (*ranges)[2], int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ip - ranges[i][0] < ranges[i][1] - ranges[i][0])
+			return 1;
+	return 0;
+}
+
+/* A plain walk, frame by frame, with no cache and no memo: it runs once, at exit, where the frames
+ * sought are the first few. */
+__attribute__((noinline)) uintptr_t ct_unwind_first_sp_outside(const uintptr_t (*ranges)[2], int n)
 {
 	int saved_errno = errno;
-	unw_context_t ctx;
-	unw_cursor_t cursor;
-	uintptr_t found = 0;
-	if (unw_getcontext(&ctx) == 0 && unw_init_local(&cursor, &ctx) == 0) {
-		do {
-			unw_word_t ip, sp;
-			if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
-			    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0)
-				break;
-			int inside = 0;
-			for (int i = 0; i < n && !inside; i++)
-				inside = ip - ranges[i][0] < ranges[i][1] - ranges[i][0];
-			if (!inside) {
-				found = (uintptr_t)sp;
-				break;
-			}
-		} while (unw_step(&cursor) > 0);
+	uintptr_t adjust = 0, scratch, found = 0;
+	struct frame f;
+
+	HERE(f);
+	for (int frames = 0; frames < 256; frames++) {
+		if (!inside_any(f.ip, ranges, n)) {
+			found = f.sp;
+			break;
+		}
+		struct ct_cfi_rule r = compute_rule(f.ip - adjust);
+		int rc = r.kind == CT_CFI_SIGNAL                    ? signal_step(&f)
+		         : r.kind == CT_CFI_OK || r.kind >= RULE_FP ? step(ct_slot(), &f, r, &scratch)
+		                                                    : -ENOENT;
+		if (rc)
+			break;
+		adjust = r.kind != CT_CFI_SIGNAL;
 	}
 	errno = saved_errno;
 	return found;

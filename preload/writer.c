@@ -50,7 +50,7 @@ enum {
 	NOTE_IN_SIGNAL,
 	NOTE_TABLES,
 	NOTE_RECORDS,
-	NOTE_SLOW_WALKS,
+	NOTE_CUT_WALKS,
 	NOTE_REOPENED,
 	NOTE_SETTING,
 	NOTE_UNSCANNED,
@@ -123,8 +123,9 @@ static void emit_notes(void)
 	           " allocation events were not recorded: out of memory for the writer's tables");
 	note_count(NOTE_RECORDS, warn, w.out.dropped,
 	           " records were lost: out of memory for the record buffer");
-	note_count(NOTE_SLOW_WALKS, CT_NOTE_INFO, ct_unwind_fallbacks(),
-	           " backtraces were taken by libunwind, the slow path (signal frames, CFI expressions)");
+	note_count(NOTE_CUT_WALKS, CT_NOTE_INFO, ct_unwind_cuts(),
+	           " backtraces end early, at a frame the unwinder cannot step (CFI expressions, code "
+	           "described by .debug_frame only)");
 	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
 	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened "
 	           "the file again by its path");

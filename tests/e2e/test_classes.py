@@ -4,9 +4,6 @@
 # and still reachable. Programs: leak_classes (every shape of memcheck's manual, TLS, the new[]
 # heuristic), cxx (a C++ program's leaks through new and new[]), hooks (every allocation function),
 # leak_thread (a thread still running at exit, stopped for the scan), threads (8 threads that ended).
-# One known difference, issue 14's open defect: glibc's TLS vector of each thread is 32 bytes larger
-# under ctrack (the shim and libunwind are two more modules with TLS); in these programs those
-# vectors are the possibly lost blocks, so possibly lost bytes are valgrind's + 32 per such block.
 # Then the offline CI check on that real trace: --fail-on levels and --max-leaked around the
 # figures valgrind gave.
 import os
@@ -28,11 +25,8 @@ for prog in env.progs:
     if not rep or not vg:
         continue
     s = rep["summary"]
-    want = dict(vg)
-    if "thread" in name:
-        want["possibly_lost_bytes"] += 32 * vg["possibly_lost_blocks"]
     env.eq(name + ": the leak classes are memcheck's LEAK SUMMARY", [s.get(k) for k in KEYS],
-           [want[k] for k in KEYS])
+           [vg[k] for k in KEYS])
     env.check(name + ": every leak entry has its class",
               all(e.get("kind") in ("definite", "indirect", "possible", "reachable") for e in rep["leaks"]))
     if first is None:

@@ -71,6 +71,10 @@ struct row {
 /* An early return at 0x10: remember_state, CFA back to RSP+8, the rest of the body from 0x11. */
 #define EARLY_RET PROLOGUE, 0x4c, 0x0a, 0x0c, 0x07, 0x08, 0x41, 0x0b
 
+/* DW_CFA_def_cfa_expression: DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_lit11;
+ * DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus (binutils' .plt). */
+#define PLT_CFA 0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
+
 static const struct row rows[] = {
     /* The typical prologue and epilogue, at each row boundary and one before. */
     {"push rbp: entry", GCC, INSNS(FRAMED), .range = 0x20, .at = 0, OK(RSP, 8, 0)},
@@ -123,6 +127,12 @@ static const struct row rows[] = {
     {"RBP undefined", GCC, INSNS(0x07, 0x06), .range = 0x10, .at = 0, END},
     {"RA undefined from the second row", GCC, INSNS(0x41, 0x07, 0x10), .range = 0x10, .at = 0, OK(RSP, 8, 0)},
     {"CFA expression", GCC, INSNS(0x0f, 0x02, 0x77, 0x08), .range = 0x10, .at = 0, NONE},
+    /* A .plt's expression: RSP+8, RSP+16 from byte 11 of each 16-byte entry. */
+    {"PLT entry, before its push", GCC, INSNS(PLT_CFA), .range = 0x20, .at = 0x1a, OK(RSP, 8, 0)},
+    {"PLT entry, after its push", GCC, INSNS(PLT_CFA), .range = 0x20, .at = 0x1b, OK(RSP, 16, 0)},
+    {"PLT-like expression, other operator", GCC,
+     INSNS(0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x1c), .range = 0x20,
+     .at = 0x1b, NONE},
     {"RBP in a register", GCC, INSNS(0x09, 0x06, 0x03), .range = 0x10, .at = 0, NONE},
     {"RBP expression", GCC, INSNS(0x10, 0x06, 0x02, 0x77, 0x00), .range = 0x10, .at = 0, NONE},
     {"RA val_offset", GCC, INSNS(0x14, 0x10, 0x01), .range = 0x10, .at = 0, NONE},
@@ -148,7 +158,7 @@ static const struct row rows[] = {
     {"CIE version 3", CIE(0x03, 'z', 'R', 0, 0x01, 0x78, 0x10, 0x01, 0x1b, CIE_INSNS), .enc = 0x1b,
      FDE_AUG(0), INSNS(FRAMED), .range = 0x20, .at = 4, OK(RBP, 16, -16)},
     {"'zRS' (signal frame)", CIE(0x01, 'z', 'R', 'S', 0, 0x01, 0x78, 0x10, 0x01, 0x1b, CIE_INSNS),
-     .enc = 0x1b, FDE_AUG(0), INSNS(FRAMED), .range = 0x20, .at = 4, .rc = -ENOTSUP},
+     .enc = 0x1b, FDE_AUG(0), INSNS(FRAMED), .range = 0x20, .at = 4, .kind = CT_CFI_SIGNAL},
     {"'zRX' (unknown letter)", CIE(0x01, 'z', 'R', 'X', 0, 0x01, 0x78, 0x10, 0x01, 0x1b, CIE_INSNS),
      .enc = 0x1b, FDE_AUG(0), INSNS(FRAMED), .range = 0x20, .at = 4, .rc = -ENOTSUP},
     {"'eh' (old gcc)", CIE(0x01, 'e', 'h', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x78, 0x10, CIE_INSNS),
@@ -333,7 +343,7 @@ static const uint8_t *put_hdr(uint8_t *const *fdes, const uintptr_t *begins, int
 
 static void show(char *buf, size_t size, int rc, const struct ct_cfi_rule *r)
 {
-	static const char *const kinds[] = {"NONE", "OK", "END"};
+	static const char *const kinds[] = {"NONE", "OK", "END", "SIGNAL"};
 
 	if (rc)
 		snprintf(buf, size, "error %d (%s)", rc, strerror(-rc));

@@ -19,14 +19,16 @@ struct ctu_walk {
 	uintptr_t ips[CTU_MAX];
 };
 
-/* Walks the caller's stack from the same call site: ct_unwind, then ct_unwind_slow; also
- * ct_unwind_from the capturing function's own frame, as the shim's hooks do. */
+/* Walks the caller's stack from the same call site: ct_unwind, then libunwind (slow, the reference);
+ * also ct_unwind_from the capturing function's own frame, as the shim's hooks do. */
 CTU_API void ctu_capture(int max, struct ctu_walk *fast, struct ctu_walk *slow);
 CTU_API int ctu_fast(uintptr_t *ips, int max, int *truncated);
 CTU_API int ctu_slow(uintptr_t *ips, int max, int *truncated);
 CTU_API void ctu_invalidate(void);
-/* Walks of the calling thread that ct_unwind handed to libunwind. */
-CTU_API unsigned long ctu_fallbacks(void);
+/* Walks of the calling thread that ct_unwind cut short at a frame it could not step. */
+CTU_API unsigned long ctu_cuts(void);
+/* ct_unwind_first_sp_outside: the stack pointer of the first frame outside the n ranges. */
+CTU_API uintptr_t ctu_first_sp_outside(const uintptr_t (*ranges)[2], int n);
 
 #ifdef __cplusplus
 }

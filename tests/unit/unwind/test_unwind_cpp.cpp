@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ct_unwind against ct_unwind_slow from C++ stacks: templates, std::function, virtual calls, and a
+/* ct_unwind against libunwind from C++ stacks: templates, std::function, virtual calls, and a
  * destructor run while an exception unwinds (libgcc's unwinder frames sit on the stack). */
 #include <functional>
 #include <stdexcept>
@@ -28,13 +28,13 @@ struct shape {
 struct square : shape {
 	int area() const override
 	{
-		ctt_check("virtual", 64, CTT_FAST);
+		ctt_check("virtual", 64);
 		return keep;
 	}
 };
 
 struct checks_on_unwind {
-	~checks_on_unwind() { ctt_check("destructor during unwinding", 64, CTT_EITHER); }
+	~checks_on_unwind() { ctt_check("destructor during unwinding", 64); }
 };
 
 __attribute__((noinline)) static void thrower(int depth)
@@ -52,12 +52,12 @@ int main(int, char **argv)
 	const shape *s = &sq;
 
 	for (int i = 0; i < 3; i++) {
-		nest<5>([] { ctt_check("lambda", 64, CTT_FAST); });
+		nest<5>([] { ctt_check("lambda", 64); });
 		nest<3>([s] { s->area(); });
 		try {
 			thrower(3);
 		} catch (const std::exception &) {
-			ctt_check("catch", 64, CTT_FAST);
+			ctt_check("catch", 64);
 		}
 	}
 	return ctt_report(argv[0]);
