@@ -44,3 +44,19 @@ def own(rep):
 
 def program(fig):
     return {k: fig[k] for k in KEYS}
+
+
+def check_run(env, name, args):
+    """Runs the program traced (60 s at most): exit 0, a complete trace, and ctrack's figures of the
+    program's own events equal to those it printed. (report, printed figures), or None."""
+    r, rep = env.run_traced(name, args, timeout=60)
+    env.eq(name + ": exit status", r.returncode, 0)
+    mine = printed(r.stdout.decode(errors="replace"))
+    if not rep or not env.eq(name + ": the program printed its figures", len(mine), 1):
+        return None
+    fig = mine[0]
+    print("%s: %s" % (name, fig["line"]))
+    env.eq(name + ": complete", rep["complete"], True)
+    env.eq(name + ": the program's own figures", own(rep), program(fig))
+    env.eq(name + ": unmatched_frees", rep["summary"]["unmatched_frees"], 0)
+    return rep, fig

@@ -33,18 +33,12 @@ if env.check("valgrind: the program ran and reported", rc == 0 and vg and "alloc
 
 for run in range(2):
     name = "run%d" % run
-    r, rep = env.run_traced(name, [prog, "cross", "2"], timeout=60)
-    env.eq(name + ": exit status", r.returncode, 0)
-    mine = stress.printed(r.stdout.decode(errors="replace"))
-    if not rep or not env.eq(name + ": the program printed its figures", len(mine), 1):
+    got = stress.check_run(env, name, [prog, "cross", "2"])
+    if not got:
         continue
-    fig = mine[0]
-    print("%s: %s" % (name, fig["line"]))
-    env.eq(name + ": complete", rep["complete"], True)
-    env.eq(name + ": the program's own figures", stress.own(rep), stress.program(fig))
+    rep, fig = got
     env.eq(name + ": the 64 leak_one blocks", ct.sites(rep["leaks"], "leak_one"),
            (sum(100 + i for i in range(THREADS)), THREADS))
-    env.eq(name + ": unmatched_frees", rep["summary"]["unmatched_frees"], 0)
     s = rep["summary"]
     total = {"allocations": s["allocations"], "bytes": s["bytes_allocated"], "frees": s["frees"],
              "in_use": s["leaked_allocations"]}
