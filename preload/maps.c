@@ -24,6 +24,12 @@ int ct_live_init(struct ct_live_map *m, uint64_t cap)
 	return m->slots ? 0 : -1;
 }
 
+void ct_live_prefetch(const struct ct_live_map *m, uint64_t p)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[hash64(p) & (m->cap - 1)]);
+}
+
 uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p)
 {
 	for (uint64_t i = hash64(p) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
@@ -134,6 +140,17 @@ static int same_info(const void *ctx, uint32_t id1)
 {
 	const struct info_probe *p = ctx;
 	return p->keys[id1 - 1].size == p->size && p->keys[id1 - 1].stack == p->stack;
+}
+
+void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack, int key)
+{
+	if (!m->index.cap)
+		return;
+	const struct ct_idx_slot *s = &m->index.slots[info_hash(size, stack) & (m->index.cap - 1)];
+	if (!key)
+		__builtin_prefetch(s);
+	else if (s->id) /* likely the pair itself, whose key is compared */
+		__builtin_prefetch(&m->keys[s->id - 1]);
 }
 
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new)

@@ -20,6 +20,8 @@ struct ct_live_map {
 int ct_live_init(struct ct_live_map *m, uint64_t cap); /* 0, or -1 (no memory) */
 void ct_live_release(struct ct_live_map *m);
 uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p); /* the value, or NULL */
+/* Starts loading what a find or insert of p will read first (a hint: no effect on the contents). */
+void ct_live_prefetch(const struct ct_live_map *m, uint64_t p);
 /* p not present. 0, or -1 when the table is full and cannot grow (nothing inserted). */
 int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v);
 void ct_live_erase(struct ct_live_map *m, uint64_t *val); /* val from ct_live_find */
@@ -38,5 +40,8 @@ void ct_info_release(struct ct_info_map *m);
 /* The id of (size, stack); *is_new = 1 when this call assigned it. UINT32_MAX when the pair is new
  * and the table is full and cannot grow. */
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new);
+/* Starts loading what interning (size, stack) will read (a hint): its index slot, or with key set
+ * (later, once the slot is in the cache) the key the slot names. */
+void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack, int key);
 
 #endif

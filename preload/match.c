@@ -240,6 +240,15 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 	return CT_MATCH_DONE;
 }
 
+void ct_match_prefetch(const uint64_t *ev, int stage)
+{
+	unsigned kind = CT_EV_KIND(ev[0]);
+	if (kind == CT_EV_ALLOC)
+		ct_info_prefetch(&m.infos, ev[1], (uint32_t)ev[2], stage);
+	if (kind != CT_EV_RFREE && !stage)
+		ct_live_prefetch(&m.live, CT_EV_PTR(ev[0]));
+}
+
 void ct_match_settle(struct ct_match_stream *s)
 {
 	flush_held(s);
