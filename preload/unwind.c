@@ -259,7 +259,8 @@ static int in_stack(struct ct_slot *me, uintptr_t sp, uintptr_t end)
 
 /* Applies a rule, refusing anything that does not look like a caller's frame. *rbp_slot: where
  * the caller's RBP was read, 0 when it was kept. Returns 0, or -EFAULT or -ENOENT: the walk ends. */
-static int step(struct ct_slot *me, struct frame *f, struct ct_cfi_rule r, uintptr_t *rbp_slot)
+static inline __attribute__((always_inline)) int step(struct ct_slot *me, struct frame *f,
+                                                      struct ct_cfi_rule r, uintptr_t *rbp_slot)
 {
 	uintptr_t cfa = (r.cfa_reg == CT_CFI_RSP ? f->sp : f->bp) + (uintptr_t)(intptr_t)r.cfa_off;
 	uintptr_t slot = r.rbp_off ? cfa + (uintptr_t)(intptr_t)r.rbp_off : 0;
