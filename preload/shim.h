@@ -84,9 +84,14 @@ enum ct_event {
 #define CT_SEQ_BUCKETS (1u << CT_SEQ_BITS)
 extern _Atomic uint32_t ct_seq[CT_SEQ_BUCKETS] CT_HIDDEN;
 
+/* Neighbouring addresses share neighbouring counters, so a thread allocating from its own arena
+ * keeps taking numbers from cache lines no other core writes (a hash of the whole address sent
+ * every event to a random line, bouncing between cores: 28% of a 4-thread profile); the arena's
+ * high bits, hashed, place arenas apart in the table. */
 static inline uint32_t ct_seq_bucket(uint64_t p)
 {
-	return (uint32_t)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SEQ_BITS));
+	uint64_t arena = ((p >> 26) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SEQ_BITS);
+	return (uint32_t)((p >> 4) + arena) & (CT_SEQ_BUCKETS - 1);
 }
 
 static inline uint32_t ct_seq_take(uint64_t p)
