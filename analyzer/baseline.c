@@ -11,6 +11,7 @@
 
 #include "baseline.h"
 #include "markup.h"
+#include "rules.h"
 #include "size.h"
 
 struct site {
@@ -53,12 +54,6 @@ static uint64_t allowed(uint64_t base, const struct ct_growth *g)
 	return extra >= (double)(UINT64_MAX - base) ? UINT64_MAX : base + (uint64_t)extra;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-	return slash ? slash + 1 : path;
-}
-
 /* ---- building ---- */
 
 static struct site *add(struct ct_baseline *b, const char *function, const char *file, unsigned line)
@@ -72,7 +67,7 @@ static struct site *add(struct ct_baseline *b, const char *function, const char 
 	}
 	struct site *s = &b->v[b->n];
 	*s = (struct site){.function = strdup(function ? function : "??"), .line = line};
-	file = base_name(file);
+	file = file ? ct_basename(file) : NULL;
 	if (!s->function || (file && !(s->file = strdup(file)))) {
 		free(s->function);
 		return NULL;

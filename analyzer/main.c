@@ -672,7 +672,7 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 /* A trace has the leak classes that level needs (said on stderr when not). */
 static int has_classes(const char *path, const struct ct_model *m, enum ct_fail_on level)
 {
-	if (m->classified || level == CT_FAIL_REACHABLE || level == CT_FAIL_NONE)
+	if (!ct_check_needs_classes(&(struct ct_check){.fail_on = level}, m))
 		return 1;
 	fprintf(stderr,
 	        PROG ": %s has no leak classes: --fail-on=%s needs a ctrack that scans the heap at exit "

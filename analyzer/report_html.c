@@ -10,6 +10,7 @@
 #include "diagnose.h"
 #include "export.h"
 #include "markup.h"
+#include "rules.h"
 
 /* The chart, in SVG user units: plot area inside the margins. */
 #define CHART_W 1200.0
@@ -93,12 +94,6 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 /* ---- header and summary ---- */
 
 static void put_head(FILE *out, const struct ct_report *r)
@@ -107,7 +102,7 @@ static void put_head(FILE *out, const struct ct_report *r)
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ctrack: ",
 	      out);
-	ct_xml_text(out, p->seen && p->argc ? base_name(p->argv[0].data) : base_name(r->path));
+	ct_xml_text(out, p->seen && p->argc ? ct_basename(p->argv[0].data) : ct_basename(r->path));
 	fprintf(out, "</title>\n<style>\n%s</style>\n<script>\n%s</script>\n</head>\n<body>\n", style,
 	        error_script);
 	fputs("<h1>ctrack heap report</h1>\n<p class=\"meta\">trace <code id=\"trace\">", out);
@@ -488,7 +483,7 @@ static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 		fputs(" <span class=\"mod\" title=\"", out);
 		ct_xml_text(out, f->module);
 		fputs("\">(", out);
-		ct_xml_text(out, base_name(f->module));
+		ct_xml_text(out, ct_basename(f->module));
 		fputs(")</span>", out);
 	}
 	l->module = f->module;

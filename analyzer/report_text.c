@@ -10,6 +10,7 @@
 
 #include "diagnose.h"
 #include "markup.h"
+#include "rules.h"
 #include "report.h"
 
 static int safe_shell_byte(unsigned char c)
@@ -179,12 +180,6 @@ static void put_summary(const struct ct_report *r)
 	}
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 /* Colour only on a terminal, and not when NO_COLOR is set (no-color.org). */
 static int use_colour(FILE *out)
 {
@@ -216,7 +211,7 @@ static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 	if (f->file)
 		fprintf(p->out, " at %s%s:%u%s", CYAN(c), f->file, f->line, RESET(c));
 	if (f->module && (!p->module || strcmp(p->module, f->module)))
-		fprintf(p->out, " %s(%s)%s", DIM(c), base_name(f->module), RESET(c));
+		fprintf(p->out, " %s(%s)%s", DIM(c), ct_basename(f->module), RESET(c));
 	p->module = f->module;
 	fprintf(p->out, "%s\n", f->inlined ? (c ? " \033[2m[inlined]\033[0m" : " [inlined]") : "");
 	return 0;
@@ -330,7 +325,7 @@ void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_on
 		                  : q->line_tables && !q->advice ? "no (none inlined)"
 		                                                 : "no";
 		fprintf(out, "%s: symbols %s, line tables %s, inline info %s",
-		        problems_only ? base_name(q->path) : q->path, q->symbols,
+		        problems_only ? ct_basename(q->path) : q->path, q->symbols,
 		        q->line_tables ? "yes" : "no", inl);
 		if (!problems_only && q->debug_file && strcmp(q->debug_file, q->path))
 			fprintf(out, ", debug file %s", q->debug_file);
