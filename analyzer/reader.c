@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "ctrack/columns.h"
 #include "ctrack/format.h"
 #include "reader.h"
 #include "regfile.h"
@@ -59,6 +60,8 @@ struct reader {
 	unsigned version;                  /* the file's format version */
 	uint64_t allocs;                   /* ALLOC records read */
 	uint64_t recent[CT_RECENT_WINDOW]; /* infos of the last ALLOC records, for RECENT */
+	struct ct_rec_buf joined;          /* the records of the BATCH being decoded */
+	const uint8_t *batch;              /* that BATCH record (in buf), or NULL */
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -81,6 +84,13 @@ static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	const struct ct_rec_buf *j = &r->joined;
+	if (r->batch && p >= j->data && p < j->data + j->len) {
+		unsigned long long off = r->base + (unsigned long long)(r->batch - r->buf);
+		return fail(
+		    r, "corrupt trace at offset %llu: in the BATCH record there, byte %zu of its records: %s",
+		    off, (size_t)(p - j->data), why);
+	}
 	unsigned long long off = r->base + (unsigned long long)(p - r->buf);
 	return fail(r, "corrupt trace at offset %llu: %s", off, why);
 }
@@ -349,6 +359,57 @@ static int rec_classes(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+static long record(struct reader *r, const uint8_t *p, const uint8_t *end);
+static int within_bounds(struct reader *r, const uint8_t *p);
+
+static int grow_joined(struct ct_rec_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : WINDOW;
+	while (cap - b->len < need)
+		cap *= 2;
+	uint8_t *data = realloc(b->data, cap);
+	if (!data)
+		return -1;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+/* A BATCH record at rec, payload [p, end): its records joined back from the columns, then decoded
+ * like any others. Returns 0, or -1 after setting the error. */
+static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+{
+	struct ct_columns c;
+	if (r->version < 4)
+		return corrupt(r, rec, "BATCH record in a version %u file", r->version);
+	if (ct_columns_open(p, end, &c) < 0)
+		return corrupt(r, rec, "BATCH column lengths do not add up to its length");
+	struct ct_rec_buf *j = &r->joined;
+	j->len = 0;
+	j->grow = grow_joined;
+	j->dropped = 0;
+	int k;
+	unsigned long long n = 0;
+	while ((k = ct_columns_join_one(&c, j)) > 0)
+		n++;
+	if (k < 0)
+		return j->dropped ? fail(r, "out of memory")
+		                  : corrupt(r, rec, "BATCH columns are corrupt at its record %llu", n);
+	r->batch = rec;
+	const uint8_t *q = j->data, *qend = j->data + j->len;
+	while (q < qend) {
+		long m = record(r, q, qend);
+		if (m < 0 || within_bounds(r, q) < 0)
+			return -1;
+		if (!m)
+			return corrupt(r, q, "record cut short at the end of its BATCH");
+		r->last_tag = *q;
+		q += m;
+	}
+	r->batch = NULL;
+	return 0;
+}
+
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
 static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
 {
@@ -402,6 +463,8 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	}
 	case CT_REC_THREAD:
 		break;
+	case CT_REC_BATCH:
+		return batch(r, rec, p, end);
 	default:
 		if (!ct_tag_is_optional(tag))
 			return corrupt(
@@ -540,7 +603,8 @@ static int decode(struct reader *r)
 			return -1;
 		if (!n)
 			break;
-		r->last_tag = *p;
+		if (*p != CT_REC_BATCH) /* a BATCH set it to its last record's */
+			r->last_tag = *p;
 		p += n;
 	}
 	r->pos = (size_t)(p - r->buf);
@@ -652,5 +716,6 @@ int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size
 	ZSTD_freeDStream(r.z);
 	free(r.in);
 	free(r.buf);
+	free(r.joined.data);
 	return rc;
 }

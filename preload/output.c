@@ -11,6 +11,7 @@
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, a custom allocator */
 #include <zstd.h>
 
+#include "ctrack/columns.h"
 #include "ctrack/record.h"
 #include "text.h"
 #include "writer.h"
@@ -158,10 +159,11 @@ static void fail(int err)
 		note_write_error(err);
 }
 
-void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
+/* Compresses [p, p + n) with the given end directive and writes what zstd gives back. 0, or -1
+ * when tracing failed. */
+static int compress(const void *p, size_t n, ZSTD_EndDirective mode)
 {
-	ZSTD_EndDirective mode = how == CT_OUT_END ? ZSTD_e_end : ZSTD_e_flush;
-	ZSTD_inBuffer in = {b->data, b->len, 0};
+	ZSTD_inBuffer in = {p, n, 0};
 	while (!o.failed) {
 		ZSTD_outBuffer out = {o.zbuf, o.zcap, 0};
 		size_t left = ZSTD_compressStream2(o.zc, &out, &in, mode);
@@ -170,9 +172,70 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
 			fail(err);
 			break;
 		}
-		if (left == 0)
+		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
 			break;
 	}
+	return o.failed ? -1 : 0;
+}
+
+/* ---- BATCH records ----
+ * A flush of more than a few KiB of records goes out as one BATCH (format.h, columns.h): the same
+ * records by columns, each column ended by a zstd flush so that its bytes get a block, and a
+ * Huffman table, of their own. The first write (the file header) and small ones go as they are. */
+
+#define BATCH_MIN 4096
+
+static struct ct_columns cols;
+static uint8_t *cols_mem;
+static size_t cols_cap; /* bytes per column */
+
+/* Splits b into cols: 0, or -1 (no memory, or bytes a BATCH cannot hold: written as they are). */
+static int split(const struct ct_rec_buf *b)
+{
+	if (b->len > cols_cap) {
+		size_t cap = cols_cap ? cols_cap : 1u << 18;
+		while (cap < b->len)
+			cap *= 2;
+		if (ct_arena_grow((void **)&cols_mem, CT_COLUMNS * cols_cap, CT_COLUMNS * cap) < 0)
+			return -1;
+		cols_cap = cap;
+	}
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		cols.col[i] = cols_mem + (size_t)i * cols_cap;
+		cols.len[i] = 0;
+	}
+	return ct_columns_split(b->data, b->len, &cols);
+}
+
+static int write_batch(ZSTD_EndDirective mode)
+{
+	uint8_t head[1 + CT_VARINT_MAX * (1 + CT_COLUMNS)], lens[CT_VARINT_MAX * CT_COLUMNS];
+	size_t nlens = 0, payload = 0, nhead = 0;
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		nlens += ct_put_varint(lens + nlens, cols.len[i]);
+		payload += cols.len[i];
+	}
+	head[nhead++] = CT_REC_BATCH;
+	nhead += ct_put_varint(head + nhead, payload + nlens);
+	memcpy(head + nhead, lens, nlens);
+	if (compress(head, nhead + nlens, ZSTD_e_continue) < 0)
+		return -1;
+	int last = CT_COLUMNS - 1;
+	while (last > 0 && !cols.len[last])
+		last--;
+	for (int i = 0; i <= last; i++)
+		if (compress(cols.col[i], cols.len[i], i == last ? mode : ZSTD_e_flush) < 0)
+			return -1;
+	return 0;
+}
+
+void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
+{
+	ZSTD_EndDirective mode = how == CT_OUT_END ? ZSTD_e_end : ZSTD_e_flush;
+	if (o.written && b->len >= BATCH_MIN && split(b) == 0)
+		write_batch(mode);
+	else
+		compress(b->data, b->len, mode);
 	b->len = 0;
 	if (o.failed)
 		return;

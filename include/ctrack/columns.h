@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/* The BATCH record's columns (format.h): the one splitter, for the shim's writer, and the one
+ * joiner, for readers, of a run of records into columns and back, byte for byte.
+ *
+ * A record goes to the columns as follows; a column holds its records' bytes in record order.
+ *   TAG   one byte per record: its tag; for ALLOC, FREE and TEMP in the short form, the tag byte
+ *         without the id bits (0xa0, 0xc0, 0xe0); RECENT's one byte as it is.
+ *   ID0, ID1, ID2  the alloc info id of a short ALLOC, FREE or TEMP, as a varint whose first byte
+ *         goes to ID0, second to ID1, the rest to ID2: ids are the bulk of a trace and nearly
+ *         random, and each byte position has its own distribution.
+ *   DEFS  the two varints of INFO and FRAME records.
+ *   CORE  the varints of the other core records (TIME, TEMPFREE, the long forms).
+ *   FRAMED the length and payload of framed records.
+ * Header-only and static inline, like record.h; nothing here allocates, locks or uses stdio. */
+#ifndef CTRACK_COLUMNS_H
+#define CTRACK_COLUMNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrack/record.h"
+
+enum ct_column { CT_COL_TAG, CT_COL_ID0, CT_COL_ID1, CT_COL_ID2, CT_COL_DEFS, CT_COL_CORE, CT_COL_FRAMED };
+#define CT_COLUMNS 7
+
+/* Columns being written (each col[i] has room for as many bytes as the records split) or read
+ * (col[i] holds len[i] bytes, pos[i] of them consumed). */
+struct ct_columns {
+	uint8_t *col[CT_COLUMNS];
+	size_t len[CT_COLUMNS];
+	size_t pos[CT_COLUMNS];
+};
+
+static inline void ct_col_put(struct ct_columns *c, enum ct_column k, const uint8_t *p, size_t n)
+{
+	memcpy(c->col[k] + c->len[k], p, n);
+	c->len[k] += n;
+}
+
+/* The length of the varint at [p, end): 1..CT_VARINT_MAX, or 0 if it does not end in time. */
+static inline size_t ct_col_varint_len(const uint8_t *p, const uint8_t *end)
+{
+	for (size_t i = 0; i < CT_VARINT_MAX && p + i < end; i++)
+		if (!(p[i] & 0x80))
+			return i + 1;
+	return 0;
+}
+
+/* Splits the records [p, p + n) into c (lengths zero, each column with room for n bytes).
+ * Returns 0, or -1 when the bytes are not whole records that a BATCH may hold (c is then
+ * meaningless: write the records as they are). */
+static inline int ct_columns_split(const uint8_t *p, size_t n, struct ct_columns *c)
+{
+	const uint8_t *end = p + n;
+	uint8_t id[CT_VARINT_MAX];
+	while (p < end) {
+		unsigned tag = *p;
+		if (ct_tag_is_short(tag)) {
+			uint64_t info;
+			int k = ct_get_short_event(p, end, &tag, &info);
+			if (k <= 0)
+				return -1;
+			p += k;
+			if (tag == CT_REC_RECENT) {
+				c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)p[-1];
+				continue;
+			}
+			c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)(CT_TAG_SHORT_MIN | tag << 5);
+			size_t m = ct_put_varint(id, info);
+			ct_col_put(c, CT_COL_ID0, id, 1);
+			if (m > 1)
+				ct_col_put(c, CT_COL_ID1, id + 1, 1);
+			if (m > 2)
+				ct_col_put(c, CT_COL_ID2, id + 2, m - 2);
+			continue;
+		}
+		c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)tag;
+		p++;
+		int fields = ct_core_fields(tag);
+		enum ct_column to = tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
+		for (int f = 0; f < fields; f++) {
+			size_t m = ct_col_varint_len(p, end);
+			if (!m)
+				return -1;
+			ct_col_put(c, to, p, m);
+			p += m;
+		}
+		if (fields)
+			continue;
+		uint64_t len;
+		int k = ct_tag_is_framed(tag) && tag != CT_REC_BATCH ? ct_get_varint(p, end, &len) : -1;
+		if (k <= 0 || len > (uint64_t)(end - p - k))
+			return -1;
+		ct_col_put(c, CT_COL_FRAMED, p, (size_t)k + len);
+		p += (size_t)k + len;
+	}
+	return 0;
+}
+
+/* Reads the columns' lengths at the start of a BATCH payload [p, end) and points c at the
+ * columns. Returns 0, or -1 when they do not fit the payload exactly. */
+static inline int ct_columns_open(const uint8_t *p, const uint8_t *end, struct ct_columns *c)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		uint64_t len;
+		int k = ct_get_varint(p, end, &len);
+		if (k <= 0 || len > (uint64_t)(end - p))
+			return -1;
+		p += k;
+		c->len[i] = (size_t)len;
+		c->pos[i] = 0;
+		total += len;
+	}
+	if (total != (uint64_t)(end - p))
+		return -1;
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		c->col[i] = (uint8_t *)p;
+		p += c->len[i];
+	}
+	return 0;
+}
+
+/* The next n bytes of column k, or NULL when it has fewer left. */
+static inline const uint8_t *ct_col_take(struct ct_columns *c, enum ct_column k, size_t n)
+{
+	if (c->len[k] - c->pos[k] < n)
+		return NULL;
+	c->pos[k] += n;
+	return c->col[k] + c->pos[k] - n;
+}
+
+/* The next varint of column k, copied to b (room reserved). 0, or -1 when the column ends or the
+ * varint is longer than 64 bits. */
+static inline int ct_col_copy_varint(struct ct_columns *c, enum ct_column k, struct ct_rec_buf *b)
+{
+	const uint8_t *p = c->col[k] + c->pos[k];
+	uint64_t v;
+	int m = ct_get_varint(p, c->col[k] + c->len[k], &v);
+	if (m <= 0)
+		return -1;
+	ct_rec_raw(b, ct_col_take(c, k, (size_t)m), (size_t)m);
+	return 0;
+}
+
+/* The alloc info id of a short event, from ID0, ID1, ID2. 0, or -1. */
+static inline int ct_col_take_id(struct ct_columns *c, uint64_t *id)
+{
+	uint8_t v[CT_VARINT_MAX];
+	size_t n = 0;
+	enum ct_column k = CT_COL_ID0;
+	do {
+		const uint8_t *b = n < CT_VARINT_MAX ? ct_col_take(c, k, 1) : NULL;
+		if (!b)
+			return -1;
+		v[n++] = *b;
+		if (k < CT_COL_ID2)
+			k++;
+	} while (v[n - 1] & 0x80);
+	return ct_get_varint(v, v + n, id) > 0 ? 0 : -1;
+}
+
+/* Joins one record of the columns c onto b (growing it). Returns 1, 0 when every column is
+ * consumed (the batch ended there: a column with bytes left over is corrupt), or -1 when the
+ * columns are corrupt or b cannot grow (b->dropped counts the latter). */
+static inline int ct_columns_join_one(struct ct_columns *c, struct ct_rec_buf *b)
+{
+	const uint8_t *t = ct_col_take(c, CT_COL_TAG, 1);
+	if (!t) {
+		for (int i = 0; i < CT_COLUMNS; i++)
+			if (c->pos[i] != c->len[i])
+				return -1;
+		return 0;
+	}
+	unsigned tag = *t;
+	if (ct_tag_is_short(tag)) {
+		unsigned kind = (tag >> 5) & 3;
+		if (!kind)
+			return ct_rec_room(b, 1) ? (ct_rec_u8(b, (uint8_t)tag), 1) : -1;
+		uint64_t id;
+		if ((tag & 0x1f) || ct_col_take_id(c, &id) < 0 || !ct_rec_room(b, 1 + CT_VARINT_MAX))
+			return -1;
+		b->len += ct_put_short_event(b->data + b->len, kind, id);
+		return 1;
+	}
+	int fields = ct_core_fields(tag);
+	if (fields) {
+		if (!ct_rec_room(b, 1 + 2 * CT_VARINT_MAX))
+			return -1;
+		ct_rec_u8(b, (uint8_t)tag);
+		enum ct_column from = tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
+		for (int f = 0; f < fields; f++)
+			if (ct_col_copy_varint(c, from, b) < 0)
+				return -1;
+		return 1;
+	}
+	if (!ct_tag_is_framed(tag) || tag == CT_REC_BATCH)
+		return -1;
+	const uint8_t *p = c->col[CT_COL_FRAMED] + c->pos[CT_COL_FRAMED];
+	uint64_t len;
+	int k = ct_get_varint(p, c->col[CT_COL_FRAMED] + c->len[CT_COL_FRAMED], &len);
+	if (k <= 0 || len > c->len[CT_COL_FRAMED] - c->pos[CT_COL_FRAMED] - (size_t)k ||
+	    !ct_rec_room(b, 1 + (size_t)k + len))
+		return -1;
+	ct_rec_u8(b, (uint8_t)tag);
+	ct_rec_raw(b, ct_col_take(c, CT_COL_FRAMED, (size_t)k + len), (size_t)k + len);
+	return 1;
+}
+
+#endif /* CTRACK_COLUMNS_H */
