@@ -4,10 +4,11 @@
  *
  * A record goes to the columns as follows; a column holds its records' bytes in record order.
  *   TAG   one byte per record: its tag; for ALLOC, FREE and TEMP in the short form, the tag byte
- *         without the id bits (0xa0, 0xc0, 0xe0); RECENT's one byte as it is.
- *   ID0, ID1, ID2  the alloc info id of a short ALLOC, FREE or TEMP, as a varint whose first byte
- *         goes to ID0, second to ID1, the rest to ID2: ids are the bulk of a trace and nearly
- *         random, and each byte position has its own distribution.
+ *         without its low 5 bits (0xa0, 0xc0, 0xe0); RECENT's one byte as it is.
+ *   ID0, ID1, ID2  the alloc info id of a short ALLOC, FREE or TEMP: the tag byte's low 5 bits
+ *         (the id's low 4 and the flag of the varint) to ID0, the varint's first byte to ID1, the
+ *         rest of it to ID2. Ids are the bulk of a trace and nearly random, and each byte
+ *         position has its own distribution.
  *   DEFS  the two varints of INFO and FRAME records.
  *   CORE  the varints of the other core records (TIME, TEMPFREE, the long forms).
  *   FRAMED the length and payload of framed records.
@@ -31,18 +32,18 @@ struct ct_columns {
 	size_t pos[CT_COLUMNS];
 };
 
-static inline void ct_col_put(struct ct_columns *c, enum ct_column k, const uint8_t *p, size_t n)
+/* Appends the varint at [p, end) to column k: its length, or 0 if it does not end in time. */
+static inline size_t ct_col_put_varint(struct ct_columns *c, enum ct_column k, const uint8_t *p,
+                                       const uint8_t *end)
 {
-	memcpy(c->col[k] + c->len[k], p, n);
-	c->len[k] += n;
-}
-
-/* The length of the varint at [p, end): 1..CT_VARINT_MAX, or 0 if it does not end in time. */
-static inline size_t ct_col_varint_len(const uint8_t *p, const uint8_t *end)
-{
-	for (size_t i = 0; i < CT_VARINT_MAX && p + i < end; i++)
-		if (!(p[i] & 0x80))
+	uint8_t *to = c->col[k] + c->len[k];
+	for (size_t i = 0; i < CT_VARINT_MAX && p + i < end; i++) {
+		to[i] = p[i];
+		if (!(p[i] & 0x80)) {
+			c->len[k] += i + 1;
 			return i + 1;
+		}
+	}
 	return 0;
 }
 
@@ -52,37 +53,35 @@ static inline size_t ct_col_varint_len(const uint8_t *p, const uint8_t *end)
 static inline int ct_columns_split(const uint8_t *p, size_t n, struct ct_columns *c)
 {
 	const uint8_t *end = p + n;
-	uint8_t id[CT_VARINT_MAX];
 	while (p < end) {
-		unsigned tag = *p;
+		unsigned tag = *p++;
 		if (ct_tag_is_short(tag)) {
-			uint64_t info;
-			int k = ct_get_short_event(p, end, &tag, &info);
-			if (k <= 0)
-				return -1;
-			p += k;
-			if (tag == CT_REC_RECENT) {
-				c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)p[-1];
+			if (!(tag & 0x60)) { /* RECENT */
+				c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)tag;
 				continue;
 			}
-			c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)(CT_TAG_SHORT_MIN | tag << 5);
-			size_t m = ct_put_varint(id, info);
-			ct_col_put(c, CT_COL_ID0, id, 1);
-			if (m > 1)
-				ct_col_put(c, CT_COL_ID1, id + 1, 1);
-			if (m > 2)
-				ct_col_put(c, CT_COL_ID2, id + 2, m - 2);
+			c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)(tag & 0xe0);
+			c->col[CT_COL_ID0][c->len[CT_COL_ID0]++] = (uint8_t)(tag & 0x1f);
+			if (!(tag & 0x10))
+				continue;
+			if (p >= end)
+				return -1;
+			c->col[CT_COL_ID1][c->len[CT_COL_ID1]++] = *p;
+			if (!(*p++ & 0x80))
+				continue;
+			size_t m = ct_col_put_varint(c, CT_COL_ID2, p, end);
+			if (!m)
+				return -1;
+			p += m;
 			continue;
 		}
 		c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)tag;
-		p++;
 		int fields = ct_core_fields(tag);
 		enum ct_column to = tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
 		for (int f = 0; f < fields; f++) {
-			size_t m = ct_col_varint_len(p, end);
+			size_t m = ct_col_put_varint(c, to, p, end);
 			if (!m)
 				return -1;
-			ct_col_put(c, to, p, m);
 			p += m;
 		}
 		if (fields)
@@ -91,7 +90,8 @@ static inline int ct_columns_split(const uint8_t *p, size_t n, struct ct_columns
 		int k = ct_tag_is_framed(tag) && tag != CT_REC_BATCH ? ct_get_varint(p, end, &len) : -1;
 		if (k <= 0 || len > (uint64_t)(end - p - k))
 			return -1;
-		ct_col_put(c, CT_COL_FRAMED, p, (size_t)k + len);
+		memcpy(c->col[CT_COL_FRAMED] + c->len[CT_COL_FRAMED], p, (size_t)k + len);
+		c->len[CT_COL_FRAMED] += (size_t)k + len;
 		p += (size_t)k + len;
 	}
 	return 0;
@@ -130,34 +130,19 @@ static inline const uint8_t *ct_col_take(struct ct_columns *c, enum ct_column k,
 	return c->col[k] + c->pos[k] - n;
 }
 
-/* The next varint of column k, copied to b (room reserved). 0, or -1 when the column ends or the
- * varint is longer than 64 bits. */
-static inline int ct_col_copy_varint(struct ct_columns *c, enum ct_column k, struct ct_rec_buf *b)
+/* The next varint of column k, at most max bytes long, copied to b (room reserved). 0, or -1 when
+ * the column ends first or the varint is longer. */
+static inline int ct_col_copy_varint(struct ct_columns *c, enum ct_column k, struct ct_rec_buf *b, size_t max)
 {
-	const uint8_t *p = c->col[k] + c->pos[k];
-	uint64_t v;
-	int m = ct_get_varint(p, c->col[k] + c->len[k], &v);
-	if (m <= 0)
+	const uint8_t *p = c->col[k] + c->pos[k], *end = c->col[k] + c->len[k];
+	size_t m = 0;
+	while (m < max && p + m < end && (p[m] & 0x80))
+		m++;
+	if (m == max || p + m == end)
 		return -1;
+	m++;
 	ct_rec_raw(b, ct_col_take(c, k, (size_t)m), (size_t)m);
 	return 0;
-}
-
-/* The alloc info id of a short event, from ID0, ID1, ID2. 0, or -1. */
-static inline int ct_col_take_id(struct ct_columns *c, uint64_t *id)
-{
-	uint8_t v[CT_VARINT_MAX];
-	size_t n = 0;
-	enum ct_column k = CT_COL_ID0;
-	do {
-		const uint8_t *b = n < CT_VARINT_MAX ? ct_col_take(c, k, 1) : NULL;
-		if (!b)
-			return -1;
-		v[n++] = *b;
-		if (k < CT_COL_ID2)
-			k++;
-	} while (v[n - 1] & 0x80);
-	return ct_get_varint(v, v + n, id) > 0 ? 0 : -1;
 }
 
 /* Joins one record of the columns c onto b (growing it). Returns 1, 0 when every column is
@@ -177,11 +162,17 @@ static inline int ct_columns_join_one(struct ct_columns *c, struct ct_rec_buf *b
 		unsigned kind = (tag >> 5) & 3;
 		if (!kind)
 			return ct_rec_room(b, 1) ? (ct_rec_u8(b, (uint8_t)tag), 1) : -1;
-		uint64_t id;
-		if ((tag & 0x1f) || ct_col_take_id(c, &id) < 0 || !ct_rec_room(b, 1 + CT_VARINT_MAX))
+		const uint8_t *low = ct_col_take(c, CT_COL_ID0, 1);
+		if ((tag & 0x1f) || !low || *low > 0x1f || !ct_rec_room(b, 1 + CT_VARINT_MAX))
 			return -1;
-		b->len += ct_put_short_event(b->data + b->len, kind, id);
-		return 1;
+		ct_rec_u8(b, (uint8_t)(tag | *low));
+		if (!(*low & 0x10))
+			return 1;
+		const uint8_t *first = ct_col_take(c, CT_COL_ID1, 1);
+		if (!first)
+			return -1;
+		ct_rec_u8(b, *first);
+		return !(*first & 0x80) || ct_col_copy_varint(c, CT_COL_ID2, b, 9) == 0 ? 1 : -1;
 	}
 	int fields = ct_core_fields(tag);
 	if (fields) {
@@ -190,7 +181,7 @@ static inline int ct_columns_join_one(struct ct_columns *c, struct ct_rec_buf *b
 		ct_rec_u8(b, (uint8_t)tag);
 		enum ct_column from = tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
 		for (int f = 0; f < fields; f++)
-			if (ct_col_copy_varint(c, from, b) < 0)
+			if (ct_col_copy_varint(c, from, b, CT_VARINT_MAX) < 0)
 				return -1;
 		return 1;
 	}
