@@ -4,6 +4,9 @@
  *  - bootstrap: dlsym() may call calloc/malloc before the real functions are known; those calls
  *    are served from a static pool, never counted, and freeing them is a no-op;
  *  - recursion: ct_in_shim is set while the shim runs, so its own allocations go straight through;
+ *  - signal handlers: a hook entered while its thread is reporting (the guard is CT_GUARD_HOOK)
+ *    belongs to a handler that interrupted the report; its event waits in the thread's buffer
+ *    (defer.h) and the interrupted report writes it before it returns;
  *  - ordering: a free is reported before the real free (the address cannot be reused in between),
  *    an allocation after the real allocation returns;
  *  - errno: the value the real function left is the value the program sees.
@@ -18,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "defer.h"
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -96,42 +100,79 @@ static int resolve(void)
 
 /* ---- when to track ---- */
 
-/* 1 when this call should be reported: tracing is on (or in its late phase) and the shim is not
- * already running on this thread. The first call ever starts tracing. */
+enum { TRACK_NO, TRACK_NOW, TRACK_DEFER };
+
+/* TRACK_NOW when this call should be reported (tracing is on, or in its late phase, and the shim
+ * is not already running on this thread); TRACK_DEFER when it is a signal handler's, made in the
+ * middle of a report of its thread, whose ring and backtrace buffer are in use; TRACK_NO for the
+ * shim's own calls. The first call ever starts tracing. */
 static inline int tracking(void)
 {
-	if (ct_in_shim) {
-		/* A signal handler's call, in the middle of another report: its thread's ring and
-		 * backtrace buffer are in use, so the event is counted, for a NOTE, and dropped. */
-		if (CT_UNLIKELY(ct_in_shim == CT_GUARD_HOOK))
-			atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
-		return 0;
-	}
+	int guard = ct_in_shim;
+	if (guard)
+		return CT_UNLIKELY(guard == CT_GUARD_HOOK) ? TRACK_DEFER : TRACK_NO;
 	int s = atomic_load_explicit(&ct_state, memory_order_relaxed);
 	if (CT_LIKELY(s == CT_ACTIVE))
-		return 1;
+		return TRACK_NOW;
 	if (s == CT_UNINIT) {
 		ct_init();
 		s = atomic_load_explicit(&ct_state, memory_order_relaxed);
 	}
-	return s == CT_ACTIVE || s == CT_LATE;
+	return s == CT_ACTIVE || s == CT_LATE ? TRACK_NOW : TRACK_NO;
 }
 
-static void report_alloc(void *p, size_t size, const struct ct_caller *c)
+/* A report starts: the guard keeps the shim's own calls out, and tells a signal handler's hook
+ * that the thread's ring and buffers are in use. */
+static inline struct ct_slot *report_begin(void)
+{
+	struct ct_slot *s = ct_slot();
+	s->in_shim = CT_GUARD_HOOK;
+	atomic_signal_fence(memory_order_seq_cst);
+	return s;
+}
+
+/* A report ends: the guard is lifted, then the events that signal handlers deferred meanwhile
+ * are written, after the report's own (tracker.c's push_own says why that order is sound), under
+ * the guard again, until none is left. Handlers defer only under the guard, so none is left once
+ * the buffer is seen empty after the lift; one that comes between the lift and that look reports
+ * its events itself, after writing those still waiting that must precede them (push_own). */
+static inline void report_end(struct ct_slot *s)
+{
+	for (;;) {
+		atomic_signal_fence(memory_order_seq_cst);
+		s->in_shim = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		if (CT_LIKELY(!ct_defer_pending(s)))
+			return;
+		s->in_shim = CT_GUARD_HOOK;
+		atomic_signal_fence(memory_order_seq_cst);
+		ct_track_deferred();
+	}
+}
+
+static void report_alloc(void *p, size_t size, const struct ct_caller *c, int how)
 {
 	int e = errno;
-	ct_in_shim = CT_GUARD_HOOK;
-	ct_track_alloc(p, size, c);
-	ct_in_shim = 0;
+	if (CT_UNLIKELY(how == TRACK_DEFER)) {
+		ct_track_defer_alloc(p, size, c);
+	} else {
+		struct ct_slot *s = report_begin();
+		ct_track_alloc(p, size, c);
+		report_end(s);
+	}
 	errno = e;
 }
 
-static void report_event(enum ct_event kind, void *p)
+static void report_event(enum ct_event kind, void *p, int how)
 {
 	int e = errno;
-	ct_in_shim = CT_GUARD_HOOK;
-	ct_track_event(kind, p);
-	ct_in_shim = 0;
+	if (CT_UNLIKELY(how == TRACK_DEFER)) {
+		ct_track_defer_event(kind, p);
+	} else {
+		struct ct_slot *s = report_begin();
+		ct_track_event(kind, p);
+		report_end(s);
+	}
 	errno = e;
 }
 
@@ -142,9 +183,10 @@ static void report_event(enum ct_event kind, void *p)
 #define TRACKED(call, size) \
 	__extension__({ \
 		void *p_ = (call); \
-		if (p_ && tracking()) { \
+		int how_; \
+		if (p_ && (how_ = tracking()) != TRACK_NO) { \
 			struct ct_caller c_ = CT_CALLER(); \
-			report_alloc(p_, (size), &c_); \
+			report_alloc(p_, (size), &c_, how_); \
 		} \
 		p_; \
 	})
@@ -160,8 +202,9 @@ EXPORT void free(void *p)
 {
 	if (!p || CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
 		return;
-	if (tracking())
-		report_event(CT_EV_FREE, p);
+	int how = tracking();
+	if (how != TRACK_NO)
+		report_event(CT_EV_FREE, p, how);
 	ct_real.free(p);
 }
 
@@ -185,24 +228,52 @@ static void *realloc_boot(void *old, size_t size)
 	return p;
 }
 
+/* A signal handler's realloc of a block, in the middle of a report of its thread: both events
+ * deferred, in a pair of entries claimed before the real call, so that its end always has room. */
+static void *realloc_deferred(void *old, size_t size, const struct ct_caller *c)
+{
+	int e = errno;
+	int64_t pair = ct_track_defer_pair();
+	if (pair >= 0)
+		ct_track_defer_start(pair, old);
+	errno = e;
+	void *p = ct_real.realloc(old, size);
+	e = errno;
+	if (pair >= 0)
+		ct_track_defer_end(pair, old, p, size, c);
+	errno = e;
+	return p;
+}
+
 /* realloc and reallocarray: the old block is reported before the real call, since the real call
- * may free it and another thread may get the address back before this one reports anything. */
+ * may free it and another thread may get the address back before this one reports anything. The
+ * report spans the real call: a signal handler's events meanwhile are deferred, so none comes
+ * between the start and the end in the ring (the writer pairs them as adjacent). */
 static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 {
+	int how = tracking();
 	if (!old) {
 		void *p = ct_real.realloc(NULL, size);
-		if (p && tracking())
-			report_alloc(p, size, c);
+		if (p && how != TRACK_NO)
+			report_alloc(p, size, c, how);
 		return p;
 	}
-	if (!tracking())
+	if (how == TRACK_NO)
 		return ct_real.realloc(old, size);
-	report_event(CT_EV_RBEGIN, old);
+	if (CT_UNLIKELY(how == TRACK_DEFER))
+		return realloc_deferred(old, size, c);
+	int e = errno;
+	struct ct_slot *s = report_begin();
+	ct_track_event(CT_EV_RBEGIN, old);
+	errno = e;
 	void *p = ct_real.realloc(old, size);
+	e = errno;
 	if (p)
-		report_alloc(p, size, c);
+		ct_track_alloc(p, size, c);
 	else
-		report_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+	report_end(s);
+	errno = e;
 	return p;
 }
 
@@ -240,9 +311,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return *out ? 0 : ENOMEM;
 	}
 	int rc = ct_real.posix_memalign(out, align, size);
-	if (rc == 0 && tracking()) {
+	int how;
+	if (rc == 0 && (how = tracking()) != TRACK_NO) {
 		struct ct_caller c = CT_CALLER();
-		report_alloc(*out, size, &c);
+		report_alloc(*out, size, &c, how);
 	}
 	return rc;
 }

@@ -115,6 +115,10 @@ static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, u
 static void end_block(struct ct_match_stream *s, uint64_t b, int temp, int written, int as_pending)
 {
 	if (as_pending) {
+		/* Another realloc's start, before the end of the one waiting (signal handlers' reallocs
+		 * whose events had to be interleaved): that one's old block ends now, not never. */
+		if (s->has_pending)
+			end_block(s, s->pending, s->pending_temp, s->pending_written, 0);
 		s->pending = b;
 		s->pending_temp = (uint8_t)temp;
 		s->pending_written = (uint8_t)written;
@@ -203,22 +207,17 @@ static void on_realloc_failed(struct ct_match_stream *s, uint64_t p)
 	s->has_held = 1;
 }
 
-static uint32_t event_seq(const uint64_t *ev)
-{
-	return CT_EV_KIND(ev[0]) == CT_EV_ALLOC ? (uint32_t)(ev[2] >> 32) : (uint32_t)ev[1];
-}
-
 int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 {
 	uint64_t p = CT_EV_PTR(ev[0]);
 	unsigned kind = CT_EV_KIND(ev[0]);
 	if (kind != CT_EV_RFREE) {
 		uint32_t *next = &m.expect[ct_seq_bucket(p)];
-		int32_t ahead = (int32_t)(event_seq(ev) - *next);
+		int32_t ahead = (int32_t)(ct_event_seq(ev) - *next);
 		if (ordered && ahead > 0)
 			return CT_MATCH_BLOCKED;
 		if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
-			*next = event_seq(ev) + 1;
+			*next = ct_event_seq(ev) + 1;
 	}
 	switch (kind) {
 	case CT_EV_ALLOC:

@@ -128,6 +128,11 @@ static inline unsigned ct_event_words(uint64_t w0)
 	unsigned kind = CT_EV_KIND(w0);
 	return kind == CT_EV_ALLOC ? 3 : kind == CT_EV_RFREE ? 1 : 2;
 }
+/* An event's sequence number; every kind but RFREE has one. */
+static inline uint32_t ct_event_seq(const uint64_t *w)
+{
+	return CT_EV_KIND(w[0]) == CT_EV_ALLOC ? (uint32_t)(w[2] >> 32) : (uint32_t)w[1];
+}
 
 /* ---- stacks.c: every distinct backtrace interned once, in a trie of return addresses ----
  * Node ids follow format.h (0 root, 1 truncated root, then one per FRAME record, in order). */
@@ -162,7 +167,8 @@ extern int ct_depth CT_HIDDEN;
 struct ct_losses {
 	_Atomic uint64_t no_ring;   /* events of threads that could get no ring (out of memory) */
 	_Atomic uint64_t no_stack;  /* backtraces the stack table had no room for (kept as the root) */
-	_Atomic uint64_t in_signal; /* events of signal handlers that interrupted a report (dropped) */
+	_Atomic uint64_t in_signal; /* events of signal handlers that interrupted a report and found
+	                               no room to wait in (defer.h): dropped */
 	const char *bad_setting;    /* a CTRACK_* value the shim refused, e.g. "CTRACK_DEPTH=1024" */
 };
 extern struct ct_losses ct_losses CT_HIDDEN;
@@ -170,6 +176,21 @@ extern struct ct_losses ct_losses CT_HIDDEN;
 void ct_init(void) CT_HIDDEN;
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
 void ct_track_event(enum ct_event kind, void *p) CT_HIDDEN;
+/* The same from a signal handler that interrupted a report of its thread (defer.h): the event
+ * waits in the thread's buffer, with its sequence number taken now, for the report to write it
+ * (ct_track_deferred). Call them where the reporting ones would be called: an allocation after
+ * the real one returned, a free before the real free. No room: the event is counted in
+ * ct_losses.in_signal and dropped. A realloc of a block takes a pair: ct_track_defer_pair, then
+ * its start (CT_EV_RBEGIN) and its end (ALLOC, RFREE or RFAIL) in the pair's two entries. */
+void ct_track_defer_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
+void ct_track_defer_event(enum ct_event kind, void *p) CT_HIDDEN;
+/* A realloc's pair of entries: its position, or -1 (no room: counted and dropped). */
+int64_t ct_track_defer_pair(void) CT_HIDDEN;
+void ct_track_defer_start(int64_t pair, void *old) CT_HIDDEN;
+void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
+/* Writes the events that signal handlers left while the calling thread was reporting. With the
+ * guard set (hooks.c); ct_defer_pending() says whether there are any. */
+void ct_track_deferred(void) CT_HIDDEN;
 /* Tracing is on and this process owns the trace (not a vfork child or an unfollowed fork). */
 int ct_track_owns(void) CT_HIDDEN;
 void ct_track_before_exec(const char *path) CT_HIDDEN;
@@ -191,8 +212,9 @@ int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *o
  * libzstd, pthread_create) go straight to the real allocator, uncounted. A word of the thread's
  * slot, not a __thread variable: the shim has no thread-local storage (threadslot.h). */
 #define ct_in_shim (ct_slot()->in_shim)
-/* Its value while a hook reports an event (hooks.c): that code never calls the allocator, so a hook
- * that finds exactly this value was entered by a signal handler that interrupted the report. */
+/* Its value while a hook reports an event (hooks.c): that code never calls the allocator (the real
+ * realloc aside, which never calls the hooks), so a hook that finds exactly this value was entered
+ * by a signal handler that interrupted the report; its event is deferred (defer.h). */
 #define CT_GUARD_HOOK 0x10000
 
 #endif

@@ -31,7 +31,12 @@ struct ct_slot {
 	} walk;
 	struct ct_thread *thread;       /* tracker.c: the thread's ring and caches */
 	struct ct_unwind_state *unwind; /* unwind.c: the thread's rule cache and memo */
+	struct {                        /* defer.c: positions in the thread's deferred events */
+		_Atomic uint32_t tail;  /* claimed by signal handlers (compare-and-swap: they nest) */
+		uint32_t head;          /* the first not yet written, moved by the report they wait for */
+	} defer;
 };
+_Static_assert(sizeof(struct ct_slot) == 64, "one cache line per thread");
 
 #define CT_SLOT_BITS 12
 #define CT_SLOT_COUNT (1u << CT_SLOT_BITS) /* per table; more tables are mapped when one is full */

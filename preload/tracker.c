@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "defer.h"
 #include "leakscan.h"
 #include "shim.h"
 #include "text.h"
@@ -45,6 +46,7 @@ struct ct_thread {
 	uint64_t cache_hash[STACK_CACHE];
 	uint32_t cache_id[STACK_CACHE];
 	uintptr_t ips[CT_DEPTH_MAX];
+	struct ct_defer defer; /* events of signal handlers that interrupted a report */
 };
 
 static pthread_key_t thread_key;
@@ -77,7 +79,13 @@ static void thread_exit(void *arg)
 	ct_slot_release();
 }
 
-static struct ct_thread *thread_new(void)
+/* Makes the calling thread's state, in its slot s, during its first report. It is published there
+ * before anything is written to it, so that a signal handler interrupting the rest keeps its
+ * events in its buffer of deferred events (the first writes to a fresh mapping fault, and a
+ * signal is delivered when the kernel returns: a favourite spot). That needs no setting up: a
+ * state not in use has no ring and no entry waiting (its thread ended with none). If no ring
+ * comes, the handler's events are dropped (counted). */
+static struct ct_thread *thread_new(struct ct_slot *s)
 {
 	pthread_mutex_lock(&free_lock);
 	struct ct_thread *t = free_threads;
@@ -86,24 +94,20 @@ static struct ct_thread *thread_new(void)
 	pthread_mutex_unlock(&free_lock);
 	if (!t && !(t = ct_arena_map(sizeof(*t))))
 		return NULL;
+	s->thread = t;
+	atomic_signal_fence(memory_order_seq_cst);
 	memset(t->cache_hash, 0, sizeof(t->cache_hash));
 	t->last_valid = 0;
 	t->generation = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	t->ring = ct_ring_acquire(gettid_raw());
-	if (!t->ring)
+	if (!t->ring) {
+		s->thread = NULL;
 		return NULL;
+	}
 	ct_in_shim++; /* it may calloc: the shim's own allocation, not a signal handler's */
 	pthread_setspecific(thread_key, t);
 	ct_in_shim--;
 	return t;
-}
-
-static inline struct ct_thread *thread_get(void)
-{
-	struct ct_slot *s = ct_slot(); /* the thread's state is in its slot, not in TLS */
-	if (CT_LIKELY(s->thread != NULL))
-		return s->thread;
-	return s->thread = thread_new();
 }
 
 /* ---- stacks ---- */
@@ -126,7 +130,9 @@ static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
 	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
 }
 
-static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
+/* Inlined: the hot path's, which the deferred events' share. */
+static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread *t, const uintptr_t *ips,
+                                                               int n, int truncated)
 {
 	uint32_t gen = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	if (CT_UNLIKELY(gen != t->generation)) {
@@ -138,11 +144,11 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 	if (t->last_valid && ct_unwind_repeated())
 		return t->last_id;
 	t->last_valid = 1;
-	uint64_t h = hash_stack(t->ips, n, truncated);
+	uint64_t h = hash_stack(ips, n, truncated);
 	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 1);
 	if (CT_LIKELY(t->cache_hash[slot] == h))
 		return t->last_id = t->cache_id[slot];
-	uint32_t id = ct_stacks_intern(t->ips, n, truncated);
+	uint32_t id = ct_stacks_intern(ips, n, truncated);
 	if (CT_UNLIKELY(id == CT_STACK_ROOT && n > 0)) {
 		atomic_fetch_add_explicit(&ct_losses.no_stack, 1, memory_order_relaxed);
 		return t->last_id = id; /* not cached: the table may have room again after a dlclose */
@@ -182,40 +188,177 @@ static void push(struct ct_thread *t, const uint64_t *w, unsigned n)
 	}
 }
 
-/* The thread has no ring (out of memory): its events are counted, for a NOTE, and dropped. */
-static struct ct_thread *thread_or_count(void)
+/* The thread's state, in its slot (not in TLS), made on its first event; NULL when the thread has
+ * no ring (out of memory): its events are counted, for a NOTE, and dropped. */
+static struct ct_thread *thread_or_count(struct ct_slot *s)
 {
-	struct ct_thread *t = thread_get();
-	if (CT_UNLIKELY(!t))
+	struct ct_thread *t = s->thread;
+	if (CT_LIKELY(t != NULL))
+		return t;
+	if (CT_UNLIKELY(!(t = thread_new(s))))
 		atomic_fetch_add_explicit(&ct_losses.no_ring, 1, memory_order_relaxed);
 	return t;
 }
 
+static void write_deferred(struct ct_slot *s, struct ct_thread *t, struct ct_defer_entry *e);
+
+static __attribute__((noinline, cold)) void write_predecessors(struct ct_slot *s, struct ct_thread *t,
+                                                               const uint64_t *w)
+{
+	struct ct_defer_entry *e;
+	while ((e = ct_defer_before(s, &t->defer, w)))
+		write_deferred(s, t, e);
+}
+
+/* Pushes the thread's own event w, after the events signal handlers deferred meanwhile that the
+ * writer must apply before it: those of w's sequence counter numbered below w (the writer applies
+ * each counter's events in number order, and would wait forever for a number behind w in w's own
+ * ring). Their numbers were taken where a reported event takes its own, so they follow the
+ * allocator's order; the rest of the deferred events follow w when the report ends
+ * (ct_track_deferred). Writing them after w is sound because no handler's event can be about the
+ * block w is about: a free is reported before its real free (the block is still the program's,
+ * and freeing it twice is the program's bug), an allocation after the real one returned but before
+ * the program has the block; a realloc's report spans the real call, its start numbered before it
+ * and its new block the program's only once it returns. */
+static inline void push_own(struct ct_slot *s, struct ct_thread *t, const uint64_t *w, unsigned n)
+{
+	if (CT_UNLIKELY(ct_defer_pending(s)))
+		write_predecessors(s, t, w);
+	push(t, w, n);
+}
+
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 {
-	struct ct_thread *t = thread_or_count();
+	struct ct_slot *s = ct_slot();
+	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
 	int truncated = 0;
 	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
-	uint64_t stack = stack_id(t, n, truncated);
+	uint64_t stack = stack_id(t, t->ips, n, truncated);
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
 	                 stack | (uint64_t)ct_seq_take((uintptr_t)p) << 32};
-	push(t, w, 3);
+	push_own(s, t, w, 3);
 }
 
 void ct_track_event(enum ct_event kind, void *p)
 {
-	struct ct_thread *t = thread_or_count();
+	struct ct_slot *s = ct_slot();
+	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
 	uint64_t w[2] = {(uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p, 0};
 	if (kind == CT_EV_RFREE) {
-		push(t, w, 1);
+		push_own(s, t, w, 1);
 		return;
 	}
 	w[1] = ct_seq_take((uintptr_t)p);
-	push(t, w, 2);
+	push_own(s, t, w, 2);
+}
+
+/* ---- events of signal handlers that interrupted a report (defer.h) ---- */
+
+static void write_deferred(struct ct_slot *s, struct ct_thread *t, struct ct_defer_entry *e)
+{
+	uint64_t w[3] = {e->w[0], e->w[1], e->w[2]};
+	if (CT_EV_KIND(w[0]) == CT_EV_ALLOC) {
+		/* The repeat shortcut speaks of the thread's last walks; this backtrace is not one. */
+		t->last_valid = 0;
+		w[2] |= stack_id(t, e->ips, e->frames, e->truncated);
+		t->last_valid = 0;
+	}
+	push(t, w, ct_event_words(w[0]));
+	ct_defer_written(s, &t->defer, e);
+}
+
+void ct_track_deferred(void)
+{
+	struct ct_slot *s = ct_slot();
+	struct ct_thread *t = s->thread;
+	struct ct_defer_entry *e;
+	unsigned lost = 0;
+	if (CT_UNLIKELY(!t)) { /* the thread's first report found no ring: nothing can be written */
+		uint32_t tail = atomic_load_explicit(&s->defer.tail, memory_order_relaxed);
+		lost = tail - s->defer.head;
+		s->defer.head = tail;
+	} else {
+		while ((e = ct_defer_next(s, &t->defer, &lost)))
+			write_deferred(s, t, e);
+	}
+	if (lost)
+		atomic_fetch_add_explicit(&ct_losses.in_signal, lost, memory_order_relaxed);
+}
+
+/* n entries of the thread's buffer for a signal handler: the first one's position, or -1 (the
+ * event is counted and dropped): the buffer is full, or the thread has none yet (the interrupted
+ * report is its first, and had not made its state yet). */
+static int64_t defer_claim(unsigned n)
+{
+	struct ct_slot *s = ct_slot();
+	int64_t pos = s->thread ? ct_defer_claim(s, n) : -1;
+	if (pos < 0)
+		atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
+	return pos;
+}
+
+static struct ct_defer_entry *defer_entry(int64_t pos)
+{
+	return ct_defer_at(&ct_slot()->thread->defer, pos);
+}
+
+/* The walk runs here, in the handler, into the entry's own frames (the thread's hold the
+ * interrupted report's). The unwinder allows it even nested in the report's own walk: it counts
+ * walks in progress, and a nested one writes neither its rule cache nor its memo. The shim's frames
+ * the walk passes through after the signal frame (the report, the hook) are dropped. */
+static void fill_alloc(struct ct_defer_entry *e, void *p, size_t size, const struct ct_caller *c)
+{
+	int truncated = 0;
+	int n = ct_unwind_from(c->ra, c->sp, c->bp, e->ips, ct_depth, &truncated);
+	e->frames = ct_unwind_drop_shim(e->ips, n);
+	e->truncated = truncated;
+	e->w[0] = (uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p;
+	e->w[1] = size;
+	e->w[2] = (uint64_t)ct_seq_take((uintptr_t)p) << 32;
+	ct_defer_ready(e);
+}
+
+static void fill_event(struct ct_defer_entry *e, enum ct_event kind, void *p)
+{
+	e->w[0] = (uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p;
+	e->w[1] = kind == CT_EV_RFREE ? 0 : ct_seq_take((uintptr_t)p);
+	ct_defer_ready(e);
+}
+
+void ct_track_defer_alloc(void *p, size_t size, const struct ct_caller *c)
+{
+	int64_t pos = defer_claim(1);
+	if (pos >= 0)
+		fill_alloc(defer_entry(pos), p, size, c);
+}
+
+void ct_track_defer_event(enum ct_event kind, void *p)
+{
+	int64_t pos = defer_claim(1);
+	if (pos >= 0)
+		fill_event(defer_entry(pos), kind, p);
+}
+
+int64_t ct_track_defer_pair(void)
+{
+	return defer_claim(2);
+}
+
+void ct_track_defer_start(int64_t pair, void *old)
+{
+	fill_event(defer_entry(pair), CT_EV_RBEGIN, old);
+}
+
+void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const struct ct_caller *c)
+{
+	if (p)
+		fill_alloc(defer_entry(pair + 1), p, size, c);
+	else
+		fill_event(defer_entry(pair + 1), size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
 }
 
 /* ---- configuration and the trace file ---- */

@@ -187,7 +187,8 @@ struct frame {
 	uintptr_t ip, sp, bp;
 };
 
-static void self_range(uintptr_t *lo, uintptr_t *hi)
+/* Inlined: the walk's hot path, which ct_unwind_drop_shim() shares. */
+static inline __attribute__((always_inline)) void self_range(uintptr_t *lo, uintptr_t *hi)
 {
 	struct dl_find_object obj;
 
@@ -485,6 +486,18 @@ int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int
 {
 	struct frame f = {ra, sp, bp};
 	return unwind_frame(&f, 1, ips, max, truncated);
+}
+
+int ct_unwind_drop_shim(uintptr_t *ips, int n)
+{
+	uintptr_t lo, hi;
+	int kept = 0;
+
+	self_range(&lo, &hi);
+	for (int i = 0; i < n; i++)
+		if (ips[i] - lo >= hi - lo)
+			ips[kept++] = ips[i];
+	return kept;
 }
 
 int ct_unwind_repeated(void)

@@ -18,6 +18,11 @@ int ct_unwind(uintptr_t *ips, int max, int *truncated);
  * pointer after that return and bp its frame pointer (what the hooked function found on entry).
  * Saves the steps through the shim's own frames. */
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
+/* Removes from ips[0 .. n) the frames whose ip lies in the shim, keeping the others' order; returns
+ * how many are left. A walk from a signal handler that interrupted the shim passes through the
+ * shim's frames (the hook the program called, the report it was making): the program's are the
+ * frames that matter. */
+int ct_unwind_drop_shim(uintptr_t *ips, int n);
 /* 1 when the calling thread's last walk (with the same max) produced exactly the frames of the
  * walk before it, known from the memo at no cost: the caller may reuse what it derived from them. */
 int ct_unwind_repeated(void);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ctrack/record.h"
+#include "defer.h"
 #include "leakscan.h"
 #include "match.h"
 #include "procmaps.h"
@@ -117,9 +118,11 @@ static void emit_notes(void)
 	note_count(
 	    NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
 	    " backtraces were not recorded: the stack table is full (those allocations have no stack)");
+	_Static_assert(CT_DEFER_ENTRIES == 16, "the note below says how many");
 	note_count(NOTE_IN_SIGNAL, warn, atomic_load(&ct_losses.in_signal),
 	           " allocation events were not recorded: signal handlers made them while ctrack was "
-	           "recording another event of their thread");
+	           "recording another event of their thread, and found no room to wait (more than 16 in "
+	           "one interruption, or during the thread's first event)");
 	note_count(NOTE_TABLES, warn, ct_match_dropped(),
 	           " allocation events were not recorded: out of memory for the writer's tables");
 	note_count(NOTE_RECORDS, warn, w.out.dropped,

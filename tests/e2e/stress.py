@@ -60,3 +60,33 @@ def check_run(env, name, args):
     env.eq(name + ": the program's own figures", own(rep), program(fig))
     env.eq(name + ": unmatched_frees", rep["summary"]["unmatched_frees"], 0)
     return rep, fig
+
+
+def extra(total, fig):
+    """What glibc adds to the program's own events: (allocations, bytes, frees + blocks in use), from
+    a run's totals (keys allocations, bytes, frees, in_use) and the figures the program printed."""
+    return (total["allocations"] - fig["allocations"], total["bytes"] - fig["bytes"],
+            total["frees"] - fig["frees"] + total["in_use"] - fig["leaked_allocations"])
+
+
+def report_extra(rep, fig):
+    """extra() of a ctrack report."""
+    s = rep["summary"]
+    return extra({"allocations": s["allocations"], "bytes": s["bytes_allocated"], "frees": s["frees"],
+                  "in_use": s["leaked_allocations"]}, fig)
+
+
+def valgrind_extra(env, args, threads):
+    """Runs the program under valgrind: what glibc adds to the program's own events (extra()), after
+    checking that those are one TLS vector per thread, each freed or still in use at exit; or None."""
+    pid, figs, rc, out = env.valgrind_run(args, env.fresh_dir("valgrind"), timeout=240)
+    mine = printed(out.decode(errors="replace"))
+    vg = figs.get(pid)
+    if not env.check("valgrind: the program ran and reported", rc == 0 and vg and "allocs" in vg and mine,
+                     "exit %r, %r" % (rc, figs)):
+        return None
+    print("valgrind: %s" % mine[0]["line"])
+    got = extra({"allocations": vg["allocs"], "bytes": vg["bytes"], "frees": vg["frees"],
+                 "in_use": vg["in_use_blocks"]}, mine[0])
+    env.eq("valgrind: the program's figures and %d TLS vectors" % threads, (got[0], got[2]), (threads, threads))
+    return got

@@ -1,44 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* Allocates in a signal handler while the program allocates: SIGALRM every 200 us (setitimer); the
  * handler keeps handler_block malloc(24) each time it did not interrupt libc or the loader (whose
- * malloc must not be entered twice), until it holds 1000. Meanwhile main_loop does malloc(16) and
- * free, over and over. Then it writes "loop N\n" (N: main_loop's pairs) on stdout, with write().
+ * malloc must not be entered twice), until it holds 1000: one block a time, or with the argument
+ * "burst" 40 at a time (25 times: more than ctrack keeps for one interruption of its own work).
+ * Meanwhile main_loop does malloc(16) and free, over and over. Then it writes "loop N\n" (N:
+ * main_loop's pairs) on stdout, with write().
  * Figures: N + 1000 allocations, N frees, 16 N + 24000 bytes; 24000 bytes leaked in 1000 blocks
  * (handler_block). Exit 0, 2 on failure. */
-#include <link.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <ucontext.h>
 #include <unistd.h>
+
+#include "interrupted.h"
 
 #define NOINLINE __attribute__((noinline))
 #define HANDLER_BLOCKS 1000
+#define BURST 40
 
-static uintptr_t avoid_lo[2], avoid_hi[2]; /* libc's and ld.so's spans */
 static void *volatile blocks[HANDLER_BLOCKS];
 static volatile sig_atomic_t held;
-
-static int find_avoided(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size, (void)arg;
-	int k = strstr(info->dlpi_name, "/libc.so") ? 0 : strstr(info->dlpi_name, "/ld-linux") ? 1 : -1;
-	if (k < 0)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (!avoid_lo[k] || lo < avoid_lo[k])
-			avoid_lo[k] = lo;
-		if (lo + ph->p_memsz > avoid_hi[k])
-			avoid_hi[k] = lo + ph->p_memsz;
-	}
-	return 0;
-}
+static int burst = 1; /* blocks per handler run */
 
 NOINLINE static void handler_block(void)
 {
@@ -50,11 +33,9 @@ NOINLINE static void handler_block(void)
 static void on_alarm(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig, (void)si;
-	uintptr_t ip = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-	for (int k = 0; k < 2; k++)
-		if (ip >= avoid_lo[k] && ip < avoid_hi[k])
-			return;
-	if (held < HANDLER_BLOCKS)
+	if (interrupted_libc(uc))
+		return;
+	for (int i = 0; i < burst && held < HANDLER_BLOCKS; i++)
 		handler_block();
 }
 
@@ -71,10 +52,11 @@ NOINLINE static unsigned long main_loop(void)
 	return n;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	dl_iterate_phdr(find_avoided, NULL);
-	if (!avoid_hi[0] || !avoid_hi[1])
+	if (argc > 1 && !strcmp(argv[1], "burst"))
+		burst = BURST;
+	if (interrupted_init() < 0)
 		return 2;
 	struct sigaction sa = {.sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigemptyset(&sa.sa_mask);

@@ -249,6 +249,20 @@ static void realloc_to_zero(void)
 	expect("realloc(p, 0) frees p", "INFO 16/0 ALLOC 0 ALLOC 0 RECENT 2", 1, 0, 0);
 }
 
+static void realloc_starts_in_a_row(void)
+{
+	reset();
+	alloc(A, P, 16);
+	alloc(A, Q, 32);
+	rbegin(A, P);
+	rbegin(A, Q); /* a signal handler's realloc, interleaved with the thread's own */
+	alloc(A, R, 64);
+	ct_match_settle(&streams[A]);
+	/* the first realloc's old block ends when the second starts, not never */
+	expect("two realloc starts in a row: both old blocks end",
+	       "INFO 16/0 ALLOC 0 INFO 32/0 ALLOC 1 RECENT 2 RECENT 1 INFO 64/0 ALLOC 2", 2, 0, 0);
+}
+
 static void recent_window(void)
 {
 	reset();
@@ -338,6 +352,7 @@ int main(void)
 	realloc_in_place_of_live();
 	realloc_failed();
 	realloc_to_zero();
+	realloc_starts_in_a_row();
 	recent_window();
 	tempfree();
 	ordering();
