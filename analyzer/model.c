@@ -357,14 +357,14 @@ int ct_model_module(struct ct_model *m, const struct ct_module *mod)
 		free_module(&copy);
 		return -EINVAL;
 	}
-	struct ct_module *mods = realloc(m->modules, (m->nmodules + 1) * sizeof(*mods));
-	if (!mods) {
+	/* Grown by doubling, not by one: a realloc that cannot extend in place (ASan's never does)
+	 * copies the whole array, and a trace may hold millions of modules. */
+	if (grow((void **)&m->modules, &m->cap_modules, m->nmodules + 1, sizeof(*m->modules)) < 0) {
 		free_module(&copy);
 		return -ENOMEM;
 	}
 	copy.loaded = 1;
-	mods[m->nmodules++] = copy;
-	m->modules = mods;
+	m->modules[m->nmodules++] = copy;
 	return 0;
 }
 
