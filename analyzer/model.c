@@ -408,8 +408,11 @@ void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t 
 void ct_model_classes_begin(struct ct_model *m)
 {
 	m->work += m->ninfos;
+	/* Four stores, not a memset call per info: a trace can ask this of millions of infos many
+	 * times over, and an interposed memset (AddressSanitizer's) made that 3 times as slow. */
 	for (size_t i = 0; i < m->ninfos; i++)
-		memset(m->infos[i].classes, 0, sizeof(m->infos[i].classes));
+		for (int k = 0; k < 4; k++)
+			m->infos[i].classes[k] = 0;
 	m->classified = 1;
 }
 
