@@ -99,7 +99,8 @@ static const struct ct_site *larger(const struct ct_site *a, const struct ct_sit
 /* Sorts the sites by key and merges those with the same key: one site per function and file. */
 static void merge(struct ct_baseline *b)
 {
-	qsort(b->v, b->n, sizeof(*b->v), cmp_sites);
+	if (b->n) /* a baseline without sites has no array, and qsort's base must not be NULL */
+		qsort(b->v, b->n, sizeof(*b->v), cmp_sites);
 	size_t n = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		struct site *s = &b->v[i], *t = n ? &b->v[n - 1] : NULL;

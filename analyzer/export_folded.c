@@ -79,7 +79,7 @@ int ct_write_folded(FILE *out, const struct ct_tree *t, enum ct_cost cost)
 		if (!rc && (rc = push(&l, text, c)) < 0)
 			free(text);
 	}
-	if (!rc)
+	if (!rc && l.n) /* nothing of that cost: no array, and qsort's base must not be NULL */
 		qsort(l.v, l.n, sizeof(*l.v), by_text);
 	for (size_t i = 0; i < l.n && !rc; i++) {
 		uint64_t c = l.v[i].cost;

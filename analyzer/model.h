@@ -115,7 +115,7 @@ struct ct_model {
 	struct ct_node *nodes; /* index = stack node id; 0 and 1 are the two roots */
 	size_t nnodes, cap_nodes;
 	struct ct_module *modules; /* index = module id; ids are dense */
-	size_t nmodules;
+	size_t nmodules, cap_modules;
 	uint64_t last_ip;
 	uint64_t peak_version;
 	struct ct_totals t;

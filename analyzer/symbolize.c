@@ -201,7 +201,8 @@ static int index_cus(struct dso *d)
 			}
 		}
 	}
-	qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_ranges);
+	if (d->ncus) /* a module without CUs has no array: qsort's base must not be NULL */
+		qsort(d->cus, d->ncus, sizeof(*d->cus), cmp_ranges);
 	d->indexed = 1;
 	return 0;
 }

@@ -285,7 +285,8 @@ static size_t new_children(const char *dir, const struct ct_trace_list *after,
 	const struct stat *parent = stat(name, &st) == 0 ? &st : NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < after->n; i++) {
-		if (bsearch(&after->v[i], before->v, before->n, sizeof(*before->v), cmp_name))
+		/* An empty list has no array, and bsearch's base must not be NULL even for 0 elements. */
+		if (before->n && bsearch(&after->v[i], before->v, before->n, sizeof(*before->v), cmp_name))
 			continue;
 		int len = snprintf(path, sizeof(path), "%s/%s", dir, after->v[i]);
 		if (len < 0 || (size_t)len >= sizeof(path) || is_file(path, parent))

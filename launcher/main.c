@@ -386,18 +386,25 @@ static int run(struct options *o, const char *shim, const char *exe)
 	return o->checking ? check(o, r.trace, r.status) : r.status;
 }
 
+/* Finds the shim and the program, then runs it; returns ctrack's exit status. */
+static int trace(struct options *o)
+{
+	char shim[PATH_MAX], exe[PATH_MAX];
+	int rc = find_shim(shim, sizeof(shim));
+	if (rc)
+		return rc;
+	rc = find_program(o->argv[0], exe, sizeof(exe));
+	if (rc)
+		return rc;
+	return run(o, shim, exe);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
-	char shim[PATH_MAX], exe[PATH_MAX];
 	int rc = parse_args(argc, argv, &o);
-	if (rc != GO_ON)
-		return rc;
-	rc = find_shim(shim, sizeof(shim));
-	if (rc)
-		return rc;
-	rc = find_program(o.argv[0], exe, sizeof(exe));
-	if (rc)
-		return rc;
-	return run(&o, shim, exe);
+	if (rc == GO_ON)
+		rc = trace(&o);
+	ct_check_release(&o.check); /* what --suppressions read, and the check its built-in list */
+	return rc;
 }

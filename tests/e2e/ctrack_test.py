@@ -157,6 +157,13 @@ class Env:
         return r, self.report(trace)
 
 
+def needs(binary, lib):
+    """True if binary's dynamic section names a library whose name starts with lib (readelf -d):
+    needs(ctrack, "libasan.so") tells a -Dsanitize=true build."""
+    r = subprocess.run(["readelf", "-dW", binary], capture_output=True, text=True, check=True)
+    return any("(NEEDED)" in line and "[" + lib in line for line in r.stdout.splitlines())
+
+
 def no_core():
     import resource
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

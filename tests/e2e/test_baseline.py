@@ -104,6 +104,15 @@ for args, want in ((["--baseline", base, "--max-growth=lots", grew], 2),
     env.check("error %s: exit %d, one line" % (" ".join(os.path.basename(a) for a in args), want),
               rc == want and err.count("\n") == 1 and not out, (rc, err))
 
+# A baseline without a site (`true` allocates nothing it keeps): a run of the same passes against it.
+none = trace("none", exe="true")
+rc, out, err = analyze("--json", none)
+with open(os.path.join(d, "none.json"), "w") as f:
+    f.write(out)
+for b in (none, os.path.join(d, "none.json")):
+    rc, out, err = analyze("--baseline", b, none)
+    env.eq("a baseline without sites (%s): passes" % os.path.basename(b), (rc, err), (0, ""))
+
 # The CI formats list the leaks --fail-on counts: keep_old only by default, the cache too with any.
 for level, want in ((None, ["keep_old"]), ("any", ["keep_old", "main"])):
     opts = ["--junit=-"] + (["--fail-on=" + level, "--max-leaked=1GiB"] if level else [])

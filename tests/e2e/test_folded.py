@@ -37,4 +37,7 @@ for cost, i in COSTS.items():
            {s: below.get(s) for s in WANT}, {s: w[i] for s, w in WANT.items()})
     env.eq("folded %s: the lines sum to the total" % cost, sum(int(n) for _, n in lines),
            sum(w[i] for w in WANT.values()))
+# A cost the program has none of (it frees nothing, so no temporary allocation): no line.
+r = env.run_analyze(trace, "--cost", "temporary", "--folded", "-")
+env.eq("folded temporary: exit 0, no line", (r.returncode, r.stdout, r.stderr), (0, b"", b""))
 env.finish()

@@ -279,11 +279,19 @@ static size_t put_encoded(uint8_t *p, uintptr_t at, uint8_t enc, uint64_t v)
 	}
 }
 
+/* Copies n bytes of a row's field, which a row without that field leaves NULL (memcpy's source
+ * must not be NULL, even for 0 bytes). Returns n. */
+static size_t put_bytes(uint8_t *buf, const uint8_t *bytes, size_t n)
+{
+	if (n)
+		memcpy(buf, bytes, n);
+	return n;
+}
+
 static size_t compose_cie(uint8_t *buf, uintptr_t at, uintptr_t cie, const struct row *r)
 {
 	put32(buf + 4, 0);
-	memcpy(buf + 8, r->cie, r->cie_n);
-	return 8 + r->cie_n;
+	return 8 + put_bytes(buf + 8, r->cie, r->cie_n);
 }
 
 /* The FDE of row r, describing TEXT + begin, as if buf sat at address at and its CIE at cie. */
@@ -294,10 +302,8 @@ static size_t compose_fde_at(uint8_t *buf, uintptr_t at, uintptr_t cie, const st
 	put32(buf + 4, r->self_cie ? 4 : (uint32_t)(at + 4 - cie));
 	n += put_encoded(buf + n, at + n, r->enc, TEXT + begin);
 	n += put_encoded(buf + n, at + n, r->enc & 0x0f, r->range);
-	memcpy(buf + n, r->fde_aug, r->fde_aug_n);
-	n += r->fde_aug_n;
-	memcpy(buf + n, r->insns, r->insns_n);
-	return n + r->insns_n;
+	n += put_bytes(buf + n, r->fde_aug, r->fde_aug_n);
+	return n + put_bytes(buf + n, r->insns, r->insns_n);
 }
 
 static size_t compose_fde(uint8_t *buf, uintptr_t at, uintptr_t cie, const struct row *r)
