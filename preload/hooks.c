@@ -6,7 +6,10 @@
  *  - recursion: ct_in_shim is set while the shim runs, so its own allocations go straight through;
  *  - ordering: a free is reported before the real free (the address cannot be reused in between),
  *    an allocation after the real allocation returns;
- *  - errno: the value the real function left is the value the program sees.
+ *  - errno: the value the real function left is the value the program sees;
+ *  - memory: an allocation that fails for want of memory the shim holds is tried again once the
+ *    shim has stopped tracing and given that memory back, so the program gets what it would have
+ *    had untraced (a memory limit such as ulimit -v).
  * Nothing here allocates or uses stdio. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -137,11 +140,33 @@ static void report_event(enum ct_event kind, void *p)
 
 /* ---- the allocation functions ---- */
 
+/* The real allocation of size bytes failed for want of memory: when the shim's own memory might make
+ * it succeed, tracing stops and that memory goes back (tracker.c). 1: call again, with errno set back
+ * to errno_before (a call that succeeds at once leaves errno alone); 0: the failure stands, errno as
+ * the real function left it. */
+static int retry_after_oom(size_t size, int errno_before)
+{
+	if (ct_in_shim || atomic_load_explicit(&ct_state, memory_order_relaxed) != CT_ACTIVE)
+		return 0;
+	int e = errno;
+	ct_in_shim = 1;
+	int again = ct_track_out_of_memory(size);
+	ct_in_shim = 0;
+	errno = again ? errno_before : e;
+	return again;
+}
+
+#define OUT_OF_MEMORY(p) (CT_UNLIKELY(!(p)) && errno == ENOMEM)
+
 /* Reports a block the real allocator returned (NULL: nothing happened) and hands it on. A macro,
- * so that CT_CALLER() reads the frame of the exported function the program called. */
+ * so that CT_CALLER() reads the frame of the exported function the program called; call may be
+ * evaluated twice (retry_after_oom). */
 #define TRACKED(call, size) \
 	__extension__({ \
+		int e_ = errno; \
 		void *p_ = (call); \
+		if (OUT_OF_MEMORY(p_) && retry_after_oom((size), e_)) \
+			p_ = (call); \
 		if (p_ && tracking()) { \
 			struct ct_caller c_ = CT_CALLER(); \
 			report_alloc(p_, (size), &c_); \
@@ -167,11 +192,11 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t n, size_t m)
 {
-	if (CT_UNLIKELY(!resolve())) {
-		size_t total;
-		return __builtin_mul_overflow(n, m, &total) ? NULL : boot_alloc(total, 16);
-	}
-	return TRACKED(ct_real.calloc(n, m), n * m);
+	size_t total;
+	int overflow = __builtin_mul_overflow(n, m, &total);
+	if (CT_UNLIKELY(!resolve()))
+		return overflow ? NULL : boot_alloc(total, 16);
+	return TRACKED(ct_real.calloc(n, m), overflow ? SIZE_MAX : total);
 }
 
 /* A block from the bootstrap pool moves to the real heap; the move counts as a new allocation. */
@@ -189,8 +214,11 @@ static void *realloc_boot(void *old, size_t size)
  * may free it and another thread may get the address back before this one reports anything. */
 static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 {
+	int e = errno;
 	if (!old) {
 		void *p = ct_real.realloc(NULL, size);
+		if (OUT_OF_MEMORY(p) && retry_after_oom(size, e))
+			p = ct_real.realloc(NULL, size);
 		if (p && tracking())
 			report_alloc(p, size, c);
 		return p;
@@ -199,10 +227,13 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 		return ct_real.realloc(old, size);
 	report_event(CT_EV_RBEGIN, old);
 	void *p = ct_real.realloc(old, size);
-	if (p)
+	if (p) {
 		report_alloc(p, size, c);
-	else
-		report_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+		return p;
+	}
+	report_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old); /* the old block is live again */
+	if (size && errno == ENOMEM && retry_after_oom(size, e))
+		p = ct_real.realloc(old, size); /* untraced now */
 	return p;
 }
 
@@ -239,7 +270,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
+	int e = errno;
 	int rc = ct_real.posix_memalign(out, align, size);
+	if (rc == ENOMEM && retry_after_oom(size, e))
+		rc = ct_real.posix_memalign(out, align, size);
 	if (rc == 0 && tracking()) {
 		struct ct_caller c = CT_CALLER();
 		report_alloc(*out, size, &c);
