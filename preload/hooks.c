@@ -479,8 +479,17 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return ct_crash_sigaction(sig, act, old);
 }
 
-/* signal and its aliases as glibc builds them on sigaction, which its internal call would take
- * past the hook above. */
+/* The System V and BSD signal calls, built here as glibc builds them (sysdeps/posix: signal.c,
+ * sysv_signal.c, sigset.c, sigignore.c, siginterrupt.c), on the sigaction above: glibc's own call
+ * their internal sigaction, past the hook, so a program that used them would get the shim's handler
+ * back as its "previous disposition", see SIG_DFL where it had set its own, and, setting SIG_DFL,
+ * take away the handler that completes the trace of a crash. Same flags, masks, checks, errno and
+ * return values as glibc's; the signal mask is changed with sigprocmask, as glibc does. */
+
+/* The signals siginterrupt made interrupting: signal() installs their handlers without SA_RESTART
+ * (glibc's _sigintr, which its own siginterrupt would set out of the shim's sight). */
+static sigset_t interrupting;
+
 static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int block_self)
 {
 	struct sigaction act = {.sa_handler = handler, .sa_flags = flags}, old;
@@ -494,19 +503,80 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int bl
 	return sigaction(sig, &act, &old) == 0 ? old.sa_handler : SIG_ERR;
 }
 
+static sighandler_t bsd_handler(int sig, sighandler_t handler)
+{
+	int restart = sig > 0 && sig < NSIG && sigismember(&interrupting, sig) != 1;
+	return set_handler(sig, handler, restart ? SA_RESTART : 0, 1);
+}
+
 EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	return bsd_handler(sig, handler);
 }
 EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	return bsd_handler(sig, handler);
 }
 EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	return bsd_handler(sig, handler);
 }
+
+/* One-shot, not masked while it runs; SA_INTERRUPT is Linux's historical no-op, passed as glibc does. */
+#define SYSV_FLAGS (SA_RESETHAND | SA_NODEFER | SA_INTERRUPT)
+
 EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
+	return set_handler(sig, handler, SYSV_FLAGS, 0);
+}
+/* What `signal` is in a program built without _DEFAULT_SOURCE (-std=c99): glibc's headers send it
+ * here. */
+EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SYSV_FLAGS, 0);
+}
+
+/* SIG_HOLD blocks the signal and leaves its disposition; any other disposition is set (no flags,
+ * an empty mask) and the signal unblocked. Returns SIG_HOLD when the signal was blocked before,
+ * else the previous disposition. */
+EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	struct sigaction act = {.sa_handler = disp, .sa_flags = 0}, old;
+	sigset_t set, was;
+	sigemptyset(&set);
+	if (sigaddset(&set, sig) < 0)
+		return SIG_ERR;
+	if (disp == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &set, &was) < 0)
+			return SIG_ERR;
+		if (sigismember(&was, sig))
+			return SIG_HOLD;
+		return sigaction(sig, NULL, &old) < 0 ? SIG_ERR : old.sa_handler;
+	}
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0 || sigprocmask(SIG_UNBLOCK, &set, &was) < 0)
+		return SIG_ERR;
+	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+EXPORT int sigignore(int sig)
+{
+	struct sigaction act = {.sa_handler = SIG_IGN, .sa_flags = 0};
+	sigemptyset(&act.sa_mask);
+	return sigaction(sig, &act, NULL);
+}
+
+EXPORT int siginterrupt(int sig, int interrupt)
+{
+	struct sigaction act;
+	if (sigaction(sig, NULL, &act) < 0)
+		return -1;
+	if (interrupt) {
+		sigaddset(&interrupting, sig);
+		act.sa_flags &= ~SA_RESTART;
+	} else {
+		sigdelset(&interrupting, sig);
+		act.sa_flags |= SA_RESTART;
+	}
+	return sigaction(sig, &act, NULL);
 }
