@@ -78,7 +78,12 @@ static struct {
 	_Atomic int main_gone;         /* the main thread called pthread_exit */
 	_Atomic int crash, crash_done; /* the signal the program dies of; its END is written */
 	_Atomic int stopped;           /* the thread has left its loop */
-	sigset_t program_mask;         /* the signal mask of the thread that started the writer */
+	/* EXEC is the file's last record: nothing more is written (a TIME, an RSS sample, a flush that
+	 * opens a frame) until the program shows it went on, the exec having failed, with an event or a
+	 * request; else a program slow to reach the exec system call would leave a trace that ends
+	 * mid-frame, incomplete. */
+	int exec_sent;
+	sigset_t program_mask; /* the signal mask of the thread that started the writer */
 	_Atomic uint32_t req, done;
 	struct request *q; /* the request being served (its asker waits, holding req_lock) */
 } w;
@@ -489,6 +494,7 @@ static int serve(uint32_t req)
 {
 	int op = w.q->op;
 	serve_op(w.q);
+	w.exec_sent = op == REQ_EXEC;
 	atomic_store(&w.done, req);
 	return op == REQ_FINISH || op == REQ_STOP;
 }
@@ -541,7 +547,10 @@ static void *writer_main(void *arg)
 	for (;;) {
 		uint32_t req = atomic_load(&w.req);
 		int events = pump();
-		housekeeping(events);
+		if (events)
+			w.exec_sent = 0;
+		if (!w.exec_sent)
+			housekeeping(events);
 		int sig = atomic_load(&w.crash);
 		if (sig) {
 			crash_end(sig);
