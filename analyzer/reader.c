@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "ctrack/columns.h"
 #include "ctrack/format.h"
@@ -143,6 +144,8 @@ static int fill(struct reader *r)
 		ZSTD_outBuffer out = {r->buf, r->cap, r->len};
 		size_t ret = ZSTD_decompressStream(r->z, &out, &r->zin);
 		if (ZSTD_isError(ret)) {
+			if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+				return fail(r, "out of memory");
 			if (!r->base && !r->len)
 				return fail(r, "'%s' is not a ctrack trace", r->path);
 			return fail(r,

@@ -188,6 +188,12 @@ static void print_full_disk(const char *name)
 	        fmt_bytes(avail, free_bytes, sizeof(free_bytes)), strerror(ENOSPC));
 }
 
+/* What a trace the shim never wrote to says (the launcher writes it). */
+#define EMPTY_NOTE \
+	"nothing was traced: the shim never wrote to this trace (the program did not load it, or ended " \
+	"before it started: under a memory limit such as ulimit -v the loader may find no room for it, " \
+	"and says so on stderr)"
+
 static void print_parent(const char *name, int follow_children)
 {
 	struct stat st;
@@ -196,6 +202,8 @@ static void print_parent(const char *name, int follow_children)
 		fprintf(stderr, "ctrack: trace file '%s' is gone: %s\n", name, strerror(errno));
 		return;
 	}
+	if (st.st_size == 0 && ct_tracefile_fill_empty(name, EMPTY_NOTE) == 0 && stat(name, &st) < 0)
+		st.st_size = 0;
 	fprintf(stderr, "ctrack: trace written to %s (%s)\n", name,
 	        fmt_bytes((uint64_t)st.st_size, size, sizeof(size)));
 	if (st.st_size == 0) {

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctrack/record.h"
+#include "ctrack/zraw.h"
 #include "regfile.h"
 #include "rules.h"
 #include "tracefile.h"
@@ -70,4 +72,36 @@ int ct_tracefile_create(const char *name, int force)
 	int err = errno;
 	close(fd);
 	return moved < 0 ? -err : moved;
+}
+
+int ct_tracefile_fill_empty(const char *name, const char *text)
+{
+	uint8_t rec[1024], out[sizeof(rec) + CT_ZRAW_FRAME_HEADER + CT_ZRAW_BLOCK_HEADER];
+	struct ct_rec_buf b = {.data = rec, .cap = sizeof(rec)};
+	const struct ct_rec_end e = {0};
+	struct stat st;
+	ct_rec_header(&b);
+	ct_rec_note(&b, CT_NOTE_WARNING, text, strlen(text));
+	ct_rec_end(&b, &e);
+	if (b.dropped)
+		return -ENAMETOOLONG;
+	size_t n = ct_zraw_frame(out);
+	n += ct_zraw_block(out + n, b.len, 1);
+	memcpy(out + n, rec, b.len);
+	n += b.len;
+	int fd = open(name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_size != 0)
+		rc = -EEXIST; /* not the empty trace file any more: left alone */
+	else if (write(fd, out, n) != (ssize_t)n) {
+		rc = errno ? -errno : -ENOSPC;
+		if (ftruncate(fd, 0) < 0) /* a short write leaves it empty again, not half a frame */
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
 }

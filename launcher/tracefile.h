@@ -28,4 +28,9 @@ int ct_tracefile_create(const char *name, int force);
  * device", "a directory", ...; NULL when it is one of those two, or absent. */
 const char *ct_tracefile_special(const char *name);
 
+/* Writes into name, when it is still an empty regular file, a trace made of the file header, a
+ * warning NOTE with text and END (a zstd frame of raw blocks): the shim never wrote to it (it was
+ * not loaded, or did not start), and the reports say so. 0, or a negative errno. */
+int ct_tracefile_fill_empty(const char *name, const char *text);
+
 #endif

@@ -9,41 +9,86 @@
 #include "shim.h"
 
 /* Every mapping the shim holds, so the leak scan never takes the shim's tables (full of heap
- * addresses) for the program's memory. Appended lock-free; an unmapped one is emptied (lo = 0). */
-#define REGISTRY (1u << 16)
-static _Atomic uintptr_t reg_lo[REGISTRY], reg_hi[REGISTRY];
+ * addresses) for the program's memory. Appended lock-free; an unmapped one is emptied (lo = 0).
+ * The entries live in pages mapped as they fill (64 KiB each), not in the shim's bss: a process
+ * under `ulimit -v` pays for what the shim maps, not for room it may never use. */
+#define REG_CHUNK_BITS 12
+#define REG_CHUNK (1u << REG_CHUNK_BITS)
+#define REG_CHUNKS 16
+#define REGISTRY (REG_CHUNK * REG_CHUNKS)
+
+struct reg_entry {
+	_Atomic uintptr_t lo, hi;
+};
+static struct reg_entry *_Atomic reg[REG_CHUNKS];
 static _Atomic size_t reg_n;
+
+static void *map_anon(size_t size)
+{
+	void *p =
+	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void remember(void *p, size_t size);
+
+/* Entry i, its chunk mapped (and remembered) on first use; NULL when out of room or memory. */
+static struct reg_entry *entry(size_t i)
+{
+	if (i >= REGISTRY)
+		return NULL;
+	struct reg_entry *c = atomic_load_explicit(&reg[i >> REG_CHUNK_BITS], memory_order_acquire);
+	if (!c) {
+		struct reg_entry *fresh = map_anon(REG_CHUNK * sizeof(*fresh)), *none = NULL;
+		if (!fresh)
+			return NULL;
+		if (atomic_compare_exchange_strong(&reg[i >> REG_CHUNK_BITS], &none, fresh)) {
+			c = fresh;
+			remember(fresh, REG_CHUNK * sizeof(*fresh));
+		} else { /* another thread mapped it first */
+			munmap(fresh, REG_CHUNK * sizeof(*fresh));
+			c = none;
+		}
+	}
+	return &c[i & (REG_CHUNK - 1)];
+}
 
 static void remember(void *p, size_t size)
 {
-	size_t i = atomic_fetch_add_explicit(&reg_n, 1, memory_order_relaxed);
-	if (i >= REGISTRY)
+	struct reg_entry *e = entry(atomic_fetch_add_explicit(&reg_n, 1, memory_order_relaxed));
+	if (!e)
 		return; /* not remembered: the scan may read it (no crash, maybe a block kept reachable) */
 	/* the kernel maps whole pages: the rest of the last one is the shim's too */
-	atomic_store_explicit(&reg_hi[i], ((uintptr_t)p + size + 4095) & ~(uintptr_t)4095,
-	                      memory_order_relaxed);
-	atomic_store_explicit(&reg_lo[i], (uintptr_t)p, memory_order_release);
+	atomic_store_explicit(&e->hi, ((uintptr_t)p + size + 4095) & ~(uintptr_t)4095, memory_order_relaxed);
+	atomic_store_explicit(&e->lo, (uintptr_t)p, memory_order_release);
+}
+
+/* Entry i when its chunk is mapped, else NULL (never maps). */
+static struct reg_entry *existing(size_t i)
+{
+	struct reg_entry *c = atomic_load_explicit(&reg[i >> REG_CHUNK_BITS], memory_order_acquire);
+	return c ? &c[i & (REG_CHUNK - 1)] : NULL;
 }
 
 static void forget(void *p)
 {
 	size_t n = atomic_load_explicit(&reg_n, memory_order_acquire);
-	for (size_t i = 0; i < n && i < REGISTRY; i++)
-		if (atomic_load_explicit(&reg_lo[i], memory_order_relaxed) == (uintptr_t)p) {
-			atomic_store_explicit(&reg_lo[i], 0, memory_order_relaxed);
+	for (size_t i = 0; i < n && i < REGISTRY; i++) {
+		struct reg_entry *e = existing(i);
+		if (e && atomic_load_explicit(&e->lo, memory_order_relaxed) == (uintptr_t)p) {
+			atomic_store_explicit(&e->lo, 0, memory_order_relaxed);
 			return;
 		}
+	}
 }
 
 void *ct_arena_map(size_t size)
 {
 	int saved = errno;
-	void *p =
-	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = map_anon(size);
+	if (p)
+		remember(p, size);
 	errno = saved;
-	if (p == MAP_FAILED)
-		return NULL;
-	remember(p, size);
 	return p;
 }
 
@@ -61,9 +106,10 @@ size_t ct_arena_mappings(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void
 {
 	size_t n = atomic_load_explicit(&reg_n, memory_order_acquire), k = 0;
 	for (size_t i = 0; i < n && i < REGISTRY; i++) {
-		uintptr_t lo = atomic_load_explicit(&reg_lo[i], memory_order_acquire);
+		struct reg_entry *e = existing(i);
+		uintptr_t lo = e ? atomic_load_explicit(&e->lo, memory_order_acquire) : 0;
 		if (lo) {
-			fn(lo, atomic_load_explicit(&reg_hi[i], memory_order_relaxed), arg);
+			fn(lo, atomic_load_explicit(&e->hi, memory_order_relaxed), arg);
 			k++;
 		}
 	}

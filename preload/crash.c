@@ -76,8 +76,20 @@ static void default_view(struct sigaction *old)
 	sigemptyset(&old->sa_mask);
 }
 
+/* The shim's handler is still the one the kernel has for sig. Something other than the hooks may
+ * have replaced it (a raw system call, glibc's __sigaction): then the program's view is the
+ * kernel's. */
+static int still_installed(int sig)
+{
+	struct sigaction cur;
+	return __sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	       cur.sa_sigaction == on_fatal;
+}
+
 int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	if (sig > 0 && sig < NSIG && atomic_load(&ours[sig]) && !still_installed(sig))
+		atomic_store(&ours[sig], 0);
 	if (sig <= 0 || sig >= NSIG || !atomic_load(&ours[sig])) {
 		int rc = __sigaction(sig, act, old);
 		/* The program gives the signal back to its default: ctrack watches it again. */

@@ -9,7 +9,10 @@
  *    (defer.h) and the interrupted report writes it before it returns;
  *  - ordering: a free is reported before the real free (the address cannot be reused in between),
  *    an allocation after the real allocation returns;
- *  - errno: the value the real function left is the value the program sees.
+ *  - errno: the value the real function left is the value the program sees;
+ *  - memory: an allocation that fails for want of memory the shim holds is tried again once the
+ *    shim has stopped tracing and given that memory back, so the program gets what it would have
+ *    had untraced (a memory limit such as ulimit -v).
  * Nothing here allocates or uses stdio. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -178,12 +181,34 @@ static void report_event(enum ct_event kind, void *p, int how)
 
 /* ---- the allocation functions ---- */
 
+/* The real allocation of size bytes failed for want of memory: when the shim's own memory might make
+ * it succeed, tracing stops and that memory goes back (tracker.c). 1: call again, with errno set back
+ * to errno_before (a call that succeeds at once leaves errno alone); 0: the failure stands, errno as
+ * the real function left it. */
+static int retry_after_oom(size_t size, int errno_before)
+{
+	if (ct_in_shim || atomic_load_explicit(&ct_state, memory_order_relaxed) != CT_ACTIVE)
+		return 0;
+	int e = errno;
+	ct_in_shim = 1;
+	int again = ct_track_out_of_memory(size);
+	ct_in_shim = 0;
+	errno = again ? errno_before : e;
+	return again;
+}
+
+#define OUT_OF_MEMORY(p) (CT_UNLIKELY(!(p)) && errno == ENOMEM)
+
 /* Reports a block the real allocator returned (NULL: nothing happened) and hands it on. A macro,
- * so that CT_CALLER() reads the frame of the exported function the program called. */
+ * so that CT_CALLER() reads the frame of the exported function the program called; call may be
+ * evaluated twice (retry_after_oom). */
 #define TRACKED(call, size) \
 	__extension__({ \
+		int e_ = errno; \
 		void *p_ = (call); \
 		int how_; \
+		if (OUT_OF_MEMORY(p_) && retry_after_oom((size), e_)) \
+			p_ = (call); \
 		if (p_ && (how_ = tracking()) != TRACK_NO) { \
 			struct ct_caller c_ = CT_CALLER(); \
 			report_alloc(p_, (size), &c_, how_); \
@@ -210,11 +235,11 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t n, size_t m)
 {
-	if (CT_UNLIKELY(!resolve())) {
-		size_t total;
-		return __builtin_mul_overflow(n, m, &total) ? NULL : boot_alloc(total, 16);
-	}
-	return TRACKED(ct_real.calloc(n, m), n * m);
+	size_t total;
+	int overflow = __builtin_mul_overflow(n, m, &total);
+	if (CT_UNLIKELY(!resolve()))
+		return overflow ? NULL : boot_alloc(total, 16);
+	return TRACKED(ct_real.calloc(n, m), overflow ? SIZE_MAX : total);
 }
 
 /* A block from the bootstrap pool moves to the real heap; the move counts as a new allocation. */
@@ -251,29 +276,34 @@ static void *realloc_deferred(void *old, size_t size, const struct ct_caller *c)
  * between the start and the end in the ring (the writer pairs them as adjacent). */
 static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 {
-	int how = tracking();
+	int e = errno;
 	if (!old) {
 		void *p = ct_real.realloc(NULL, size);
-		if (p && how != TRACK_NO)
+		if (OUT_OF_MEMORY(p) && retry_after_oom(size, e))
+			p = ct_real.realloc(NULL, size);
+		int how;
+		if (p && (how = tracking()) != TRACK_NO)
 			report_alloc(p, size, c, how);
 		return p;
 	}
+	int how = tracking();
 	if (how == TRACK_NO)
 		return ct_real.realloc(old, size);
 	if (CT_UNLIKELY(how == TRACK_DEFER))
 		return realloc_deferred(old, size, c);
-	int e = errno;
 	struct ct_slot *s = report_begin();
 	ct_track_event(CT_EV_RBEGIN, old);
 	errno = e;
 	void *p = ct_real.realloc(old, size);
-	e = errno;
+	int after = errno;
 	if (p)
 		ct_track_alloc(p, size, c);
 	else
-		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old); /* the old block is live again */
 	report_end(s);
-	errno = e;
+	errno = after;
+	if (!p && size && after == ENOMEM && retry_after_oom(size, e))
+		p = ct_real.realloc(old, size); /* untraced now */
 	return p;
 }
 
@@ -310,8 +340,11 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		*out = boot_alloc(size, align);
 		return *out ? 0 : ENOMEM;
 	}
+	int e = errno;
 	int rc = ct_real.posix_memalign(out, align, size);
 	int how;
+	if (rc == ENOMEM && retry_after_oom(size, e))
+		rc = ct_real.posix_memalign(out, align, size);
 	if (rc == 0 && (how = tracking()) != TRACK_NO) {
 		struct ct_caller c = CT_CALLER();
 		report_alloc(*out, size, &c, how);
@@ -517,8 +550,17 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	return ct_crash_sigaction(sig, act, old);
 }
 
-/* signal and its aliases as glibc builds them on sigaction, which its internal call would take
- * past the hook above. */
+/* The System V and BSD signal calls, built here as glibc builds them (sysdeps/posix: signal.c,
+ * sysv_signal.c, sigset.c, sigignore.c, siginterrupt.c), on the sigaction above: glibc's own call
+ * their internal sigaction, past the hook, so a program that used them would get the shim's handler
+ * back as its "previous disposition", see SIG_DFL where it had set its own, and, setting SIG_DFL,
+ * take away the handler that completes the trace of a crash. Same flags, masks, checks, errno and
+ * return values as glibc's; the signal mask is changed with sigprocmask, as glibc does. */
+
+/* The signals siginterrupt made interrupting: signal() installs their handlers without SA_RESTART
+ * (glibc's _sigintr, which its own siginterrupt would set out of the shim's sight). */
+static sigset_t interrupting;
+
 static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int block_self)
 {
 	struct sigaction act = {.sa_handler = handler, .sa_flags = flags}, old;
@@ -532,19 +574,80 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int bl
 	return sigaction(sig, &act, &old) == 0 ? old.sa_handler : SIG_ERR;
 }
 
+static sighandler_t bsd_handler(int sig, sighandler_t handler)
+{
+	int restart = sig > 0 && sig < NSIG && sigismember(&interrupting, sig) != 1;
+	return set_handler(sig, handler, restart ? SA_RESTART : 0, 1);
+}
+
 EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	return bsd_handler(sig, handler);
 }
 EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	return bsd_handler(sig, handler);
 }
 EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESTART, 1);
+	return bsd_handler(sig, handler);
 }
+
+/* One-shot, not masked while it runs; SA_INTERRUPT is Linux's historical no-op, passed as glibc does. */
+#define SYSV_FLAGS (SA_RESETHAND | SA_NODEFER | SA_INTERRUPT)
+
 EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
+	return set_handler(sig, handler, SYSV_FLAGS, 0);
+}
+/* What `signal` is in a program built without _DEFAULT_SOURCE (-std=c99): glibc's headers send it
+ * here. */
+EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+	return set_handler(sig, handler, SYSV_FLAGS, 0);
+}
+
+/* SIG_HOLD blocks the signal and leaves its disposition; any other disposition is set (no flags,
+ * an empty mask) and the signal unblocked. Returns SIG_HOLD when the signal was blocked before,
+ * else the previous disposition. */
+EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	struct sigaction act = {.sa_handler = disp, .sa_flags = 0}, old;
+	sigset_t set, was;
+	sigemptyset(&set);
+	if (sigaddset(&set, sig) < 0)
+		return SIG_ERR;
+	if (disp == SIG_HOLD) {
+		if (sigprocmask(SIG_BLOCK, &set, &was) < 0)
+			return SIG_ERR;
+		if (sigismember(&was, sig))
+			return SIG_HOLD;
+		return sigaction(sig, NULL, &old) < 0 ? SIG_ERR : old.sa_handler;
+	}
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old) < 0 || sigprocmask(SIG_UNBLOCK, &set, &was) < 0)
+		return SIG_ERR;
+	return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+EXPORT int sigignore(int sig)
+{
+	struct sigaction act = {.sa_handler = SIG_IGN, .sa_flags = 0};
+	sigemptyset(&act.sa_mask);
+	return sigaction(sig, &act, NULL);
+}
+
+EXPORT int siginterrupt(int sig, int interrupt)
+{
+	struct sigaction act;
+	if (sigaction(sig, NULL, &act) < 0)
+		return -1;
+	if (interrupt) {
+		sigaddset(&interrupting, sig);
+		act.sa_flags &= ~SA_RESTART;
+	} else {
+		sigdelset(&interrupting, sig);
+		act.sa_flags |= SA_RESTART;
+	}
+	return sigaction(sig, &act, NULL);
 }

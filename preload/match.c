@@ -275,7 +275,7 @@ int ct_match_reset(const struct ct_match_sink *sink)
 	ct_info_release(&m.infos);
 	if (!m.expect)
 		m.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*m.expect));
-	if (!m.expect || ct_info_init(&m.infos, 1u << 14) < 0 || ct_live_init(&m.live, 1u << 16) < 0)
+	if (!m.expect || ct_info_init(&m.infos, 1u << 14) < 0 || ct_live_init(&m.live, 1u << 12) < 0)
 		return -ENOMEM;
 	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
@@ -288,6 +288,21 @@ int ct_match_reset(const struct ct_match_sink *sink)
 	m.alloc_records = 0;
 	m.allocations = m.frees = m.bytes = m.unmatched = m.lost = m.dropped = m.bytes_since_taken = 0;
 	return 0;
+}
+
+void ct_match_release(void)
+{
+	ct_live_release(&m.live);
+	ct_info_release(&m.infos);
+	ct_arena_unmap(m.expect, CT_SEQ_BUCKETS * sizeof(*m.expect));
+	m.expect = NULL;
+}
+
+size_t ct_match_bytes(void)
+{
+	return m.live.cap * sizeof(*m.live.slots) + m.infos.index.cap * sizeof(*m.infos.index.slots) +
+	       m.infos.index.cap / 2 * sizeof(*m.infos.keys) +
+	       (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0);
 }
 
 void ct_match_totals(struct ct_rec_end *e)

@@ -44,6 +44,10 @@ struct ct_match_sink {
  * (numbers taken before, e.g. in a parent before fork, are not this trace's). 0, or -ENOMEM. */
 int ct_match_reset(const struct ct_match_sink *sink);
 
+/* Tracing is over: the tables go back to the system (ct_match_reset makes them again). */
+void ct_match_release(void);
+/* The bytes the tables hold. */
+size_t ct_match_bytes(void);
 /* Registers a zeroed stream (kept registered for good). */
 void ct_match_stream_add(struct ct_match_stream *s);
 

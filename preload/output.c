@@ -13,12 +13,27 @@
 
 #include "ctrack/columns.h"
 #include "ctrack/record.h"
+#include "ctrack/zraw.h"
+#include "procmaps.h"
 #include "text.h"
 #include "writer.h"
+
+/* What the compressor is asked for, best first. Programs repeat the same sequences of allocations
+ * (a loop body, a request) far apart in the stream: long-distance matching over a 4 MiB window finds
+ * them, for little time and about 5 MiB of memory (the sqlite3 benchmark's trace: 190 KiB -> 79 KiB).
+ * Under a memory limit that leaves no room for that, smaller windows (1 MiB of memory, then 120 KiB),
+ * then no compressor at all: raw blocks (ctrack/zraw.h), which need no memory. Whichever it gets
+ * when the file is opened, it keeps: zstd allocates its whole workspace at the stream's start and
+ * reuses it for every later frame, so compression never runs out of memory halfway. */
+static const struct rung {
+	int window_log, ldm;
+} ladder[] = {{22, 1}, {17, 0}, {12, 0}};
+#define RUNGS ((int)(sizeof(ladder) / sizeof(ladder[0])))
 
 static struct {
 	int fd;
 	int failed; /* the file cannot be written: tracing stopped, nothing more is written */
+	int rung;   /* the ladder's rung the compressor got; RUNGS: none, raw blocks */
 	ZSTD_CCtx *zc;
 	uint8_t *zbuf;
 	size_t zcap;
@@ -28,7 +43,7 @@ static struct {
 	uint64_t reopened;
 	uint64_t written;    /* bytes in the file */
 	uint64_t flushed_at; /* bytes in the file at the last flush: whole records, whole blocks */
-	int frame_open;      /* that flush left the zstd frame open (ZSTD_e_flush, not _e_end) */
+	int frame_open;      /* that flush left the frame open (ZSTD_e_flush, not _e_end) */
 	uint64_t start_ns;
 } o = {.fd = -1};
 
@@ -98,13 +113,15 @@ static int write_all(const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* ---- when the file cannot be written ----
- * A write fails (a full disk, a file size limit, an I/O error): the trace must say so where it
- * stops. The file is cut back to the last flush point, which ends a zstd block on a record
- * boundary, and a NOTE is appended there in a raw zstd block written by hand (zstd's format, RFC
- * 8878: a 3-byte block header, then the bytes as they are). The frame is left open, so readers
- * decode everything up to the cut, then the NOTE, then report the trace as truncated. After each
- * flush a little space is reserved past the end of the file for that block (fallocate). */
+/* ---- the last words of a file ----
+ * A write fails (a full disk, a file size limit, an I/O error), or tracing cannot go on: the trace
+ * must say so where it stops. What was written since the last flush point, which ends a block on a
+ * record boundary, is cut off, and records are put there in a raw block (ctrack/zraw.h), after a
+ * frame header when the last frame ended, and after the file header when the file has none yet. A
+ * frame the compressor opened is left open (its checksum, which only zstd could write, would have
+ * to follow the last block): readers decode everything up to the cut, then the block, then report
+ * the trace as truncated. After each flush a little space is reserved past the end of the file for
+ * that block (fallocate). */
 
 #define NOTE_ROOM 4096
 
@@ -114,10 +131,28 @@ static void reserve_note_room(void)
 		return; /* not supported here: the cut back to the flush point frees room enough, mostly */
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
+/* Records of at most TAIL_MAX bytes, end_frame: close the frame when it is a new one. */
+#define TAIL_MAX 640
+
+static void put_tail(const uint8_t *rec, size_t n, int end_frame)
 {
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	uint8_t blk[CT_ZRAW_FRAME_HEADER + CT_ZRAW_BLOCK_HEADER + CT_HEADER_SIZE + TAIL_MAX];
+	size_t k = 0, head = o.flushed_at ? 0 : CT_HEADER_SIZE;
+	int new_frame = !o.frame_open;
+	if (n > TAIL_MAX)
+		return;
+	if (new_frame)
+		k += ct_zraw_frame(blk);
+	k += ct_zraw_block(blk + k, head + n, new_frame && end_frame);
+	if (head)
+		k += ct_put_header(blk + k);
+	memcpy(blk + k, rec, n);
+	k += n;
+	if (ftruncate(o.fd, (off_t)o.flushed_at) < 0 ||
+	    pwrite(o.fd, blk, k, (off_t)o.flushed_at) != (ssize_t)k)
+		return; /* the file ends at the flush point: readers see a cut trace */
+	o.written = o.flushed_at += k;
+	o.frame_open = !(new_frame && end_frame);
 }
 
 static void note_write_error(int err)
@@ -132,22 +167,10 @@ static void note_write_error(int err)
 	ct_text_add(&t, ") at ");
 	ct_text_add_uint(&t, (ct_now_ns() - o.start_ns) / 1000000);
 	ct_text_add(&t, " ms; up to the last 100 ms of events before it are lost, and tracing stopped");
-	uint8_t rec[sizeof(buf) + 16], blk[sizeof(rec) + 16];
+	uint8_t rec[TAIL_MAX];
 	struct ct_rec_buf b = {.data = rec, .cap = sizeof(rec)};
 	ct_rec_note(&b, CT_NOTE_WARNING, t.s, t.len);
-	size_t n = 0;
-	if (!o.frame_open) { /* the last frame ended: a new one, 1 KiB window, no checksum */
-		put_le(blk, ZSTD_MAGICNUMBER, 4);
-		blk[4] = 0; /* frame header descriptor: no content size, no checksum, no dictionary */
-		blk[5] = 0; /* window descriptor: 2^10 bytes, more than the block */
-		n = 6;
-	}
-	put_le(blk + n, (uint64_t)b.len << 3, 3); /* not the last block, raw, b.len bytes */
-	memcpy(blk + n + 3, rec, b.len);
-	n += 3 + b.len;
-	if (ftruncate(o.fd, (off_t)o.flushed_at) < 0 ||
-	    pwrite(o.fd, blk, n, (off_t)o.flushed_at) != (ssize_t)n)
-		return; /* the file ends at the flush point: readers see a cut trace */
+	put_tail(rec, b.len, 0);
 }
 
 /* Tracing stops: the program runs on untouched. */
@@ -159,29 +182,50 @@ static void fail(int err)
 		note_write_error(err);
 }
 
-/* Compresses [p, p + n) with the given end directive and writes what zstd gives back. 0, or -1
- * when tracing failed. */
-static int compress(const void *p, size_t n, ZSTD_EndDirective mode)
+/* ---- writing ---- */
+
+/* [p, p + n) through the compressor. 0 or an errno. */
+static int write_zstd(const void *p, size_t n, ZSTD_EndDirective mode)
 {
 	ZSTD_inBuffer in = {p, n, 0};
-	while (!o.failed) {
+	for (;;) {
 		ZSTD_outBuffer out = {o.zbuf, o.zcap, 0};
 		size_t left = ZSTD_compressStream2(o.zc, &out, &in, mode);
 		int err = ZSTD_isError(left) ? EIO : write_all(o.zbuf, out.pos);
-		if (err) {
-			fail(err);
-			break;
-		}
-		if (mode == ZSTD_e_continue ? in.pos == in.size : left == 0)
-			break;
+		if (err || (mode == ZSTD_e_continue ? in.pos == in.size : left == 0))
+			return err;
 	}
-	return o.failed ? -1 : 0;
+}
+
+/* b's bytes as raw blocks, after a frame header when no frame is open; end: the last block of the
+ * frame. 0 or an errno. */
+static int write_raw(const struct ct_rec_buf *b, int end)
+{
+	const uint8_t *p = b->data;
+	size_t n = b->len;
+	if (!n && !end)
+		return 0;
+	uint8_t h[CT_ZRAW_FRAME_HEADER + CT_ZRAW_BLOCK_HEADER];
+	size_t k = o.frame_open ? 0 : ct_zraw_frame(h);
+	int err;
+	do {
+		size_t len = n < CT_ZRAW_BLOCK_MAX ? n : CT_ZRAW_BLOCK_MAX;
+		k += ct_zraw_block(h + k, len, end && len == n);
+		err = write_all(h, k);
+		if (!err)
+			err = write_all(p, len);
+		p += len;
+		n -= len;
+		k = 0;
+	} while (!err && n);
+	return err;
 }
 
 /* ---- BATCH records ----
- * A flush of more than a few KiB of records goes out as one BATCH (format.h, columns.h): the same
- * records by columns, each column ended by a zstd flush so that its bytes get a block, and a
- * Huffman table, of their own. The first write (the file header) and small ones go as they are. */
+ * A compressed flush of more than a few KiB of records goes out as one BATCH (format.h,
+ * columns.h): the same records by columns, each column ended by a zstd flush so that its bytes get
+ * a block, and a Huffman table, of their own. The first write (the file header), small ones and
+ * raw blocks (no compressor to help) go as they are. */
 
 #define BATCH_MIN 4096
 
@@ -207,6 +251,7 @@ static int split(const struct ct_rec_buf *b)
 	return ct_columns_split(b->data, b->len, &cols);
 }
 
+/* cols as one BATCH record through the compressor. 0 or an errno. */
 static int write_batch(ZSTD_EndDirective mode)
 {
 	uint8_t head[1 + CT_VARINT_MAX * (1 + CT_COLUMNS)], lens[CT_VARINT_MAX * CT_COLUMNS];
@@ -218,31 +263,39 @@ static int write_batch(ZSTD_EndDirective mode)
 	head[nhead++] = CT_REC_BATCH;
 	nhead += ct_put_varint(head + nhead, payload + nlens);
 	memcpy(head + nhead, lens, nlens);
-	if (compress(head, nhead + nlens, ZSTD_e_continue) < 0)
-		return -1;
+	int err = write_zstd(head, nhead + nlens, ZSTD_e_continue);
 	int last = CT_COLUMNS - 1;
 	while (last > 0 && !cols.len[last])
 		last--;
-	for (int i = 0; i <= last; i++)
-		if (compress(cols.col[i], cols.len[i], i == last ? mode : ZSTD_e_flush) < 0)
-			return -1;
-	return 0;
+	for (int i = 0; i <= last && !err; i++)
+		err = write_zstd(cols.col[i], cols.len[i], i == last ? mode : ZSTD_e_flush);
+	return err;
 }
 
 void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
 {
-	ZSTD_EndDirective mode = how == CT_OUT_END ? ZSTD_e_end : ZSTD_e_flush;
-	if (o.written && b->len >= BATCH_MIN && split(b) == 0)
-		write_batch(mode);
-	else
-		compress(b->data, b->len, mode);
+	int end = how == CT_OUT_END;
+	ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_flush;
+	if (!o.failed) {
+		int err;
+		if (o.rung >= RUNGS)
+			err = write_raw(b, end);
+		else if (o.written && b->len >= BATCH_MIN && split(b) == 0)
+			err = write_batch(mode);
+		else
+			err = write_zstd(b->data, b->len, mode);
+		if (err)
+			fail(err);
+	}
+	if (!o.failed && (b->len || end || o.rung < RUNGS)) {
+		o.flushed_at = o.written; /* a block boundary, after whole records */
+		o.frame_open = !end;
+		reserve_note_room();
+	}
 	b->len = 0;
-	if (o.failed)
-		return;
-	o.flushed_at = o.written; /* a block boundary, after whole records */
-	o.frame_open = mode == ZSTD_e_flush;
-	reserve_note_room();
 }
+
+/* ---- the compressor ---- */
 
 /* zstd's memory comes from the arena, like the rest of the shim's: off the program's heap, and known
  * to the leak scan as the shim's (its window holds the trace's bytes, not the program's pointers).
@@ -266,6 +319,82 @@ static void zstd_free(void *opaque, void *address)
 	}
 }
 
+/* libzstd.a calls these hooks when something defines them (weak references, else resolved by the
+ * loader among the program's symbols): defined here, they stay the shim's own, and do nothing. */
+struct ZSTD_Trace;
+unsigned long long ZSTD_trace_compress_begin(const ZSTD_CCtx *cctx);
+void ZSTD_trace_compress_end(unsigned long long ctx, const struct ZSTD_Trace *trace);
+
+unsigned long long ZSTD_trace_compress_begin(const ZSTD_CCtx *cctx)
+{
+	(void)cctx;
+	return 0; /* no tracing: the end hook is never called */
+}
+
+void ZSTD_trace_compress_end(unsigned long long ctx, const struct ZSTD_Trace *trace)
+{
+	(void)ctx;
+	(void)trace;
+}
+
+/* Sets the rung's parameters and starts a frame with no input, which makes zstd allocate its whole
+ * workspace now (with ZSTD_e_continue nothing is written yet). 0, or -1 when that memory is not to
+ * be had (zstd keeps none of it). Level 1, not 3: the writer shares the machine with the program,
+ * and level 3 cost the churn benchmark 0.27 -> 0.32 s for traces at most 6% smaller. */
+static int start_stream(const struct rung *r)
+{
+	ZSTD_CCtx_reset(o.zc, ZSTD_reset_session_and_parameters);
+	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_compressionLevel, 1);
+	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_windowLog, r->window_log);
+	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_enableLongDistanceMatching, r->ldm);
+	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
+	ZSTD_outBuffer out = {o.zbuf, o.zcap, 0};
+	ZSTD_inBuffer in = {NULL, 0, 0};
+	return ZSTD_isError(ZSTD_compressStream2(o.zc, &out, &in, ZSTD_e_continue)) || out.pos ? -1 : 0;
+}
+
+/* Under a memory limit the compressor, a convenience, takes at most a quarter of what the limit
+ * leaves: give_back returns the shim's memory to a program whose malloc fails, but memory a program
+ * maps otherwise (dlopen's segments, an interpreter's arenas) cannot be answered that way. */
+#define COMPRESSOR_SHARE 4
+
+/* The compressor holds its rung's memory: 1 when that is within its share of what the limits leave. */
+static int within_share(void)
+{
+	uint64_t room = ct_headroom(), took = ZSTD_sizeof_CCtx(o.zc);
+	return room == UINT64_MAX || (COMPRESSOR_SHARE - 1) * took <= room;
+}
+
+/* The highest rung whose memory the compressor gets within its share, with spare bytes left over;
+ * RUNGS when none (raw blocks). */
+static int pick_rung(size_t spare)
+{
+	o.zcap = ZSTD_CStreamOutSize();
+	if (!o.zbuf)
+		o.zbuf = ct_arena_map(o.zcap);
+	void *keep = ct_arena_map(spare); /* held while the compressor takes its share */
+	int i = 0;
+	for (; keep && o.zbuf && i < RUNGS; i++) {
+		if (!o.zc)
+			o.zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL});
+		if (!o.zc)
+			break;
+		if (start_stream(&ladder[i]) < 0)
+			continue;
+		if (within_share())
+			break;
+		ZSTD_freeCCtx(
+		    o.zc); /* a smaller rung in a new context: zstd would keep the larger workspace */
+		o.zc = NULL;
+	}
+	ct_arena_unmap(keep, spare);
+	if (!o.zc || i >= RUNGS) {
+		ct_output_release();
+		return RUNGS;
+	}
+	return i;
+}
+
 int ct_output_open(int fd)
 {
 	struct stat st;
@@ -279,27 +408,69 @@ int ct_output_open(int fd)
 	o.reopened = o.written = o.flushed_at = 0;
 	o.start_ns = ct_now_ns();
 	remember_path(fd);
-	o.zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL});
-	o.zcap = ZSTD_CStreamOutSize();
-	if (!o.zbuf)
-		o.zbuf = ct_arena_map(o.zcap);
-	if (!o.zc || !o.zbuf)
-		return -ENOMEM;
-	/* Programs repeat the same sequences of allocations (a loop body, a request) far apart in the
-	 * stream: long-distance matching over a 4 MiB window finds them, for little time and memory
-	 * (the sqlite3 benchmark's trace: 190 KiB -> 79 KiB). Level 1, not 3: the writer shares the
-	 * machine with the program, and level 3 cost the churn benchmark 0.27 -> 0.32 s for traces
-	 * at most 6% smaller. */
-	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_compressionLevel, 1);
-	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_windowLog, 22);
-	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_enableLongDistanceMatching, 1);
-	ZSTD_CCtx_setParameter(o.zc, ZSTD_c_checksumFlag, 1); /* readers detect damage */
+	o.rung = RUNGS;
+	o.zc = NULL; /* a forked child's writer never touches the parent's context */
 	return 0;
+}
+
+void ct_output_compress(size_t spare)
+{
+	o.rung = pick_rung(spare);
+}
+
+size_t ct_output_rung_note(char *buf, size_t cap)
+{
+	struct ct_text t = ct_text_in(buf, cap);
+	if (o.rung == 0)
+		return 0;
+	if (o.rung < RUNGS) {
+		ct_text_add(&t, "the trace is compressed with a ");
+		ct_text_add_uint(&t, (1u << ladder[o.rung].window_log) >> 10);
+		ct_text_add(&t, " KiB window, not 4 MiB,");
+	} else {
+		ct_text_add(&t, "the trace is not compressed,");
+	}
+	ct_text_add(&t, " as the memory the compressor asks for was not to be had, or not within its "
+	                "share under the program's memory limit (ulimit -v or -d): the file is larger, "
+	                "nothing is missing");
+	return t.len;
+}
+
+void ct_output_end_with_note(const char *text, size_t len)
+{
+	uint8_t rec[TAIL_MAX];
+	struct ct_rec_buf b = {.data = rec, .cap = sizeof(rec)};
+	const struct ct_rec_end e = {0};
+	if (o.fd < 0 || o.failed)
+		return;
+	ct_rec_note(&b, CT_NOTE_WARNING, text, len);
+	ct_rec_end(&b, &e);
+	if (o.flushed_at) /* through the stream, which closes its frame (a zstd frame with its checksum) */
+		ct_output_write(&b, CT_OUT_END);
+	else /* nothing in the file yet: the file header and these records, in a frame of their own */
+		put_tail(rec, b.len, 1);
+	o.failed = 1;
+}
+
+void ct_output_release(void)
+{
+	ZSTD_freeCCtx(o.zc); /* its workspace goes back through zstd_free */
+	ct_arena_unmap(o.zbuf, o.zcap);
+	ct_arena_unmap(cols_mem, CT_COLUMNS * cols_cap);
+	o.zc = NULL;
+	o.zbuf = NULL;
+	cols_mem = NULL;
+	cols_cap = 0;
+}
+
+size_t ct_output_bytes(void)
+{
+	return (o.zc ? ZSTD_sizeof_CCtx(o.zc) : 0) + (o.zbuf ? o.zcap : 0) + CT_COLUMNS * cols_cap;
 }
 
 int ct_output_ok(void)
 {
-	return o.fd >= 0 && !o.failed && o.zc && o.zbuf;
+	return o.fd >= 0 && !o.failed && (o.rung == RUNGS || (o.zc && o.zbuf));
 }
 uint64_t ct_output_reopened(void)
 {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "procmaps.h"
@@ -72,4 +73,55 @@ const char *ct_procstat_fields(const char *path, char *buf, size_t len)
 	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* the command's name may hold anything, ')' too */
 	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
+/* The next decimal number at *p, after spaces. */
+static uint64_t decimal(const char **p)
+{
+	uint64_t v = 0;
+	while (**p == ' ')
+		(*p)++;
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = v * 10 + (uint64_t)(**p - '0');
+	return v;
+}
+
+int ct_procstatm(uint64_t *size, uint64_t *data)
+{
+	char buf[128];
+	int saved = errno, fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *p = buf;
+	uint64_t v[6];
+	for (int i = 0; i < 6; i++) /* size resident shared text lib data */
+		v[i] = decimal(&p);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	*size = v[0] * page;
+	*data = v[5] * page;
+	return 0;
+}
+
+static uint64_t room_under(rlim_t limit, uint64_t used)
+{
+	return limit == RLIM_INFINITY ? UINT64_MAX : limit > used ? limit - used : 0;
+}
+
+uint64_t ct_headroom(void)
+{
+	struct rlimit as, data;
+	uint64_t size, used_data;
+	if (getrlimit(RLIMIT_AS, &as) < 0 || getrlimit(RLIMIT_DATA, &data) < 0)
+		return UINT64_MAX;
+	if (as.rlim_cur == RLIM_INFINITY && data.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	if (ct_procstatm(&size, &used_data) < 0)
+		return 0;
+	uint64_t a = room_under(as.rlim_cur, size), d = room_under(data.rlim_cur, used_data);
+	return a < d ? a : d;
 }

@@ -19,4 +19,13 @@ const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi);
  * third on, the state ("Z 1234 ..."), read into buf; NULL when it cannot be read. errno is kept. */
 const char *ct_procstat_fields(const char *path, char *buf, size_t len);
 
+/* The process's address space and its data (writable private mappings and stacks) in bytes, the
+ * figures RLIMIT_AS and RLIMIT_DATA limit, from /proc/self/statm. 0, or -1 when it cannot be read.
+ * errno is kept. */
+int ct_procstatm(uint64_t *size, uint64_t *data);
+
+/* What the process could still map under its memory limits (RLIMIT_AS, RLIMIT_DATA) in bytes:
+ * UINT64_MAX when it has none, 0 when its usage cannot be read. errno is kept. */
+uint64_t ct_headroom(void);
+
 #endif

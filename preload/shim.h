@@ -56,6 +56,7 @@ static inline uint64_t ct_now_ns(void)
  * allocation returns. Rings are never unmapped: a dead thread's ring is recycled. */
 #define CT_RING_WORDS (1u << 15) /* 256 KiB */
 #define CT_RING_MASK (CT_RING_WORDS - 1)
+#define CT_RING_CONSUMER_BYTES 128
 
 /* ACTIVE: owned by a live thread; DEAD: its thread exited, the writer drains it; FREE: drained,
  * ready for a new thread; CLAIMED: being handed to a new thread. */
@@ -107,9 +108,11 @@ struct ct_ring {
 	_Atomic int state;
 	pid_t tid;
 	struct ct_ring *next; /* all rings, newest first; never unlinked */
-	/* The consumer's own state for this ring, opaque here: set by the consumer on first sight,
-	 * kept (and reset by the consumer) when the ring is recycled. */
-	_Alignas(64) void *consumer;
+	/* The consumer's own state for this ring, opaque here: set up by the consumer on first sight
+	 * (consumer_ready), kept (and reset by the consumer) when the ring is recycled. In the ring, so
+	 * that reading a ring never waits for memory the consumer might not get. */
+	_Alignas(64) unsigned char consumer[CT_RING_CONSUMER_BYTES];
+	int consumer_ready;
 	_Alignas(64) uint64_t words[CT_RING_WORDS];
 };
 
@@ -197,6 +200,10 @@ void ct_track_before_exec(const char *path) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;
 void ct_track_after_dlclose(void) CT_HIDDEN;
 void ct_track_finish(void) CT_HIDDEN;
+/* The program's allocation of size bytes failed (hooks.c): when the memory the shim holds might make
+ * it succeed, tracing ends with a NOTE and that memory goes back to the system. 1 when the caller
+ * should try its allocation again, 0 when nothing changed. */
+int ct_track_out_of_memory(size_t size) CT_HIDDEN;
 /* From a fatal signal's handler: the trace gets every event published so far, and ends. */
 void ct_track_crash(int sig) CT_HIDDEN;
 /* The main thread calls pthread_exit. */

@@ -12,9 +12,10 @@
 #include "shim.h"
 
 #define MAX_NODES (1u << 24) /* 16 M distinct frames */
-/* Nodes live in chunks mapped as the trie grows (768 KiB each), never moved: the writer reads nodes
- * below node_count without the lock. A process under `ulimit -d` or `-v` gets only what it uses. */
-#define CHUNK_BITS 16
+/* Nodes live in chunks mapped as the trie grows (48 KiB each), never moved: the writer reads nodes
+ * below node_count without the lock. A process under `ulimit -d` or `-v` gets only what it uses,
+ * and the chunks stay when tracing stops early: they are small. */
+#define CHUNK_BITS 12
 #define CHUNK_NODES (1u << CHUNK_BITS)
 #define CHUNKS (MAX_NODES / CHUNK_NODES)
 
@@ -67,10 +68,10 @@ static struct chunk *chunk_for(uint32_t id)
 	return c;
 }
 
-/* Doubles the index (the first call makes it). 0, or -1 with the index unchanged. */
+/* Doubles the index (the first call makes it, 32 KiB). 0, or -1 with the index unchanged. */
 static int grow(void)
 {
-	uint32_t cap = index_.cap ? index_.cap * 2 : 1u << 16;
+	uint32_t cap = index_.cap ? index_.cap * 2 : 1u << 12;
 	struct ct_idx_slot *slots = ct_arena_map(cap * sizeof(*slots));
 	if (!slots)
 		return -1;

@@ -19,6 +19,7 @@
 
 #include "defer.h"
 #include "leakscan.h"
+#include "procmaps.h"
 #include "shim.h"
 #include "text.h"
 #include "unwind.h"
@@ -160,10 +161,13 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
 
 /* ---- events ---- */
 
-/* A full ring waits for the writer, which may need this very core: yield, then sleep briefly. */
+/* A full ring waits for the writer, which may need this very core: yield, then sleep briefly. Not
+ * once tracing has stopped: the writer may be gone (give_back), and the event is dropped. */
 static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 {
 	for (unsigned spins = 0; ct_ring_push(t->ring, w, n) == CT_RING_FULL; spins++) {
+		if (atomic_load_explicit(&ct_state, memory_order_relaxed) == CT_OFF)
+			return;
 		ct_writer_wake();
 		if (spins < 8) {
 			sched_yield();
@@ -359,6 +363,21 @@ void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const str
 		fill_alloc(defer_entry(pair + 1), p, size, c);
 	else
 		fill_event(defer_entry(pair + 1), size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+}
+
+/* ---- the program runs short of memory ---- */
+
+int ct_track_out_of_memory(size_t size)
+{
+	if (atomic_load(&ct_state) != CT_ACTIVE || getpid() != traced_pid)
+		return 0;
+	/* A request that fails whatever the shim holds (huge sizes, a limit far below them) is the
+	 * program's own business: tracing goes on. */
+	uint64_t room = ct_headroom();
+	if (size > ct_writer_releasable() + (room == UINT64_MAX ? 0 : room))
+		return 0;
+	atomic_store(&ct_state, CT_OFF); /* the hooks stop reporting; the writer takes what is in */
+	return ct_writer_give_back(size) == 0;
 }
 
 /* ---- configuration and the trace file ---- */

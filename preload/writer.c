@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -26,23 +27,25 @@
 #include "writer.h"
 
 #define OUT_COMPRESS_AT (256u << 10)
-#define TIME_STEP_NS 1000000ull   /* TIME records: 1 ms resolution */
-#define SAMPLE_NS 100000000ull    /* RSS samples: every 100 ms ... */
-#define SAMPLE_BYTES (4ull << 20) /* ... and every 4 MiB allocated */
-#define FLUSH_NS 100000000ull     /* the file is at most 100 ms behind ... */
-#define FLUSH_BUSY_NS 5000000ull  /* ... and 5 ms when events came: a SIGKILL loses little */
-#define IDLE_WAIT_NS 2000000      /* an idle writer looks again after 2 ms */
-#define BATCH_WAIT_NS 200000      /* a writer with little to do lets events pile up for 0.2 ms: */
-#define BATCH_EVENTS 4096         /* reading ring heads less often keeps them in their threads' caches */
-#define STALL_NS 2000000000ull    /* 2 s without progress: a sequence number never came */
-#define PREFETCH_EVENTS 8         /* table slots load 16 events ahead, what they point to 8 ahead */
+#define OUT_FIRST (OUT_COMPRESS_AT + (64u << 10)) /* the record buffer's first size: doubled as needed */
+#define TIME_STEP_NS 1000000ull                   /* TIME records: 1 ms resolution */
+#define SAMPLE_NS 100000000ull                    /* RSS samples: every 100 ms ... */
+#define SAMPLE_BYTES (4ull << 20)                 /* ... and every 4 MiB allocated */
+#define FLUSH_NS 100000000ull                     /* the file is at most 100 ms behind ... */
+#define FLUSH_BUSY_NS 5000000ull                  /* ... and 5 ms when events came: a SIGKILL loses little */
+#define IDLE_WAIT_NS 2000000                      /* an idle writer looks again after 2 ms */
+#define BATCH_WAIT_NS 200000   /* a writer with little to do lets events pile up for 0.2 ms: */
+#define BATCH_EVENTS 4096      /* reading ring heads less often keeps them in their threads' caches */
+#define STALL_NS 2000000000ull /* 2 s without progress: a sequence number never came */
+#define PREFETCH_EVENTS 8      /* table slots load 16 events ahead, what they point to 8 ahead */
 
-enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_MARK, REQ_CHECK, REQ_FINISH };
+enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_MARK, REQ_CHECK, REQ_FINISH, REQ_STOP };
 
 /* What a program thread asks of the writer, on the asker's stack. */
 struct request {
 	int op;
 	const char *text;          /* EXEC's path, MARK's name */
+	uint64_t size;             /* STOP: the program's allocation that failed */
 	uint64_t lost[CT_CLASSES]; /* CHECK's and FINISH's scan: bytes by leak class */
 	int failed;                /* ... or the scan could not run */
 };
@@ -70,18 +73,25 @@ static struct {
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	uint64_t events_since_flush;
 	pthread_t thread;
+	void *stack; /* the thread's stack, from the arena: given back with the rest (give_back) */
 	int running;
 	_Atomic int wake, sleeping;
 	_Atomic int main_gone;         /* the main thread called pthread_exit */
 	_Atomic int crash, crash_done; /* the signal the program dies of; its END is written */
 	_Atomic int stopped;           /* the thread has left its loop */
-	sigset_t program_mask;         /* the signal mask of the thread that started the writer */
+	/* EXEC is the file's last record: nothing more is written (a TIME, an RSS sample, a flush that
+	 * opens a frame) until the program shows it went on, the exec having failed, with an event or a
+	 * request; else a program slow to reach the exec system call would leave a trace that ends
+	 * mid-frame, incomplete. */
+	int exec_sent;
+	sigset_t program_mask; /* the signal mask of the thread that started the writer */
 	_Atomic uint32_t req, done;
 	struct request *q; /* the request being served (its asker waits, holding req_lock) */
 } w;
 
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* the thread's end: finish, give_back */
 
 /* ---- notes: what the shim could not record, said in the trace ---- */
 
@@ -115,9 +125,9 @@ static void emit_notes(void)
 	const unsigned warn = CT_NOTE_WARNING;
 	note_count(NOTE_NO_RING, warn, atomic_load(&ct_losses.no_ring),
 	           " allocation events were not recorded: a thread could get no event ring (out of memory)");
-	note_count(
-	    NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
-	    " backtraces were not recorded: the stack table is full (those allocations have no stack)");
+	note_count(NOTE_NO_STACK, warn, atomic_load(&ct_losses.no_stack),
+	           " backtraces were not recorded: the stack table is full or out of memory (those "
+	           "allocations have no stack)");
 	_Static_assert(CT_DEFER_ENTRIES == 16, "the note below says how many");
 	note_count(NOTE_IN_SIGNAL, warn, atomic_load(&ct_losses.in_signal),
 	           " allocation events were not recorded: signal handlers made them while ctrack was "
@@ -148,15 +158,16 @@ static void emit_notes(void)
 	}
 }
 
-/* The writer's own state for each ring (the ring's opaque consumer pointer), on lines of its own. */
+/* The writer's own state for each ring (the ring's opaque consumer bytes, on lines of their own). */
 struct drain {
 	struct ct_match_stream st;
 	uint8_t announced, blocked;
 };
+_Static_assert(sizeof(struct drain) <= CT_RING_CONSUMER_BYTES, "a ring's consumer bytes hold a drain");
 
 static int grow_out(struct ct_rec_buf *b, size_t need)
 {
-	size_t cap = b->cap ? b->cap : 1u << 20;
+	size_t cap = b->cap ? b->cap : OUT_FIRST;
 	while (cap < b->len + need)
 		cap *= 2;
 	if (ct_arena_grow((void **)&b->data, b->len, cap) < 0)
@@ -243,15 +254,14 @@ static int drain(struct ct_ring *r, struct drain *d, int ordered)
 	return n;
 }
 
-/* The writer's state for r, made on first sight (NULL when out of memory: the ring waits). */
+/* The writer's state for r, in the ring, set up on first sight. */
 static struct drain *drain_of(struct ct_ring *r)
 {
-	if (CT_LIKELY(r->consumer != NULL))
-		return r->consumer;
-	struct drain *d = ct_arena_map(sizeof(*d));
-	if (d) {
+	struct drain *d = (struct drain *)(void *)r->consumer;
+	if (CT_UNLIKELY(!r->consumer_ready)) {
+		memset(d, 0, sizeof(*d));
 		ct_match_stream_add(&d->st);
-		r->consumer = d;
+		r->consumer_ready = 1;
 	}
 	return d;
 }
@@ -276,8 +286,9 @@ static int pump(void)
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
 		int st = atomic_load_explicit(&r->state, memory_order_acquire);
 		struct drain *d;
-		if (st == CT_RING_FREE || st == CT_RING_CLAIMED || !(d = drain_of(r)))
+		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
 			continue;
+		d = drain_of(r);
 		if (!d->announced) {
 			ct_rec_thread(&w.out, (uint64_t)r->tid, CT_THREAD_STARTED);
 			d->announced = 1;
@@ -348,8 +359,8 @@ static void housekeeping(int events)
 		sample(now);
 	if (now - w.last_flush_ns >= (w.events_since_flush ? FLUSH_BUSY_NS : FLUSH_NS)) {
 		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-			if (r->consumer)
-				ct_match_write_held(&((struct drain *)r->consumer)->st);
+			if (r->consumer_ready)
+				ct_match_write_held(&drain_of(r)->st);
 		ct_match_write_held(&w.late);
 		ct_output_write(&w.out, CT_OUT_FLUSH);
 		w.last_flush_ns = now;
@@ -419,6 +430,33 @@ static int scan(uint64_t lost[CT_CLASSES])
 	return 0;
 }
 
+/* ---- giving the memory back ---- */
+
+static void release_memory(void)
+{
+	ct_output_release();
+	ct_match_release();
+	ct_arena_unmap(w.out.data, w.out.cap);
+	w.out = (struct ct_rec_buf){0}; /* no grow function: nothing is recorded any more */
+}
+
+/* The program's allocation of size bytes failed, and what the shim holds might have let it succeed:
+ * the trace ends (everything published so far, a NOTE saying why, END) and the writer's memory goes
+ * back to the system, for the program to retry. */
+static void stop_for_program(uint64_t size)
+{
+	char buf[320];
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
+	ct_text_add(&t, "the program ran out of memory (an allocation of ");
+	ct_text_add_uint(&t, size);
+	ct_text_add(&t, " bytes failed; a memory limit such as ulimit -v or -d?): ctrack stopped tracing "
+	                "there and gave its own memory to the program, which ran on untraced; the blocks "
+	                "live then count as leaked");
+	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	emit_end();
+	release_memory();
+}
+
 /* Does what q asks once every event published before it is in. Every request but SYNC settles the
  * held and pending events first, so what came before the request is written before its record (or
  * counted in its scan). */
@@ -448,6 +486,9 @@ static void serve_op(struct request *q)
 		q->failed = scan(q->lost) < 0;
 		emit_end();
 		break;
+	case REQ_STOP:
+		stop_for_program(q->size);
+		break;
 	}
 }
 
@@ -456,8 +497,9 @@ static int serve(uint32_t req)
 {
 	int op = w.q->op;
 	serve_op(w.q);
+	w.exec_sent = op == REQ_EXEC;
 	atomic_store(&w.done, req);
-	return op == REQ_FINISH;
+	return op == REQ_FINISH || op == REQ_STOP;
 }
 
 /* ---- the program dies of a signal (crash.c asks, from its handler) ---- */
@@ -508,7 +550,10 @@ static void *writer_main(void *arg)
 	for (;;) {
 		uint32_t req = atomic_load(&w.req);
 		int events = pump();
-		housekeeping(events);
+		if (events)
+			w.exec_sent = 0;
+		if (!w.exec_sent)
+			housekeeping(events);
 		int sig = atomic_load(&w.crash);
 		if (sig) {
 			crash_end(sig);
@@ -627,6 +672,24 @@ static void emit_process(void)
 	ct_arena_unmap(cmd, cap);
 }
 
+/* The writer's stack: its deepest frames hold a few KiB (module records, notes, the leak scan's
+ * walk). Not the 8 MiB default, which a program under `ulimit -v` may not have to spare. Mapped
+ * from the arena, with a guard page at its bottom, so that it can be given back (glibc keeps the
+ * stacks it maps for threads that ended); a forked child's writer runs on the parent's. */
+#define WRITER_STACK (1u << 20)
+#define GUARD_PAGE 4096
+
+static int map_stack(void)
+{
+	if (!w.stack && (w.stack = ct_arena_map(WRITER_STACK)))
+		mprotect(w.stack, GUARD_PAGE, PROT_NONE);
+	return w.stack ? 0 : -1;
+}
+
+/* What the compressor leaves to be had when it takes its memory: the first thread's event ring
+ * (256 KiB), the stack table's first chunk and index (80 KiB), and the rings of a few more threads. */
+#define COMPRESSOR_SPARE (1u << 20)
+
 /* Takes the trace file (output.c) and writes its first records. */
 static int open_file(int fd)
 {
@@ -646,19 +709,20 @@ static int open_file(int fd)
 		w.late_registered = 1;
 	}
 	struct ct_match_sink sink = {&w.out, define_stacks, NULL};
-	if (ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, 1u << 20))
+	if (ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
 		return -ENOMEM;
+	ct_output_compress(COMPRESSOR_SPARE);
 	ct_rec_header(&w.out);
 	emit_process();
+	char note[320];
+	size_t n = ct_output_rung_note(note, sizeof(note));
+	if (n)
+		ct_rec_note(&w.out, CT_NOTE_INFO, note, n);
 	ct_modules_reset();
 	ct_modules_sync(&w.out);
 	ct_output_write(&w.out, CT_OUT_FLUSH);
 	return ct_output_ok() ? 0 : -EIO;
 }
-
-/* The writer's stack: its deepest frames hold a few KiB (module records, notes, the leak scan's
- * walk). Not the 8 MiB default, which a program under `ulimit -v` may not have to spare. */
-#define WRITER_STACK (1u << 20)
 
 static int start_thread(void)
 {
@@ -669,8 +733,9 @@ static int start_thread(void)
 	atomic_store(&w.stopped, 0);
 	int rc = pthread_attr_init(&attr);
 	if (rc == 0) {
-		pthread_attr_setstacksize(&attr, WRITER_STACK);
-		rc = pthread_create(&w.thread, &attr, writer_main, NULL);
+		rc = pthread_attr_setstack(&attr, w.stack, WRITER_STACK);
+		if (rc == 0)
+			rc = pthread_create(&w.thread, &attr, writer_main, NULL);
 		pthread_attr_destroy(&attr);
 	}
 	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
@@ -681,18 +746,21 @@ static int start_thread(void)
 	return 0;
 }
 
-/* Tracing cannot start (out of memory, no thread): the trace ends at once, with a NOTE saying why,
- * when there is a stream to say it in; the program runs on untraced. */
+/* Tracing cannot start (out of memory, no thread): the trace ends at once with a NOTE saying why
+ * (written without memory when need be), the shim's memory goes back to the system, and the program
+ * runs on untraced. */
 static void give_up(int err)
 {
-	if (!ct_output_ok() || !ct_rec_room(&w.out, 1024))
-		return;
+	char buf[320];
+	struct ct_text t = ct_text_in(buf, sizeof(buf));
 	const char *why = strerrordesc_np(err);
-	note_warning("tracing could not start (", why ? why : "unknown error",
-	             "; a memory limit such as ulimit -d or -v?): the program ran untraced");
-	const struct ct_rec_end e = {0};
-	ct_rec_end(&w.out, &e);
-	ct_output_write(&w.out, CT_OUT_END);
+	ct_text_add(&t, "tracing could not start (");
+	ct_text_add(&t, why ? why : "unknown error");
+	ct_text_add(&t, "; a memory limit such as ulimit -d or -v?): the program ran untraced");
+	ct_output_end_with_note(t.s, t.len);
+	release_memory();
+	ct_arena_unmap(w.stack, WRITER_STACK);
+	w.stack = NULL;
 }
 
 int ct_writer_start(int fd)
@@ -709,6 +777,7 @@ void ct_writer_after_fork_child(int fd)
 {
 	pthread_mutex_init(&req_lock, NULL);
 	pthread_mutex_init(&late_lock, NULL);
+	pthread_mutex_init(&life_lock, NULL);
 	w.running = 0;
 	atomic_store(&w.req, 0);
 	atomic_store(&w.done, 0);
@@ -723,10 +792,15 @@ void ct_writer_after_fork_child(int fd)
 	w.out.data = NULL;
 	w.out.cap = w.out.len = 0;
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-		if (r->consumer)
-			((struct drain *)r->consumer)->announced = ((struct drain *)r->consumer)->blocked = 0;
-	if (open_file(fd) < 0 || start_thread() < 0)
+		if (r->consumer_ready)
+			drain_of(r)->announced = drain_of(r)->blocked = 0;
+	int rc = open_file(fd);
+	if (rc == 0)
+		rc = start_thread();
+	if (rc < 0) {
+		give_up(-rc);
 		atomic_store(&ct_state, CT_OFF);
+	}
 }
 
 void ct_writer_sync(void)
@@ -758,12 +832,39 @@ int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES])
 
 void ct_writer_finish(const void *sp)
 {
-	if (!w.running)
-		return;
-	struct request q = {.op = REQ_FINISH};
-	request(&q, sp);
-	pthread_join(w.thread, NULL);
-	w.running = 0;
+	pthread_mutex_lock(&life_lock);
+	if (w.running) {
+		struct request q = {.op = REQ_FINISH};
+		request(&q, sp);
+		pthread_join(w.thread, NULL);
+		w.running = 0;
+	}
+	pthread_mutex_unlock(&life_lock);
+}
+
+size_t ct_writer_releasable(void)
+{
+	return ct_output_bytes() + ct_match_bytes() + w.out.cap + (w.stack ? WRITER_STACK : 0);
+}
+
+int ct_writer_give_back(uint64_t size)
+{
+	int rc = 0;
+	if (on_writer())
+		return -1;
+	pthread_mutex_lock(&life_lock);
+	if (w.running) { /* else another thread did it, or the trace ended */
+		struct request q = {.op = REQ_STOP, .size = size};
+		rc = request(&q, NULL);
+		if (rc == 0) {
+			pthread_join(w.thread, NULL);
+			w.running = 0;
+			ct_arena_unmap(w.stack, WRITER_STACK);
+			w.stack = NULL;
+		}
+	}
+	pthread_mutex_unlock(&life_lock);
+	return rc;
 }
 
 void ct_writer_late(const uint64_t *ev)

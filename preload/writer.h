@@ -25,6 +25,13 @@ void ct_writer_mark(const char *name) CT_HIDDEN; /* sync, MARK record, flush to 
 /* Sync, the leak scan, CLASSES, flush: 0 with the bytes by leak class in lost, or -1 when the scan
  * could not run (no writer, no memory). */
 int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES]) CT_HIDDEN;
+/* The bytes the writer holds that give_back returns to the system (compressor, buffers, tables,
+ * its stack); an estimate, read without the writer's lock. */
+size_t ct_writer_releasable(void) CT_HIDDEN;
+/* The program's allocation of size bytes failed: the trace ends with a NOTE saying so, the writer
+ * stops and its memory goes back to the system. 0 when that is done (by this call or an earlier
+ * one), -1 when it could not be (no answer from the writer, or called on the writer). */
+int ct_writer_give_back(uint64_t size) CT_HIDDEN;
 /* After finish: the event is written at once, followed by a new END, as a frame of its own. */
 void ct_writer_late(const uint64_t *ev) CT_HIDDEN;
 void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */
@@ -36,9 +43,15 @@ void ct_writer_main_exited(void) CT_HIDDEN;
 void ct_writer_crash(int sig) CT_HIDDEN;
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
-/* Takes fd as the trace file (moved to a high number, remembered by identity and path) and
- * starts a zstd stream. 0 or -errno. */
+/* Takes fd as the trace file (moved to a high number, remembered by identity and path), written in
+ * raw blocks until ct_output_compress. 0 or -errno. */
 int ct_output_open(int fd) CT_HIDDEN;
+/* Starts a zstd stream with as much memory as the compressor can get while spare bytes remain to be
+ * had (the shim's first needs after it: a thread's ring, the stack table), or none (raw blocks). */
+void ct_output_compress(size_t spare) CT_HIDDEN;
+/* The text of an info NOTE when the compressor got less memory than it asks for (a smaller window,
+ * or none), in buf (cap bytes); returns its length, 0 when it got all. */
+size_t ct_output_rung_note(char *buf, size_t cap) CT_HIDDEN;
 enum ct_out_mode { CT_OUT_FLUSH, CT_OUT_END };
 /* Compresses b's records into the file, all of them, and empties b: FLUSH leaves the zstd frame
  * open (a flush point: a reader of a cut file gets everything before it), END closes the frame.
@@ -47,6 +60,11 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
 int ct_output_ok(void) CT_HIDDEN;            /* open, and writing has not failed */
 uint64_t ct_output_reopened(void) CT_HIDDEN; /* times the file was opened again by its path */
 void ct_output_drop(void) CT_HIDDEN;         /* after fork: the parent's file, closed unwritten */
+/* Tracing ends early: a warning NOTE with text, then END, in the stream or, when nothing is in the file
+ * yet, in a frame of raw blocks with the file header (no memory needed). Nothing is written after. */
+void ct_output_end_with_note(const char *text, size_t len) CT_HIDDEN;
+void ct_output_release(void) CT_HIDDEN; /* the compressor's memory goes back to the system */
+size_t ct_output_bytes(void) CT_HIDDEN; /* what the compressor holds now */
 
 /* ---- modules.c: the loaded ELF objects, as MODULE/UNMODULE records ---- */
 void ct_modules_mark_dirty(void) CT_HIDDEN; /* a library was unloaded */

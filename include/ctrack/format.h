@@ -2,7 +2,8 @@
 /* ctrack trace format: the one specification of the bytes in a trace file.
  * The shim's writer and the analyzer's reader both include this header; nothing else knows the encoding.
  *
- * A trace file is a sequence of zstd frames (`zstd -d` turns it into the record stream). The writer
+ * A trace file is a sequence of zstd frames (`zstd -d` turns it into the record stream); frames
+ * the shim writes without a compressor are made of raw blocks (ctrack/zraw.h). The writer
  * flushes (ZSTD_e_flush) at least every 100 ms, so a killed process leaves every record up to its
  * last flush readable; late records after the last END are appended as extra frames.
  *
