@@ -376,7 +376,19 @@ static NOINLINE int walk_at(walker_fn *walker, int depth, uintptr_t *ips, int *t
 	return walker(ips, 64, truncated);
 }
 
-static double ns_per_walk(walker_fn *walker, long walks, int alternate, int *frames)
+enum bench_stacks { SAME, ALTERNATING, RANDOM };
+
+/* The depth of walk i: always 0, 0 and 2 in turn, or 0..15 at random like the live benchmark's
+ * (tests/bench/live.c), whose consecutive stacks share a varying number of outer frames. */
+static int bench_depth(enum bench_stacks stacks, long i)
+{
+	if (stacks != RANDOM)
+		return stacks == ALTERNATING ? (int)(i & 1) * 2 : 0;
+	uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+	return (int)((x ^ x >> 29) >> 60);
+}
+
+static double ns_per_walk(walker_fn *walker, long walks, enum bench_stacks stacks, int *frames)
 {
 	uintptr_t ips[64];
 	int truncated;
@@ -385,7 +397,7 @@ static double ns_per_walk(walker_fn *walker, long walks, int alternate, int *fra
 	*frames = walk_at(walker, 0, ips, &truncated);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (long i = 0; i < walks; i++)
-		walk_at(walker, alternate ? (int)(i & 1) * 2 : 0, ips, &truncated);
+		walk_at(walker, bench_depth(stacks, i), ips, &truncated);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / walks;
 }
@@ -394,14 +406,16 @@ static NOINLINE int bench(int depth)
 {
 	if (depth > 0)
 		return bench(depth - 1) * keep;
-	int nf, na, ns;
-	double fast = ns_per_walk(ctu_fast, 1000000, 0, &nf);
-	double alt = ns_per_walk(ctu_fast, 1000000, 1, &na);
-	double slow = ns_per_walk(ctu_slow, 200000, 0, &ns);
+	int nf, na, nr, ns;
+	double fast = ns_per_walk(ctu_fast, 1000000, SAME, &nf);
+	double alt = ns_per_walk(ctu_fast, 1000000, ALTERNATING, &na);
+	double rnd = ns_per_walk(ctu_fast, 1000000, RANDOM, &nr);
+	double slow = ns_per_walk(ctu_slow, 200000, SAME, &ns);
 	printf("bench: %d frames: ct_unwind %.1f ns/walk (same stack), %.1f ns/walk (alternating "
-	       "stacks, %d/%d frames); libunwind %.1f ns/walk; cut walks %lu\n",
-	       nf, fast, alt, na, na + 2, slow, ctu_cuts());
-	return nf == ns && fast < slow && alt < slow ? 0 : 1;
+	       "stacks, %d/%d frames), %.1f ns/walk (random stacks, %d..%d frames); libunwind %.1f "
+	       "ns/walk; cut walks %lu\n",
+	       nf, fast, alt, na, na + 2, rnd, nr, nr + 15, slow, ctu_cuts());
+	return nf == ns && fast < slow && alt < slow && rnd < slow ? 0 : 1;
 }
 
 int main(int argc, char **argv)
