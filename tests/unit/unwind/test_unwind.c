@@ -55,15 +55,32 @@ static NOINLINE int vla(int depth, int size)
 	return buf[0] + keep;
 }
 
+/* A frame that saves its caller's RBP in its own frame (pushed as a callee-saved register, or as
+ * the frame pointer), like heavy(). */
+static NOINLINE long rbp_saver(const volatile long *v)
+{
+	long a = v[0] * 3, b = v[1] * 5, c = v[2] * 7, d = v[3] * 11, e = v[4] * 13, f = v[5] * 17;
+	ctt_check("vla alias, RBP saved below", 64);
+	return a * b + c * d + e * f + keep;
+}
+
 /* Two stacks that meet at the same stack pointer and ip with different frame pointers: a VLA
- * frame under callers of different sizes. Stale return addresses lie where the other one's were. */
+ * frame under callers of different sizes, big_caller's then small_caller's. check 1: the walk
+ * starts in the VLA frame; 2: below it, in rbp_saver's, where the two stacks differ only in the
+ * RBP that rbp_saver saved. Then the words that held big_caller's return address and RBP lie
+ * unchanged inside small_caller's VLA: a walk that took the memo of the first stack past that
+ * saved RBP would find them and report big_caller. */
 static NOINLINE uintptr_t vla_leaf(int size, int check)
 {
 	volatile char buf[size];
 	buf[0] = 0;
-	if (check)
+	if (check == 1)
 		ctt_check("vla alias", 64);
-	return (uintptr_t)__builtin_frame_address(0) + (uintptr_t)buf[0];
+	if (check == 2) {
+		static const volatile long v[6] = {1, 2, 3, 4, 5, 6};
+		buf[0] = (char)rbp_saver(v);
+	}
+	return (uintptr_t)__builtin_frame_address(0) + (uintptr_t)buf[0] * 0;
 }
 
 static NOINLINE uintptr_t small_caller(int size, int check)
@@ -78,11 +95,17 @@ static NOINLINE uintptr_t big_caller(int size, int check)
 	return vla_leaf(size, check) + (uintptr_t)pad[0];
 }
 
-static void vla_alias(void)
+static NOINLINE void vla_alias(void)
 {
+	static uintptr_t (*const volatile callers[2])(int, int) = {big_caller, small_caller};
 	int size = 4096, shift = (int)(small_caller(size, 0) - big_caller(size, 0));
-	small_caller(size, 1);
-	big_caller(size - shift, 1);
+	int sizes[2] = {size - shift, size};
+	/* One call site, so that both stacks return to the same place: k hidden from the compiler,
+	 * which would otherwise peel the loop. */
+	for (int k = 0; k < 4 * keep; k++) {
+		__asm__("" : "+r"(k));
+		callers[k & 1](sizes[k & 1], 1 + (k >> 1));
+	}
 }
 
 /* A frame that realigns the stack (an over-aligned local in a function that may be entered with
