@@ -26,6 +26,7 @@ struct ct_slot {
 	struct {                              /* unwind.c: */
 		int depth;                    /* walks in progress on the thread */
 		int repeated;                 /* see ct_unwind_repeated */
+		int shared;                   /* see ct_unwind_shared */
 		int memo_current, memo_was_current;
 		unsigned cuts; /* walks cut short (the unit tests read it) */
 	} walk;
