@@ -42,9 +42,11 @@ struct ct_thread {
 	uint32_t generation; /* of the stack index, see ct_stacks_reset_index */
 	uint32_t last_id;    /* stack id of the thread's previous backtrace, when last_valid */
 	int last_valid;
+	int prefix_n; /* prefix[i]: the hash of the previous backtrace's i + 1 outermost frames */
 	uint64_t cache_hash[STACK_CACHE];
 	uint32_t cache_id[STACK_CACHE];
 	uintptr_t ips[CT_DEPTH_MAX];
+	uint64_t prefix[CT_DEPTH_MAX];
 };
 
 static pthread_key_t thread_key;
@@ -88,6 +90,7 @@ static struct ct_thread *thread_new(void)
 		return NULL;
 	memset(t->cache_hash, 0, sizeof(t->cache_hash));
 	t->last_valid = 0;
+	t->prefix_n = 0;
 	t->generation = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	t->ring = ct_ring_acquire(gettid_raw());
 	if (!t->ring)
@@ -126,6 +129,26 @@ static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
 	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
 }
 
+/* The hash of a whole backtrace, from the outermost frame in, each step extending the hash of the
+ * frames outside it: a backtrace that shares its outer frames with the previous one hashes only
+ * its own inner frames (ct_unwind_shared). Truncated backtraces, whose outermost frame is not the
+ * stack's, take hash_stack. */
+static inline uint64_t hash_prefixed(struct ct_thread *t, int n)
+{
+	int shared = ct_unwind_shared();
+	if (shared > t->prefix_n || shared > n) /* never, unless the unwinder and this disagree */
+		shared = 0;
+	uint64_t h = shared ? t->prefix[shared - 1] : 0x9E3779B97F4A7C15ull;
+	for (int i = shared; i < n; i++) {
+		h = (h ^ t->ips[n - 1 - i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+		t->prefix[i] = h;
+	}
+	t->prefix_n = n;
+	h = (h ^ (uint64_t)n) * 0xc4ceb9fe1a85ec53ull;
+	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
+}
+
 static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 {
 	uint32_t gen = atomic_load_explicit(&stack_generation, memory_order_relaxed);
@@ -138,7 +161,8 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 	if (t->last_valid && ct_unwind_repeated())
 		return t->last_id;
 	t->last_valid = 1;
-	uint64_t h = hash_stack(t->ips, n, truncated);
+	t->prefix_n = truncated ? 0 : t->prefix_n;
+	uint64_t h = truncated ? hash_stack(t->ips, n, truncated) : hash_prefixed(t, n);
 	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 1);
 	if (CT_LIKELY(t->cache_hash[slot] == h))
 		return t->last_id = t->cache_id[slot];
