@@ -34,7 +34,9 @@ static char trace_dir[PATH_MAX]; /* where a traced child writes its trace; "" = 
 
 /* ---- per-thread state: mapped on first use, recycled when the thread exits ---- */
 
-#define STACK_CACHE 512 /* direct-mapped: backtrace hash -> stack id */
+/* Backtrace hash -> stack id, in sets of 2: two stacks of a loop that shared a slot of a
+ * direct-mapped cache would be interned again at every turn. */
+#define STACK_CACHE 512
 
 struct ct_thread {
 	struct ct_ring *ring;
@@ -163,14 +165,19 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 	t->last_valid = 1;
 	t->prefix_n = truncated ? 0 : t->prefix_n;
 	uint64_t h = truncated ? hash_stack(t->ips, n, truncated) : hash_prefixed(t, n);
-	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 1);
+	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 2);
 	if (CT_LIKELY(t->cache_hash[slot] == h))
 		return t->last_id = t->cache_id[slot];
+	if (t->cache_hash[slot + 1] == h)
+		return t->last_id = t->cache_id[slot + 1];
 	uint32_t id = ct_stacks_intern(t->ips, n, truncated);
 	if (CT_UNLIKELY(id == CT_STACK_ROOT && n > 0)) {
 		atomic_fetch_add_explicit(&ct_losses.no_stack, 1, memory_order_relaxed);
 		return t->last_id = id; /* not cached: the table may have room again after a dlclose */
 	}
+	/* The set's older entry makes room. */
+	t->cache_hash[slot + 1] = t->cache_hash[slot];
+	t->cache_id[slot + 1] = t->cache_id[slot];
 	t->cache_hash[slot] = h;
 	t->cache_id[slot] = id;
 	return t->last_id = id;
