@@ -400,7 +400,8 @@ static void memo_record(struct fresh_frame *fr, const struct frame *f, struct ct
 static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t *ips, int max,
                 int *truncated, int *cut)
 {
-	uintptr_t lo, hi, scratch;
+	uintptr_t lo, hi, scratch, last_pc = 0;
+	struct ct_cfi_rule r = {0, 0, 0, CT_CFI_NONE};
 	int n = 0, in_self = 1, use_cache = cache_usable(me);
 	int use_memo = use_cache && me->walk.depth == 1, m = 0;
 	struct ct_unwind_state *st = use_memo ? me->unwind : NULL;
@@ -421,8 +422,12 @@ static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t
 			}
 			ips[n++] = f->ip;
 		}
-		/* A return address points after the call; the call itself decides the rule. */
-		struct ct_cfi_rule r = rule_for(me, f->ip - adjust, use_cache);
+		/* A return address points after the call; the call itself decides the rule. The frames
+		 * of a recursion share it: looked up once. */
+		if (f->ip - adjust != last_pc) {
+			last_pc = f->ip - adjust;
+			r = rule_for(me, last_pc, use_cache);
+		}
 		if (r.kind == CT_CFI_NONE) {
 			*truncated = *cut = 1;
 			return n;
