@@ -44,11 +44,13 @@ struct ct_thread {
 	uint32_t generation; /* of the stack index, see ct_stacks_reset_index */
 	uint32_t last_id;    /* stack id of the thread's previous backtrace, when last_valid */
 	int last_valid;
-	int prefix_n; /* prefix[i]: the hash of the previous backtrace's i + 1 outermost frames */
+	int prefix_n; /* prefix[i]: the hash state of the previous backtrace's i + 1 outermost frames */
 	uint64_t cache_hash[STACK_CACHE];
 	uint32_t cache_id[STACK_CACHE];
 	uintptr_t ips[CT_DEPTH_MAX];
-	uint64_t prefix[CT_DEPTH_MAX];
+	struct {
+		uint64_t next, other; /* the chain the next frame extends, and the other */
+	} prefix[CT_DEPTH_MAX];
 };
 
 static pthread_key_t thread_key;
@@ -131,23 +133,27 @@ static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
 	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
 }
 
-/* The hash of a whole backtrace, from the outermost frame in, each step extending the hash of the
+/* The hash of a whole backtrace, from the outermost frame in, each step extending the state of the
  * frames outside it: a backtrace that shares its outer frames with the previous one hashes only
- * its own inner frames (ct_unwind_shared). Truncated backtraces, whose outermost frame is not the
- * stack's, take hash_stack. */
+ * its own inner frames (ct_unwind_shared). Two chains take turns (the one a frame extends is then
+ * the other's turn), so their multiplies overlap. Truncated backtraces, whose outermost frame is
+ * not the stack's, take hash_stack. */
 static inline uint64_t hash_prefixed(struct ct_thread *t, int n)
 {
 	int shared = ct_unwind_shared();
 	if (shared > t->prefix_n || shared > n) /* never, unless the unwinder and this disagree */
 		shared = 0;
-	uint64_t h = shared ? t->prefix[shared - 1] : 0x9E3779B97F4A7C15ull;
+	uint64_t x = 0x9E3779B97F4A7C15ull, y = 0xC2B2AE3D27D4EB4Full;
+	if (shared)
+		x = t->prefix[shared - 1].next, y = t->prefix[shared - 1].other;
 	for (int i = shared; i < n; i++) {
-		h = (h ^ t->ips[n - 1 - i]) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-		t->prefix[i] = h;
+		uint64_t h = (x ^ t->ips[n - 1 - i]) * 0xff51afd7ed558ccdull;
+		x = y;
+		y = h ^ h >> 29;
+		t->prefix[i].next = x, t->prefix[i].other = y;
 	}
 	t->prefix_n = n;
-	h = (h ^ (uint64_t)n) * 0xc4ceb9fe1a85ec53ull;
+	uint64_t h = (x ^ (y >> 17) ^ (y << 47) ^ (uint64_t)n) * 0xc4ceb9fe1a85ec53ull;
 	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
 }
 
