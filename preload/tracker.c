@@ -138,11 +138,8 @@ static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
  * its own inner frames (ct_unwind_shared). Two chains take turns (the one a frame extends is then
  * the other's turn), so their multiplies overlap. Truncated backtraces, whose outermost frame is
  * not the stack's, take hash_stack. */
-static inline uint64_t hash_prefixed(struct ct_thread *t, int n)
+static inline uint64_t hash_prefixed(struct ct_thread *t, int n, int shared)
 {
-	int shared = ct_unwind_shared();
-	if (shared > t->prefix_n || shared > n) /* never, unless the unwinder and this disagree */
-		shared = 0;
 	uint64_t x = 0x9E3779B97F4A7C15ull, y = 0xC2B2AE3D27D4EB4Full;
 	if (shared)
 		x = t->prefix[shared - 1].next, y = t->prefix[shared - 1].other;
@@ -165,12 +162,16 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 		t->generation = gen;
 		t->last_valid = 0;
 	}
-	/* A loop allocating from one place: the unwinder knows the frames are the last ones. */
-	if (t->last_valid && ct_unwind_repeated())
+	/* The outer frames the unwinder knows to be the last backtrace's. */
+	int shared = truncated ? 0 : ct_unwind_shared();
+	if (shared > t->prefix_n || shared > n) /* never, unless the unwinder and this disagree */
+		shared = 0;
+	/* A loop allocating from one place: all of them, and no more. */
+	if (t->last_valid && shared > 0 && shared == n && n == t->prefix_n)
 		return t->last_id;
 	t->last_valid = 1;
 	t->prefix_n = truncated ? 0 : t->prefix_n;
-	uint64_t h = truncated ? hash_stack(t->ips, n, truncated) : hash_prefixed(t, n);
+	uint64_t h = truncated ? hash_stack(t->ips, n, truncated) : hash_prefixed(t, n, shared);
 	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 2);
 	if (CT_LIKELY(t->cache_hash[slot] == h))
 		return t->last_id = t->cache_id[slot];

@@ -46,11 +46,9 @@ struct entry {
 static _Atomic unsigned generation;
 /* The thread's words are in its slot (threadslot.h: the shim has no thread-local storage):
  * walk.depth   walks in progress: a nested one (signal handler) reads the cache, never writes;
- * walk.repeated  the last walk gave exactly the frames of the one before (ct_unwind_repeated),
- *              known only when the memo described the walk before: a walk cut at max, cut short
- *              or through a signal frame leaves the memo of an older one (memo_current 0);
- * walk.shared  how many outer frames the last walk took from the memo (ct_unwind_shared), under
- *              the same condition;
+ * walk.shared  how many outer frames the last walk took from the memo (ct_unwind_shared), known
+ *              only when the memo described the walk before: a walk cut at max, cut short or
+ *              through a signal frame leaves the memo of an older one (memo_current 0);
  * walk.cuts    walks cut short at a frame no rule steps (read by the unit tests);
  * unwind       the rule cache and memo below. */
 /* Walks cut short in all threads, for the trace's note. */
@@ -377,7 +375,6 @@ static int memo_reuse(struct ct_slot *me, int tail, int m, int n, int max, int *
 	/* A walk cut at max leaves the memo to the older one, which still describes a whole stack. */
 	if (*truncated || tail + m > MEMO_FRAMES)
 		return n + copied;
-	me->walk.repeated = me->walk.memo_was_current && m == 0 && tail == me->unwind->memo_n;
 	me->walk.shared = me->walk.memo_was_current ? tail : 0;
 	if (m || tail != me->unwind->memo_n)
 		memo_store(me, tail, m);
@@ -470,7 +467,7 @@ static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int m
 	*truncated = 0;
 	if (max < 0)
 		max = 0;
-	me->walk.repeated = me->walk.shared = 0;
+	me->walk.shared = 0;
 	me->walk.memo_was_current = me->walk.memo_current;
 	me->walk.memo_current = 0;
 	me->walk.depth++;
@@ -504,16 +501,6 @@ int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int
 {
 	struct frame f = {ra, sp, bp};
 	return unwind_frame(&f, 1, ips, max, truncated);
-}
-
-int ct_unwind_repeated(void)
-{
-	return ct_slot()->walk.repeated;
-}
-
-int ct_unwind_shared(void)
-{
-	return ct_slot()->walk.shared;
 }
 
 void ct_unwind_invalidate(void)

@@ -8,15 +8,18 @@
  * leaf_x for even c, leaf_y for odd c (LINE REC_LEAF), which keeps malloc(24) (LINE LEAF_X,
  * LINE LEAF_Y). So path c reads: leaf, rec at REC_LEAF, depth x rec at RECURSE, mid, route, main.
  * Rounds r = 0..31 visit the 32 paths in a scrambled order, path c only while r <= c: path c
- * leaks c + 1 blocks of 24 bytes. 528 allocations, no frees, 12672 bytes, all kept in a global
- * array (still reachable). No stdio. Exit 0, or 1 if a malloc failed. */
+ * leaks c + 1 blocks of 24 bytes. Then a stack that is the outer part of the one before: main calls
+ * wrap and malloc in turn through one pointer (LINE POINTER), 16 times each, wrap making
+ * malloc(40) (LINE WRAP), main's own call malloc(56). So wrap at WRAP, main at POINTER: 16 blocks,
+ * 640 bytes; main at POINTER: 16 blocks, 896 bytes. 560 allocations, no frees, 14208 bytes, all
+ * kept in global arrays (still reachable). No stdio. Exit 0, or 1 if a malloc failed. */
 #include <stdlib.h>
 
 #define NOINLINE __attribute__((noinline))
 #define PATHS 32
 #define BLOCK 24
 
-static void *blocks[PATHS * (PATHS + 1) / 2];
+static void *blocks[PATHS * (PATHS + 1) / 2], *pointed[PATHS];
 static int kept, bad;
 
 NOINLINE static void leaf_x(void)
@@ -50,6 +53,11 @@ NOINLINE static void mid_b(int c)
 	rec((c / 2) % 8, c & 1); /* LINE MID_B */
 }
 
+NOINLINE static void *wrap(size_t size)
+{
+	return malloc(size - 16); /* LINE WRAP */
+}
+
 NOINLINE static void route(int c)
 {
 	if (c < 16)
@@ -66,5 +74,9 @@ int main(void)
 			if (c >= r)
 				route(c); /* LINE CALL */
 		}
+	static void *(*const volatile alloc[2])(size_t) = {wrap, malloc};
+	for (int i = 0; i < PATHS; i++)
+		if (!(pointed[i] = alloc[i & 1](56))) /* LINE POINTER */
+			bad = 1;
 	return bad;
 }
