@@ -154,7 +154,11 @@ static inline uint64_t hash_prefixed(struct ct_thread *t, int n, int shared)
 	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
 }
 
-static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
+/* The id of the backtrace in t->ips, which the thread's last walk made; shared: how many of its
+ * outer frames that walk took from the memo of the one before (ct_unwind_shared), whose hash
+ * states are in t->prefix. A backtrace from anywhere else would need 0 and to leave t->prefix
+ * alone: the thread's next walk speaks of its last one. */
+static uint32_t stack_id(struct ct_thread *t, int n, int truncated, int shared)
 {
 	uint32_t gen = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	if (CT_UNLIKELY(gen != t->generation)) {
@@ -162,9 +166,8 @@ static uint32_t stack_id(struct ct_thread *t, int n, int truncated)
 		t->generation = gen;
 		t->last_valid = 0;
 	}
-	/* The outer frames the unwinder knows to be the last backtrace's. */
-	int shared = truncated ? 0 : ct_unwind_shared();
-	if (shared > t->prefix_n || shared > n) /* never, unless the unwinder and this disagree */
+	/* Past the previous backtrace or this one: never, unless the unwinder and this disagree. */
+	if (truncated || shared > t->prefix_n || shared > n)
 		shared = 0;
 	/* A loop allocating from one place: all of them, and no more. */
 	if (t->last_valid && shared > 0 && shared == n && n == t->prefix_n)
@@ -236,7 +239,7 @@ void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 		return;
 	int truncated = 0;
 	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
-	uint64_t stack = stack_id(t, n, truncated);
+	uint64_t stack = stack_id(t, n, truncated, ct_unwind_shared());
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
 	                 stack | (uint64_t)ct_seq_take((uintptr_t)p) << 32};
 	push(t, w, 3);
