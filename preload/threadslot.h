@@ -25,7 +25,7 @@ struct ct_slot {
 	int in_shim;                          /* hooks.c: the recursion guard */
 	struct {                              /* unwind.c: */
 		int depth;                    /* walks in progress on the thread */
-		int repeated;                 /* see ct_unwind_repeated */
+		int shared;                   /* see ct_unwind_shared */
 		int memo_current, memo_was_current;
 		unsigned cuts; /* walks cut short (the unit tests read it) */
 	} walk;

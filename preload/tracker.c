@@ -36,7 +36,9 @@ static char trace_dir[PATH_MAX]; /* where a traced child writes its trace; "" = 
 
 /* ---- per-thread state: mapped on first use, recycled when the thread exits ---- */
 
-#define STACK_CACHE 512 /* direct-mapped: backtrace hash -> stack id */
+/* Backtrace hash -> stack id, in sets of 2: two stacks of a loop that shared a slot of a
+ * direct-mapped cache would be interned again at every turn. */
+#define STACK_CACHE 512
 
 struct ct_thread {
 	struct ct_ring *ring;
@@ -44,10 +46,14 @@ struct ct_thread {
 	uint32_t generation; /* of the stack index, see ct_stacks_reset_index */
 	uint32_t last_id;    /* stack id of the thread's previous backtrace, when last_valid */
 	int last_valid;
+	int prefix_n; /* prefix[i]: the hash state of the previous backtrace's i + 1 outermost frames */
 	uint64_t cache_hash[STACK_CACHE];
 	uint32_t cache_id[STACK_CACHE];
 	uintptr_t ips[CT_DEPTH_MAX];
 	struct ct_defer defer; /* events of signal handlers that interrupted a report */
+	struct {
+		uint64_t next, other; /* the chain the next frame extends, and the other */
+	} prefix[CT_DEPTH_MAX];
 };
 
 static pthread_key_t thread_key;
@@ -99,6 +105,7 @@ static struct ct_thread *thread_new(struct ct_slot *s)
 	atomic_signal_fence(memory_order_seq_cst);
 	memset(t->cache_hash, 0, sizeof(t->cache_hash));
 	t->last_valid = 0;
+	t->prefix_n = 0;
 	t->generation = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	t->ring = ct_ring_acquire(gettid_raw());
 	if (!t->ring) {
@@ -131,9 +138,34 @@ static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
 	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
 }
 
-/* Inlined: the hot path's, which the deferred events' share. */
+/* The hash of a whole backtrace, from the outermost frame in, each step extending the state of the
+ * frames outside it: a backtrace that shares its outer frames with the previous one hashes only
+ * its own inner frames (ct_unwind_shared). Two chains take turns (the one a frame extends is then
+ * the other's turn), so their multiplies overlap. Truncated backtraces, whose outermost frame is
+ * not the stack's, take hash_stack. */
+static inline uint64_t hash_prefixed(struct ct_thread *t, int n, int shared)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull, y = 0xC2B2AE3D27D4EB4Full;
+	if (shared)
+		x = t->prefix[shared - 1].next, y = t->prefix[shared - 1].other;
+	for (int i = shared; i < n; i++) {
+		uint64_t h = (x ^ t->ips[n - 1 - i]) * 0xff51afd7ed558ccdull;
+		x = y;
+		y = h ^ h >> 29;
+		t->prefix[i].next = x, t->prefix[i].other = y;
+	}
+	t->prefix_n = n;
+	uint64_t h = (x ^ (y >> 17) ^ (y << 47) ^ (uint64_t)n) * 0xc4ceb9fe1a85ec53ull;
+	return (h ^ h >> 32) | 1; /* 0 marks an empty cache slot */
+}
+
+/* The id of the backtrace in t->ips, which the thread's last walk made; shared: how many of its
+ * outer frames that walk took from the memo of the one before (ct_unwind_shared), whose hash
+ * states are in t->prefix. A backtrace from anywhere else would need 0 and to leave t->prefix
+ * alone: the thread's next walk speaks of its last one. A signal handler's deferred event passes its
+ * own ips (not t->ips) and 0: hash_stack, and t->prefix untouched. Inlined: the hot path's. */
 static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread *t, const uintptr_t *ips,
-                                                               int n, int truncated)
+                                                               int n, int truncated, int shared)
 {
 	uint32_t gen = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	if (CT_UNLIKELY(gen != t->generation)) {
@@ -141,19 +173,30 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
 		t->generation = gen;
 		t->last_valid = 0;
 	}
-	/* A loop allocating from one place: the unwinder knows the frames are the last ones. */
-	if (t->last_valid && ct_unwind_repeated())
+	/* Past the previous backtrace or this one: never, unless the unwinder and this disagree. */
+	if (truncated || ips != t->ips || shared > t->prefix_n || shared > n)
+		shared = 0;
+	/* A loop allocating from one place: all of them, and no more. */
+	if (t->last_valid && shared > 0 && shared == n && n == t->prefix_n)
 		return t->last_id;
 	t->last_valid = 1;
-	uint64_t h = hash_stack(ips, n, truncated);
-	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 1);
+	int own = ips == t->ips;
+	if (own)
+		t->prefix_n = truncated ? 0 : t->prefix_n;
+	uint64_t h = own && !truncated ? hash_prefixed(t, n, shared) : hash_stack(ips, n, truncated);
+	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 2);
 	if (CT_LIKELY(t->cache_hash[slot] == h))
 		return t->last_id = t->cache_id[slot];
+	if (t->cache_hash[slot + 1] == h)
+		return t->last_id = t->cache_id[slot + 1];
 	uint32_t id = ct_stacks_intern(ips, n, truncated);
 	if (CT_UNLIKELY(id == CT_STACK_ROOT && n > 0)) {
 		atomic_fetch_add_explicit(&ct_losses.no_stack, 1, memory_order_relaxed);
 		return t->last_id = id; /* not cached: the table may have room again after a dlclose */
 	}
+	/* The set's older entry makes room. */
+	t->cache_hash[slot + 1] = t->cache_hash[slot];
+	t->cache_id[slot + 1] = t->cache_id[slot];
 	t->cache_hash[slot] = h;
 	t->cache_id[slot] = id;
 	return t->last_id = id;
@@ -239,7 +282,7 @@ void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 		return;
 	int truncated = 0;
 	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
-	uint64_t stack = stack_id(t, t->ips, n, truncated);
+	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared());
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
 	                 stack | (uint64_t)ct_seq_take((uintptr_t)p) << 32};
 	push_own(s, t, w, 3);
@@ -268,7 +311,7 @@ static void write_deferred(struct ct_slot *s, struct ct_thread *t, struct ct_def
 	if (CT_EV_KIND(w[0]) == CT_EV_ALLOC) {
 		/* The repeat shortcut speaks of the thread's last walks; this backtrace is not one. */
 		t->last_valid = 0;
-		w[2] |= stack_id(t, e->ips, e->frames, e->truncated);
+		w[2] |= stack_id(t, e->ips, e->frames, e->truncated, 0);
 		t->last_valid = 0;
 	}
 	push(t, w, ct_event_words(w[0]));

@@ -46,9 +46,9 @@ struct entry {
 static _Atomic unsigned generation;
 /* The thread's words are in its slot (threadslot.h: the shim has no thread-local storage):
  * walk.depth   walks in progress: a nested one (signal handler) reads the cache, never writes;
- * walk.repeated  the last walk gave exactly the frames of the one before (ct_unwind_repeated),
- *              known only when the memo described the walk before: a walk cut at max, cut short
- *              or through a signal frame leaves the memo of an older one (memo_current 0);
+ * walk.shared  how many outer frames the last walk took from the memo (ct_unwind_shared), known
+ *              only when the memo described the walk before: a walk cut at max, cut short or
+ *              through a signal frame leaves the memo of an older one (memo_current 0);
  * walk.cuts    walks cut short at a frame no rule steps (read by the unit tests);
  * unwind       the rule cache and memo below. */
 /* Walks cut short in all threads, for the trace's note. */
@@ -57,24 +57,34 @@ static _Atomic unsigned long all_cuts;
 /* The previous walk of the thread, reused when the next one ends the same way (see walk()). */
 #define MEMO_FRAMES 64
 
-struct memo_frame {
+/* A frame of the walk in progress. */
+struct fresh_frame {
 	uintptr_t ip, sp, bp;
-	uintptr_t rbp_slot; /* where the step to the next frame read RBP, 0 = kept */
+	uintptr_t rbp_slot; /* where the step to the caller's frame read RBP, 0 = kept */
 	unsigned flags;
 };
 
-struct memo {
-	int n;
-	struct memo_frame f[MEMO_FRAMES];
+/* A frame of the memo: the same, but for the RBP its caller's frame depends on, bp_at points to
+ * the stack word it was read from, or to the caller's memo frame's own bp when it does not matter
+ * or was kept: either way the word must still equal the caller's bp. So checking a frame never
+ * branches on its kind. */
+struct memo_frame {
+	uintptr_t ip, sp, bp;
+	const uintptr_t *bp_at;
+	unsigned flags;
 };
+
 enum { MEMO_CFA_RBP = 1, MEMO_KEEPS_RBP = 2, MEMO_NEEDS_BP = 4 };
 
 /* A thread's rule cache and memo: mapped on its first walk (tens of KiB: threads that never
- * allocate pay nothing). */
+ * allocate pay nothing). The memo is kept outermost frame first, so that a walk which ends like
+ * the previous one writes only its own inner frames: the outer ones are already in place. */
 struct ct_unwind_state {
 	unsigned cache_generation;
-	int memo_last; /* memos[memo_last] holds the previous walk */
-	struct memo memos[2];
+	int memo_n; /* memo[0] the outermost frame, memo[memo_n - 1] the innermost */
+	struct memo_frame memo[MEMO_FRAMES];
+	/* The walk's frames until it meets the memo, innermost first. */
+	struct fresh_frame fresh[MEMO_FRAMES];
 	struct entry cache[CACHE_SIZE];
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
@@ -147,7 +157,7 @@ static int cache_usable(struct ct_slot *me)
 		me->unwind = p; /* zero-filled: an empty cache, no memo */
 	}
 	memset(me->unwind->cache, 0, sizeof(me->unwind->cache));
-	me->unwind->memos[0].n = me->unwind->memos[1].n = 0;
+	me->unwind->memo_n = 0;
 	me->unwind->cache_generation = gen;
 	return 1;
 }
@@ -308,77 +318,78 @@ static int signal_step(struct frame *f)
  * rest of the previous walk is the rest of this one. The checks are independent loads, not the
  * chain of dependent loads a walk is. Only walks that reached the outermost frame are kept. */
 
-/* Which frames' outcome depends on their RBP: backwards, from frame `from` down to 0. */
-static void memo_needs_bp(struct memo *m, int from)
+/* The walk's m fresh frames become the memo's frames inside frame `base` - 1 (all of it when base
+ * is 0): the memo describes this walk now. A frame's outcome depends on its RBP when its CFA is
+ * RBP-based, or when it keeps RBP for its caller whose outcome depends on it: known from the
+ * outermost frame in, so only the new frames are computed. */
+static void memo_store(struct ct_slot *me, int base, int m)
 {
-	int needs = from + 1 < m->n && (m->f[from + 1].flags & MEMO_NEEDS_BP);
-	for (int i = from; i >= 0; i--) {
-		struct memo_frame *fr = &m->f[i];
+	struct ct_unwind_state *st = me->unwind;
+	int needs = base > 0 && (st->memo[base - 1].flags & MEMO_NEEDS_BP);
+
+	for (int i = base; i < base + m; i++) {
+		const struct fresh_frame *fr = &st->fresh[base + m - 1 - i];
+		struct memo_frame *to = &st->memo[i];
+		/* The caller's RBP matters and was read from the stack: that word must stay. */
+		int watch = needs && fr->rbp_slot;
+		to->bp_at = watch ? (const uintptr_t *)fr->rbp_slot : i > 0 ? &st->memo[i - 1].bp : &to->bp;
 		needs = (fr->flags & MEMO_CFA_RBP) || ((fr->flags & MEMO_KEEPS_RBP) && needs);
-		fr->flags = needs ? fr->flags | MEMO_NEEDS_BP : fr->flags & ~(unsigned)MEMO_NEEDS_BP;
+		to->ip = fr->ip;
+		to->sp = fr->sp;
+		to->bp = fr->bp;
+		to->flags = needs ? fr->flags | MEMO_NEEDS_BP : fr->flags;
 	}
+	st->memo_n = base + m;
+	me->walk.memo_current = 1;
 }
 
-static int memo_matches(const struct memo *m, int k, const struct frame *f)
+/* Whether frame f is the memo's frame j, and then the walk from it is the memo's from frame j out,
+ * when the stack words the steps read (return addresses, saved RBPs that matter) are unchanged.
+ * Returns the number of those frames (j + 1), the first `room` of them stored in ips, innermost
+ * first; or 0. */
+static inline int memo_follow(const struct ct_unwind_state *st, int j, const struct frame *f, uintptr_t *ips,
+                              int room)
 {
-	const struct memo_frame *fr = &m->f[k];
+	const struct memo_frame *fr = &st->memo[j];
 
 	if (fr->sp != f->sp || fr->ip != f->ip || ((fr->flags & MEMO_NEEDS_BP) && fr->bp != f->bp))
 		return 0;
-	for (int i = k; i + 1 < m->n; i++) {
-		const struct memo_frame *cur = &m->f[i], *up = &m->f[i + 1];
-		if (*(const uintptr_t *)(up->sp - 8) != up->ip)
+	if (room > 0)
+		ips[0] = fr->ip;
+	for (int i = j, k = 1; i > 0; i--, k++) {
+		const struct memo_frame *up = &st->memo[i - 1];
+		if ((*(const uintptr_t *)(up->sp - 8) ^ up->ip) | (*st->memo[i].bp_at ^ up->bp))
 			return 0;
-		if (cur->rbp_slot && (up->flags & MEMO_NEEDS_BP) &&
-		    *(const uintptr_t *)cur->rbp_slot != up->bp)
-			return 0;
+		if (k < room)
+			ips[k] = up->ip;
 	}
-	return 1;
+	return j + 1;
 }
 
-/* This walk's frames so far are in `next` (count m); the previous walk's from frame k on follow. */
-static int memo_reuse(struct ct_slot *me, const struct memo *prev, int k, struct memo *next, int m,
-                      uintptr_t *ips, int n, int max, int *truncated)
+/* This walk's frames so far are ips[0, n), m of them in `fresh`; the memo's `tail` outermost
+ * frames follow, copied into ips as far as max allowed. */
+static int memo_reuse(struct ct_slot *me, int tail, int m, int n, int max, int *truncated)
 {
-	int tail = prev->n - k, copied = tail < max - n ? tail : max - n;
+	int copied = tail < max - n ? tail : max - n;
 
-	for (int i = 0; i < copied; i++)
-		ips[n + i] = prev->f[k + i].ip;
 	*truncated = copied < tail;
-	/* The same stack as last time: the memo already describes it. */
-	if (m == 0 && k == 0) {
-		me->walk.repeated = me->walk.memo_was_current && !*truncated;
-		me->walk.memo_current = !*truncated;
+	/* A walk cut at max leaves the memo to the older one, which still describes a whole stack. */
+	if (*truncated || tail + m > MEMO_FRAMES)
 		return n + copied;
-	}
-	if (m + tail > MEMO_FRAMES)
-		return n + copied;
-	me->walk.memo_current = !*truncated;
-	for (int i = 0; i < tail; i++)
-		next->f[m + i] = prev->f[k + i];
-	next->n = m + tail;
-	memo_needs_bp(next, m - 1);
-	me->unwind->memo_last ^= 1;
+	me->walk.shared = me->walk.memo_was_current ? tail : 0;
+	if (m || tail != me->unwind->memo_n)
+		memo_store(me, tail, m);
+	me->walk.memo_current = 1;
 	return n + copied;
 }
 
-static void memo_record(struct memo *m, int i, const struct frame *f, struct ct_cfi_rule r)
+static void memo_record(struct fresh_frame *fr, const struct frame *f, struct ct_cfi_rule r)
 {
-	struct memo_frame *fr = &m->f[i];
-
 	fr->ip = f->ip;
 	fr->sp = f->sp;
 	fr->bp = f->bp;
 	fr->rbp_slot = 0;
 	fr->flags = (r.cfa_reg == CT_CFI_RBP ? MEMO_CFA_RBP : 0u) | (r.rbp_off ? 0u : MEMO_KEEPS_RBP);
-}
-
-static void memo_commit(struct ct_slot *me, struct memo *m, int count)
-{
-	m->n = count;
-	memo_needs_bp(m, count - 1);
-	me->unwind->memo_last ^= 1;
-	me->walk.memo_current = 1;
 }
 
 /* Returns the frame count; *truncated = 1 when the stack had more frames than max, or when a frame
@@ -387,29 +398,34 @@ static void memo_commit(struct ct_slot *me, struct memo *m, int count)
 static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t *ips, int max,
                 int *truncated, int *cut)
 {
-	uintptr_t lo, hi, scratch;
+	uintptr_t lo, hi, scratch, last_pc = 0;
+	struct ct_cfi_rule r = {0, 0, 0, CT_CFI_NONE};
 	int n = 0, in_self = 1, use_cache = cache_usable(me);
-	int use_memo = use_cache && me->walk.depth == 1, k = 0, m = 0;
-	struct memo *prev = use_memo ? &me->unwind->memos[me->unwind->memo_last] : NULL;
-	struct memo *next = use_memo ? &me->unwind->memos[me->unwind->memo_last ^ 1] : NULL;
-	int prev_n = use_memo ? prev->n : 0;
+	int use_memo = use_cache && me->walk.depth == 1, m = 0;
+	struct ct_unwind_state *st = use_memo ? me->unwind : NULL;
+	int j = use_memo ? st->memo_n - 1 : -1; /* the memo's frame to compare with */
 
 	self_range(&lo, &hi);
 	for (;;) {
 		in_self = in_self && f->ip - lo < hi - lo;
 		if (!in_self) {
-			while (k < prev_n && prev->f[k].sp < f->sp)
-				k++;
-			if (k < prev_n && memo_matches(prev, k, f))
-				return memo_reuse(me, prev, k, next, m, ips, n, max, truncated);
+			while (j >= 0 && st->memo[j].sp < f->sp)
+				j--;
+			int tail = j >= 0 ? memo_follow(st, j, f, ips + n, max - n) : 0;
+			if (tail)
+				return memo_reuse(me, tail, m, n, max, truncated);
 			if (n == max) {
 				*truncated = 1;
 				return n;
 			}
 			ips[n++] = f->ip;
 		}
-		/* A return address points after the call; the call itself decides the rule. */
-		struct ct_cfi_rule r = rule_for(me, f->ip - adjust, use_cache);
+		/* A return address points after the call; the call itself decides the rule. The frames
+		 * of a recursion share it: looked up once. */
+		if (f->ip - adjust != last_pc) {
+			last_pc = f->ip - adjust;
+			r = rule_for(me, last_pc, use_cache);
+		}
 		if (r.kind == CT_CFI_NONE) {
 			*truncated = *cut = 1;
 			return n;
@@ -417,7 +433,7 @@ static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t
 		if (r.kind == CT_CFI_SIGNAL) {
 			/* The memo describes stacks that sp orders, read through return addresses. */
 			use_memo = 0;
-			prev_n = 0;
+			j = -1;
 			if (signal_step(f))
 				return n;
 			adjust = 0;
@@ -425,17 +441,17 @@ static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t
 		}
 		use_memo = use_memo && m < MEMO_FRAMES;
 		if (use_memo && !in_self)
-			memo_record(next, m++, f, r);
+			memo_record(&st->fresh[m++], f, r);
 		if (r.kind == CT_CFI_END) {
 			if (use_memo)
-				memo_commit(me, next, m);
+				memo_store(me, 0, m);
 			return n;
 		}
 		/* A frame-pointer guess needs the body of a function: a signal may have stopped code
 		 * with no unwind information in its prologue or epilogue, where RBP is the caller's. */
 		if (!adjust && r.kind >= RULE_FP)
 			return n;
-		if (step(me, f, r, use_memo && !in_self ? &next->f[m - 1].rbp_slot : &scratch))
+		if (step(me, f, r, use_memo && !in_self ? &st->fresh[m - 1].rbp_slot : &scratch))
 			return n;
 		adjust = 1;
 	}
@@ -452,7 +468,7 @@ static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int m
 	*truncated = 0;
 	if (max < 0)
 		max = 0;
-	me->walk.repeated = 0;
+	me->walk.shared = 0;
 	me->walk.memo_was_current = me->walk.memo_current;
 	me->walk.memo_current = 0;
 	me->walk.depth++;
@@ -498,11 +514,6 @@ int ct_unwind_drop_shim(uintptr_t *ips, int n)
 		if (ips[i] - lo >= hi - lo)
 			ips[kept++] = ips[i];
 	return kept;
-}
-
-int ct_unwind_repeated(void)
-{
-	return ct_slot()->walk.repeated;
 }
 
 void ct_unwind_invalidate(void)

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "threadslot.h"
+
 /* Fills ips[] with the calling thread's return addresses, innermost first, skipping every leading
  * frame whose ip lies in the shim (the ELF object that contains this code), so ips[0] is the return
  * address into the program from the hooked allocation function. At most max frames; *truncated = 1
@@ -23,9 +25,15 @@ int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int
  * shim's frames (the hook the program called, the report it was making): the program's are the
  * frames that matter. */
 int ct_unwind_drop_shim(uintptr_t *ips, int n);
-/* 1 when the calling thread's last walk (with the same max) produced exactly the frames of the
- * walk before it, known from the memo at no cost: the caller may reuse what it derived from them. */
-int ct_unwind_repeated(void);
+/* How many outermost frames of the calling thread's last walk are known, from the memo at no cost,
+ * to be the outermost frames of the walk before it (the same return addresses, in order, read from
+ * the same stack): its last ct_unwind_shared() frames equal the last ones of the walk before. 0
+ * when nothing is known (a walk cut at max, cut short, through a signal frame, or after one), so a
+ * caller may keep what it derived from the outer frames of the previous walk and redo the rest. */
+static inline int ct_unwind_shared(void)
+{
+	return ct_slot()->walk.shared;
+}
 /* Walks cut short so far, in all threads, at a frame no simple rule steps (CFI expressions
  * outside signal trampolines, code described only by .debug_frame): they end truncated there. */
 unsigned long ct_unwind_cuts(void);

@@ -215,6 +215,13 @@ def same_function(name, want):
     return name == want or name.startswith(want + "(")
 
 
+def frame_at(frame, function, src, line):
+    """Whether a report's frame is `function` at `line` of the source file `src`."""
+    return (same_function(frame.get("function") or "", function)
+            and os.path.basename(frame.get("file") or "") == os.path.basename(src)
+            and frame.get("line") == line)
+
+
 def sites(entries, function):
     """(bytes, allocations) summed over the entries whose frame 0 is `function`."""
     hits = [e for e in entries or [] if same_function(frame0(e), function)]

@@ -114,18 +114,18 @@ static void more_tables(void)
 static void fork_child(void)
 {
 	struct ct_slot *mine = ct_slot();
-	mine->walk.repeated = 7;
+	mine->walk.shared = 7;
 	pid_t pid = fork();
 	if (pid == 0) {
 		ct_slot_after_fork();
 		/* The fake owners of more_tables() and the parent's threads are gone; the caller stays. */
-		_exit(ct_slot() == mine && mine->walk.repeated == 7 && owned_slots() == 1 ? 0 : 1);
+		_exit(ct_slot() == mine && mine->walk.shared == 7 && owned_slots() == 1 ? 0 : 1);
 	}
 	int status = 0;
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail("after fork, the child kept other slots or lost its own");
-	mine->walk.repeated = 0;
+	mine->walk.shared = 0;
 }
 
 /* ---- cost ---- */

@@ -39,6 +39,28 @@ out:
 	return n;
 }
 
+/* The calling thread's last walk by ct_unwind or ct_unwind_from, which ct_unwind_shared speaks of,
+ * kept by captures that no other capture of the thread is in the middle of. The walks of a nested
+ * one (in a signal handler) are not kept: they leave nothing for the next walk to share. */
+static __thread struct {
+	int known, n; /* known 0: the last walk was ctu_fast's, not kept */
+	uintptr_t ips[CTU_MAX];
+} last;
+
+/* Whether ct_unwind_shared() is wrong about the walk just made (n frames in ips): its last
+ * `shared` frames must be the last ones of the walk before. It becomes the walk before. */
+static int shared_wrong(const uintptr_t *ips, int n)
+{
+	int s = ct_unwind_shared(), wrong = s < 0 || s > n || (last.known && s > last.n);
+
+	if (!wrong && s && last.known)
+		wrong = memcmp(ips + n - s, last.ips + last.n - s, (size_t)s * sizeof(*ips)) != 0;
+	last.known = 1;
+	last.n = n;
+	memcpy(last.ips, ips, (size_t)n * sizeof(*ips));
+	return wrong;
+}
+
 CTU_API __attribute__((noinline)) void ctu_capture(int max, struct ctu_walk *fast, struct ctu_walk *slow)
 {
 	/* One buffer per thread for the third walk; a capture nested in a signal handler that
@@ -48,10 +70,12 @@ CTU_API __attribute__((noinline)) void ctu_capture(int max, struct ctu_walk *fas
 	uintptr_t *fp = __builtin_frame_address(0);
 	int outer = !capturing++;
 	fast->n = ct_unwind(fast->ips, max, &fast->truncated);
+	fast->shared_wrong = outer && shared_wrong(fast->ips, fast->n);
 	slow->n = reference(slow->ips, max, &slow->truncated);
 	fast->from_differs = 0;
 	if (outer) {
 		from.n = ct_unwind_from(fp[1], (uintptr_t)(fp + 2), fp[0], from.ips, max, &from.truncated);
+		fast->shared_wrong |= shared_wrong(from.ips, from.n);
 		fast->from_differs =
 		    from.n != fast->n || from.truncated != fast->truncated ||
 		    memcmp(from.ips, fast->ips, (size_t)(from.n > 0 ? from.n : 0) * sizeof(uintptr_t));
@@ -61,7 +85,19 @@ CTU_API __attribute__((noinline)) void ctu_capture(int max, struct ctu_walk *fas
 
 CTU_API int ctu_fast(uintptr_t *ips, int max, int *truncated)
 {
+	int n = ct_unwind(ips, max, truncated);
+	last.known = 0;
+	return n;
+}
+
+CTU_API int ctu_bench(uintptr_t *ips, int max, int *truncated)
+{
 	return ct_unwind(ips, max, truncated);
+}
+
+CTU_API int ctu_shared(void)
+{
+	return ct_unwind_shared();
 }
 
 CTU_API int ctu_slow(uintptr_t *ips, int max, int *truncated)

@@ -16,6 +16,7 @@ extern "C" {
 struct ctu_walk {
 	int n, truncated;
 	int from_differs; /* ct_unwind_from, started at the capturing call's frame, disagreed */
+	int shared_wrong; /* a walk's last ct_unwind_shared() frames were not the walk before's last */
 	uintptr_t ips[CTU_MAX];
 };
 
@@ -23,8 +24,13 @@ struct ctu_walk {
  * also ct_unwind_from the capturing function's own frame, as the shim's hooks do. */
 CTU_API void ctu_capture(int max, struct ctu_walk *fast, struct ctu_walk *slow);
 CTU_API int ctu_fast(uintptr_t *ips, int max, int *truncated);
+/* ctu_fast for timings, with nothing around the walk: the ct_unwind_shared checks of the captures
+ * that follow in the thread are wrong after it. */
+CTU_API int ctu_bench(uintptr_t *ips, int max, int *truncated);
 CTU_API int ctu_slow(uintptr_t *ips, int max, int *truncated);
 CTU_API void ctu_invalidate(void);
+/* ct_unwind_shared() after the calling thread's last walk. */
+CTU_API int ctu_shared(void);
 /* Walks of the calling thread that ct_unwind cut short at a frame it could not step. */
 CTU_API unsigned long ctu_cuts(void);
 /* ct_unwind_first_sp_outside: the stack pointer of the first frame outside the n ranges. */

@@ -45,6 +45,8 @@ static const char *verdict(const struct ctu_walk *fast, const struct ctu_walk *s
 		return "fast and slow walks differ";
 	if (fast->from_differs)
 		return "the walk from the caller's frame (ct_unwind_from) differs";
+	if (fast->shared_wrong)
+		return "ct_unwind_shared() counted frames the walk before did not end with";
 	if (fast->n < 2 || fast->n > max)
 		return "implausible frame count";
 	/* The return address into ctt_check, from the call just below: a few dozen bytes in. */
