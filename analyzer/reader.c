@@ -16,6 +16,7 @@
 #include "ctrack/columns.h"
 #include "ctrack/format.h"
 #include "reader.h"
+#include "rec_heap.h"
 #include "regfile.h"
 
 #define WINDOW (1u << 20)
@@ -365,19 +366,6 @@ static int rec_classes(struct reader *r, struct cursor *c)
 static long record(struct reader *r, const uint8_t *p, const uint8_t *end);
 static int within_bounds(struct reader *r, const uint8_t *p);
 
-static int grow_joined(struct ct_rec_buf *b, size_t need)
-{
-	size_t cap = b->cap ? b->cap : WINDOW;
-	while (cap - b->len < need)
-		cap *= 2;
-	uint8_t *data = realloc(b->data, cap);
-	if (!data)
-		return -1;
-	b->data = data;
-	b->cap = cap;
-	return 0;
-}
-
 /* A BATCH record at rec, payload [p, end): its records joined back from the columns, then decoded
  * like any others. Returns 0, or -1 after setting the error. */
 static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
@@ -389,7 +377,7 @@ static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const u
 		return corrupt(r, rec, "BATCH column lengths do not add up to its length");
 	struct ct_rec_buf *j = &r->joined;
 	j->len = 0;
-	j->grow = grow_joined;
+	j->grow = ct_rec_grow_heap;
 	j->dropped = 0;
 	int k;
 	unsigned long long n = 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The unit tests' growth for a record buffer (include/ctrack/record.h): realloc, at least doubling.
- * For tests and tools only: the shim never calls malloc and grows its buffer with mmap. */
-#ifndef CTRACK_TESTS_REC_HEAP_H
-#define CTRACK_TESTS_REC_HEAP_H
+/* Growth for a record buffer (include/ctrack/record.h) on the heap: realloc, at least doubling.
+ * For the analyzer (a BATCH's joined records) and the tests only: the shim never calls malloc and
+ * grows its buffer with mmap. */
+#ifndef CTRACK_COMMON_REC_HEAP_H
+#define CTRACK_COMMON_REC_HEAP_H
 
 #include <stdlib.h>
 
