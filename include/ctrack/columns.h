@@ -32,6 +32,12 @@ struct ct_columns {
 	size_t pos[CT_COLUMNS];
 };
 
+/* The column of a core record's varints. */
+static inline enum ct_column ct_col_of_core(unsigned tag)
+{
+	return tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
+}
+
 /* Appends the varint at [p, end) to column k: its length, or 0 if it does not end in time. */
 static inline size_t ct_col_put_varint(struct ct_columns *c, enum ct_column k, const uint8_t *p,
                                        const uint8_t *end)
@@ -77,7 +83,7 @@ static inline int ct_columns_split(const uint8_t *p, size_t n, struct ct_columns
 		}
 		c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)tag;
 		int fields = ct_core_fields(tag);
-		enum ct_column to = tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
+		enum ct_column to = ct_col_of_core(tag);
 		for (int f = 0; f < fields; f++) {
 			size_t m = ct_col_put_varint(c, to, p, end);
 			if (!m)
@@ -172,14 +178,15 @@ static inline int ct_columns_join_one(struct ct_columns *c, struct ct_rec_buf *b
 		if (!first)
 			return -1;
 		ct_rec_u8(b, *first);
-		return !(*first & 0x80) || ct_col_copy_varint(c, CT_COL_ID2, b, 9) == 0 ? 1 : -1;
+		return !(*first & 0x80) || ct_col_copy_varint(c, CT_COL_ID2, b, CT_VARINT_MAX - 1) == 0 ? 1
+		                                                                                        : -1;
 	}
 	int fields = ct_core_fields(tag);
 	if (fields) {
 		if (!ct_rec_room(b, 1 + 2 * CT_VARINT_MAX))
 			return -1;
 		ct_rec_u8(b, (uint8_t)tag);
-		enum ct_column from = tag == CT_REC_INFO || tag == CT_REC_FRAME ? CT_COL_DEFS : CT_COL_CORE;
+		enum ct_column from = ct_col_of_core(tag);
 		for (int f = 0; f < fields; f++)
 			if (ct_col_copy_varint(c, from, b, CT_VARINT_MAX) < 0)
 				return -1;

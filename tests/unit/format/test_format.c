@@ -525,6 +525,23 @@ static void test_batch(void)
 	report("batch: the example joins to 2 records", batch_join(&p, &j) == 2);
 	same_bytes("batch: the example joins back", j.data, j.len, BYTES(0xa1, 0x80));
 
+	/* Every column, pinned: INFO 128 at node 7 (04 80 01 07), FRAME ip 0x10 from the root (05 00 20),
+	 * TIME 5 (06 05), SAMPLE 4096 (41 02 80 20), ALLOC 300 (bc 12). TAG 04 05 06 41 a0; ID0 1c (the
+	 * short tag's low bits); ID1 12; ID2 empty; DEFS 80 01 07 00 20; CORE 05; FRAMED 02 80 20. */
+	r.len = p.len = j.len = 0;
+	r.last_ip = 0;
+	ct_rec_info(&r, 128, 7);
+	ct_rec_frame(&r, 0, 0x10);
+	ct_rec_time(&r, 5);
+	ct_rec_sample(&r, 4096);
+	ct_rec_alloc(&r, 300);
+	report("batch: every column splits", batch_payload(&r, &p) == 0);
+	same_bytes("batch: every column's bytes", p.data, p.len,
+	           BYTES(0x05, 0x01, 0x01, 0x00, 0x05, 0x01, 0x03, 0x04, 0x05, 0x06, 0x41, 0xa0, 0x1c, 0x12,
+	                 0x80, 0x01, 0x07, 0x00, 0x20, 0x05, 0x02, 0x80, 0x20));
+	report("batch: every column joins back",
+	       batch_join(&p, &j) == 5 && j.len == r.len && !memcmp(j.data, r.data, r.len));
+
 	/* A long random stream, byte for byte through split and join. */
 	r.len = p.len = j.len = 0;
 	random_records(&r, 20000);
