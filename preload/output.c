@@ -251,8 +251,9 @@ static int split(const struct ct_rec_buf *b)
 	return ct_columns_split(b->data, b->len, &cols);
 }
 
-/* cols as one BATCH record through the compressor. 0 or an errno. */
-static int write_batch(ZSTD_EndDirective mode)
+/* cols as one BATCH record through the compressor, between() (if any) run between two columns.
+ * 0 or an errno. */
+static int write_batch(ZSTD_EndDirective mode, void (*between)(void))
 {
 	uint8_t head[1 + CT_VARINT_MAX * (1 + CT_COLUMNS)], lens[CT_VARINT_MAX * CT_COLUMNS];
 	size_t nlens = 0, payload = 0, nhead = 0;
@@ -267,32 +268,46 @@ static int write_batch(ZSTD_EndDirective mode)
 	int last = CT_COLUMNS - 1;
 	while (last > 0 && !cols.len[last])
 		last--;
-	for (int i = 0; i <= last && !err; i++)
+	for (int i = 0; i <= last && !err; i++) {
+		if (i && between)
+			between();
 		err = write_zstd(cols.col[i], cols.len[i], i == last ? mode : ZSTD_e_flush);
+	}
 	return err;
 }
 
-void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
+/* b's records into the file (ct_output_write); a BATCH takes them out of b before it is compressed,
+ * and between() may add more to b meanwhile: those stay for the next write. */
+static void output(struct ct_rec_buf *b, enum ct_out_mode how, void (*between)(void))
 {
-	int end = how == CT_OUT_END;
+	int end = how == CT_OUT_END, had = b->len != 0, err = 0;
 	ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_flush;
-	if (!o.failed) {
-		int err;
-		if (o.rung >= RUNGS)
-			err = write_raw(b, end);
-		else if (o.written && b->len >= BATCH_MIN && split(b) == 0)
-			err = write_batch(mode);
-		else
-			err = write_zstd(b->data, b->len, mode);
-		if (err)
-			fail(err);
+	if (o.failed) {
+		b->len = 0;
+	} else if (o.rung < RUNGS && o.written && b->len >= BATCH_MIN && split(b) == 0) {
+		b->len = 0;
+		err = write_batch(mode, between);
+	} else {
+		err = o.rung >= RUNGS ? write_raw(b, end) : write_zstd(b->data, b->len, mode);
+		b->len = 0;
 	}
-	if (!o.failed && (b->len || end || o.rung < RUNGS)) {
+	if (err)
+		fail(err);
+	if (!o.failed && (had || end || o.rung < RUNGS)) {
 		o.flushed_at = o.written; /* a block boundary, after whole records */
 		o.frame_open = !end;
 		reserve_note_room();
 	}
-	b->len = 0;
+}
+
+void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode how)
+{
+	output(b, how, NULL);
+}
+
+void ct_output_flush_busy(struct ct_rec_buf *b, void (*between)(void))
+{
+	output(b, CT_OUT_FLUSH, between);
 }
 
 /* ---- the compressor ---- */

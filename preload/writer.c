@@ -346,6 +346,21 @@ static void sample(uint64_t now)
 	w.bytes_since_sample = 0;
 }
 
+/* Between a busy flush's columns (ct_output_flush_busy): a ring more than a quarter full is drained,
+ * so that no thread waits for room while its events are compressed. Rings with less are left for
+ * later: the writer that reads far behind a thread reads cache lines the thread has left. */
+static void drain_between(void)
+{
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
+		uint64_t fill = atomic_load_explicit(&r->head, memory_order_relaxed) -
+		                atomic_load_explicit(&r->tail, memory_order_relaxed);
+		if (fill > CT_RING_WORDS / 4) {
+			w.events_since_flush += (uint64_t)pump();
+			return;
+		}
+	}
+}
+
 static void housekeeping(int events)
 {
 	uint64_t now = ct_now_ns();
@@ -362,13 +377,13 @@ static void housekeeping(int events)
 			if (r->consumer_ready)
 				ct_match_write_held(&drain_of(r)->st);
 		ct_match_write_held(&w.late);
-		ct_output_write(&w.out, CT_OUT_FLUSH);
 		w.last_flush_ns = now;
 		w.events_since_flush = 0;
+		ct_output_flush_busy(&w.out, drain_between);
 	} else if (w.out.len >= OUT_COMPRESS_AT) {
 		/* A flush, not just compression: zstd ends its block (128 KiB at most) here anyway, and a
 		 * flush point is where a cut trace ends readable and where a write error's NOTE goes. */
-		ct_output_write(&w.out, CT_OUT_FLUSH);
+		ct_output_flush_busy(&w.out, drain_between);
 	}
 }
 

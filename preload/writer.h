@@ -57,6 +57,10 @@ enum ct_out_mode { CT_OUT_FLUSH, CT_OUT_END };
  * open (a flush point: a reader of a cut file gets everything before it), END closes the frame.
  * On a write failure tracing stops (ct_state = CT_OFF) and the file ends with a NOTE saying why. */
 void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
+/* A FLUSH while the program runs: compressing a BATCH takes about a millisecond, longer than a
+ * thread's ring lasts at full speed, so between() runs between its columns to keep the rings
+ * draining. b is empty when between() runs; the records it adds go out with the next write. */
+void ct_output_flush_busy(struct ct_rec_buf *b, void (*between)(void)) CT_HIDDEN;
 int ct_output_ok(void) CT_HIDDEN;            /* open, and writing has not failed */
 uint64_t ct_output_reopened(void) CT_HIDDEN; /* times the file was opened again by its path */
 void ct_output_drop(void) CT_HIDDEN;         /* after fork: the parent's file, closed unwritten */
