@@ -386,6 +386,8 @@ static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const u
 	if (k < 0)
 		return j->dropped ? fail(r, "out of memory")
 		                  : corrupt(r, rec, "BATCH columns are corrupt at its record %llu", n);
+	if (!j->len) /* an empty BATCH: nothing joined, and maybe no buffer yet */
+		return 0;
 	r->batch = rec;
 	const uint8_t *q = j->data, *qend = j->data + j->len;
 	while (q < qend) {
