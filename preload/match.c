@@ -14,6 +14,7 @@ static struct {
 	struct ct_live_map live;
 	struct ct_info_map infos;
 	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
+	int numbered;           /* events may have taken numbers: a reset was done before */
 	uint32_t stacks;        /* stack node ids below this are defined in the output */
 	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
 	uint64_t allocations, frees, bytes, unmatched, lost, dropped, bytes_since_taken;
@@ -277,9 +278,13 @@ int ct_match_reset(const struct ct_match_sink *sink)
 		m.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*m.expect));
 	if (!m.expect || ct_info_init(&m.infos, 1u << 14) < 0 || ct_live_init(&m.live, 1u << 12) < 0)
 		return -ENOMEM;
-	/* A forked child starts where the counters are: numbers taken before the fork are not its. */
-	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
+	/* The first reset comes before any event is numbered (the hooks report nothing until the
+	 * writer has started), so the fresh table's zeros are the counters: copying them would cost
+	 * 128 page faults while the program waits to start. A forked child, or a trace opened again,
+	 * starts where the counters are: numbers taken before are not its. */
+	for (uint32_t b = 0; m.numbered && b < CT_SEQ_BUCKETS; b++)
 		m.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
+	m.numbered = 1;
 	for (struct ct_match_stream *s = m.streams; s; s = s->next) {
 		struct ct_match_stream *next = s->next;
 		*s = (struct ct_match_stream){.next = next};

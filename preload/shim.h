@@ -88,11 +88,22 @@ extern _Atomic uint32_t ct_seq[CT_SEQ_BUCKETS] CT_HIDDEN;
 /* Neighbouring addresses share neighbouring counters, so a thread allocating from its own arena
  * keeps taking numbers from cache lines no other core writes (a hash of the whole address sent
  * every event to a random line, bouncing between cores: 28% of a 4-thread profile); the arena's
- * high bits, hashed, place arenas apart in the table. */
+ * high bits, hashed, place arenas apart in the table. A counter serves 2^CT_SEQ_GRAIN bytes of
+ * address space and a cache line of them 4 KiB: a heap of a few MiB keeps its counters within
+ * L2 (a free, which hits a block allocated long ago, otherwise waits for its counter's line at
+ * the locked add), and a thread's arena stays in its own part of the table instead of wrapping
+ * over every other thread's. */
+#define CT_SEQ_GRAIN 8
 static inline uint32_t ct_seq_bucket(uint64_t p)
 {
 	uint64_t arena = ((p >> 26) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SEQ_BITS);
-	return (uint32_t)((p >> 4) + arena) & (CT_SEQ_BUCKETS - 1);
+	return (uint32_t)((p >> CT_SEQ_GRAIN) + arena) & (CT_SEQ_BUCKETS - 1);
+}
+
+/* Asks for p's counter ahead of ct_seq_take, when there is work to do meanwhile. */
+static inline void ct_seq_prefetch(uint64_t p)
+{
+	__builtin_prefetch((const void *)&ct_seq[ct_seq_bucket(p)], 1, 3);
 }
 
 static inline uint32_t ct_seq_take(uint64_t p)

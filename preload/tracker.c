@@ -281,6 +281,7 @@ void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 	if (CT_UNLIKELY(!t))
 		return;
 	int truncated = 0;
+	ct_seq_prefetch((uintptr_t)p); /* its line comes in during the walk */
 	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
 	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared());
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,

@@ -154,10 +154,11 @@ static int cache_usable(struct ct_slot *me)
 		errno = saved_errno;
 		if (p == MAP_FAILED)
 			return 0;
-		me->unwind = p; /* zero-filled: an empty cache, no memo */
+		me->unwind = p; /* zero-filled: an empty cache, no memo (not cleared: untouched pages) */
+	} else {
+		memset(me->unwind->cache, 0, sizeof(me->unwind->cache));
+		me->unwind->memo_n = 0;
 	}
-	memset(me->unwind->cache, 0, sizeof(me->unwind->cache));
-	me->unwind->memo_n = 0;
 	me->unwind->cache_generation = gen;
 	return 1;
 }

@@ -22,8 +22,8 @@ static void check(int ok, const char *what)
 
 /* Two addresses of one counter, one of another. */
 #define P1 0x10000000ull
-#define P2 (P1 + 0x100000ull)
-#define Q 0x10000040ull
+#define P2 (P1 + ((uint64_t)CT_SEQ_BUCKETS << CT_SEQ_GRAIN)) /* the table wrapped once */
+#define Q (P1 + (1ull << CT_SEQ_GRAIN))                      /* the next counter */
 
 static struct ct_slot slot;
 static struct ct_defer buf;
