@@ -23,10 +23,10 @@ struct reg_entry {
 static struct reg_entry *_Atomic reg[REG_CHUNKS];
 static _Atomic size_t reg_n;
 
-static void *map_anon(size_t size)
+static void *map_anon(size_t size, int flags)
 {
-	void *p =
-	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -39,7 +39,7 @@ static struct reg_entry *entry(size_t i)
 		return NULL;
 	struct reg_entry *c = atomic_load_explicit(&reg[i >> REG_CHUNK_BITS], memory_order_acquire);
 	if (!c) {
-		struct reg_entry *fresh = map_anon(REG_CHUNK * sizeof(*fresh)), *none = NULL;
+		struct reg_entry *fresh = map_anon(REG_CHUNK * sizeof(*fresh), 0), *none = NULL;
 		if (!fresh)
 			return NULL;
 		if (atomic_compare_exchange_strong(&reg[i >> REG_CHUNK_BITS], &none, fresh)) {
@@ -82,14 +82,27 @@ static void forget(void *p)
 	}
 }
 
-void *ct_arena_map(size_t size)
+static void *map_remembered(size_t size, int flags)
 {
 	int saved = errno;
-	void *p = map_anon(size);
+	void *p = map_anon(size, flags);
 	if (p)
 		remember(p, size);
 	errno = saved;
 	return p;
+}
+
+void *ct_arena_map(size_t size)
+{
+	return map_remembered(size, 0);
+}
+
+/* The pages come in one system call: on a VM a page fault costs about 11 us (a loop touching fresh
+ * pages), so a table written all over at once (a rehash) would stall the writer for milliseconds,
+ * and the program with it once its ring fills. */
+void *ct_arena_map_populated(size_t size)
+{
+	return map_remembered(size, MAP_POPULATE);
 }
 
 void ct_arena_unmap(void *p, size_t size)
@@ -116,15 +129,23 @@ size_t ct_arena_mappings(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void
 	return k;
 }
 
-int ct_arena_grow(void **p, size_t old_bytes, size_t new_bytes)
+int ct_arena_grow(void **p, size_t old_size, size_t new_size)
 {
-	void *n = ct_arena_map(new_bytes);
-	if (!n)
-		return -1;
-	if (*p) {
-		memcpy(n, *p, old_bytes);
-		ct_arena_unmap(*p, old_bytes);
+	if (!*p) {
+		*p = ct_arena_map(new_size);
+		return *p ? 0 : -1;
 	}
+	/* The kernel moves the page tables: nothing is copied, and the pages in use stay in place
+	 * instead of faulting in again at a new address. */
+	int saved = errno;
+	void *n = mremap(*p, old_size, new_size, MREMAP_MAYMOVE);
+	if (n == MAP_FAILED) {
+		errno = saved;
+		return -1;
+	}
+	forget(*p);
+	remember(n, new_size);
+	errno = saved;
 	*p = n;
 	return 0;
 }

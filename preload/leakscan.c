@@ -57,7 +57,7 @@ static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
 {
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 512;
-		if (ct_arena_grow((void **)&m->v, m->n * sizeof(*m->v), cap * sizeof(*m->v)) < 0)
+		if (ct_arena_grow((void **)&m->v, m->cap * sizeof(*m->v), cap * sizeof(*m->v)) < 0)
 			return;
 		m->cap = cap;
 	}

@@ -16,12 +16,17 @@ static inline uint64_t hash64(uint64_t x)
 	return x;
 }
 
-int ct_live_init(struct ct_live_map *m, uint64_t cap)
+static int live_map(struct ct_live_map *m, uint64_t cap, void *(*map)(size_t))
 {
-	m->slots = ct_arena_map(cap * sizeof(*m->slots));
+	m->slots = map(cap * sizeof(*m->slots));
 	m->cap = cap;
 	m->count = 0;
 	return m->slots ? 0 : -1;
+}
+
+int ct_live_init(struct ct_live_map *m, uint64_t cap)
+{
+	return live_map(m, cap, ct_arena_map);
 }
 
 void ct_live_prefetch(const struct ct_live_map *m, uint64_t p)
@@ -59,7 +64,7 @@ int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
 {
 	if ((m->count + 1) * 2 > m->cap) {
 		struct ct_live_map n;
-		if (ct_live_init(&n, m->cap * 2) == 0) {
+		if (live_map(&n, m->cap * 2, ct_arena_map_populated) == 0) { /* filled at once */
 			for (uint64_t i = 0; i < m->cap; i++)
 				if (m->slots[i].key)
 					put(&n, m->slots[i].key, m->slots[i].val);
@@ -105,10 +110,12 @@ static uint32_t info_hash(uint64_t size, uint32_t stack)
 /* Doubles the index and the key array (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
 static int info_grow(struct ct_info_map *m, uint32_t cap)
 {
-	struct ct_idx_slot *slots = ct_arena_map(cap * sizeof(*slots));
+	/* The first index is filled slowly, a rehashed one at once. */
+	struct ct_idx_slot *slots =
+	    (m->index.cap ? ct_arena_map_populated : ct_arena_map)(cap * sizeof(*slots));
 	void *keys = m->keys;
 	if (!slots ||
-	    ct_arena_grow(&keys, m->index.count * sizeof(*m->keys), cap / 2 * sizeof(*m->keys)) < 0) {
+	    ct_arena_grow(&keys, m->index.cap / 2 * sizeof(*m->keys), cap / 2 * sizeof(*m->keys)) < 0) {
 		ct_arena_unmap(slots, cap * sizeof(*slots));
 		return -1;
 	}

@@ -35,11 +35,14 @@ extern struct ct_real ct_real CT_HIDDEN;
 
 /* ---- arena.c: the shim's own memory, straight from mmap (zeroed). NULL on failure. ---- */
 void *ct_arena_map(size_t size) CT_HIDDEN;
+/* The same with every page in place: for memory about to be written all over. */
+void *ct_arena_map_populated(size_t size) CT_HIDDEN;
 void ct_arena_unmap(void *p, size_t size) CT_HIDDEN;
 /* Calls fn for every mapping the arena holds now [lo, hi); returns how many. */
 size_t ct_arena_mappings(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg) CT_HIDDEN;
-/* Moves *p (old_bytes in use) to a new mapping of new_bytes. 0, or -1 with *p untouched. */
-int ct_arena_grow(void **p, size_t old_bytes, size_t new_bytes) CT_HIDDEN;
+/* Grows *p, mapped with old_size bytes (or NULL: 0), to new_size, its contents kept (it may move).
+ * 0, or -1 with *p untouched. */
+int ct_arena_grow(void **p, size_t old_size, size_t new_size) CT_HIDDEN;
 
 /* ---- the clock: monotonic nanoseconds (clock_gettime is a vDSO call: no system call, no lock) ---- */
 static inline uint64_t ct_now_ns(void)

@@ -72,7 +72,8 @@ static struct chunk *chunk_for(uint32_t id)
 static int grow(void)
 {
 	uint32_t cap = index_.cap ? index_.cap * 2 : 1u << 12;
-	struct ct_idx_slot *slots = ct_arena_map(cap * sizeof(*slots));
+	struct ct_idx_slot *slots =
+	    (index_.cap ? ct_arena_map_populated : ct_arena_map)(cap * sizeof(*slots));
 	if (!slots)
 		return -1;
 	ct_arena_unmap(ct_idx_rehash(&index_, slots, cap), cap / 2 * sizeof(*slots));

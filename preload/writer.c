@@ -170,7 +170,7 @@ static int grow_out(struct ct_rec_buf *b, size_t need)
 	size_t cap = b->cap ? b->cap : OUT_FIRST;
 	while (cap < b->len + need)
 		cap *= 2;
-	if (ct_arena_grow((void **)&b->data, b->len, cap) < 0)
+	if (ct_arena_grow((void **)&b->data, b->cap, cap) < 0)
 		return -1;
 	b->cap = cap;
 	return 0;
