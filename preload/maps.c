@@ -95,7 +95,10 @@ void ct_live_erase(struct ct_live_map *m, uint64_t *val)
 	m->count--;
 }
 
-/* ---- alloc infos: an id index (common/idindex.h) over an array of keys ---- */
+/* ---- alloc infos: open addressing, the key in the slot ----
+ * A lookup reads one slot, whose key it compares in place: an index of ids over an array of keys
+ * made every lookup two dependent cache misses (the slot, then the key it names), the writer's
+ * largest stall. The array keeps only what the leak scan asks by id, the size. */
 
 static uint32_t info_hash(uint64_t size, uint32_t stack)
 {
@@ -107,20 +110,36 @@ static uint32_t info_hash(uint64_t size, uint32_t stack)
 #endif
 }
 
-/* Doubles the index and the key array (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
+/* The slot of (size, stack), or else the empty slot where it goes (the table is never full). */
+static struct ct_info_slot *info_find(const struct ct_info_map *m, uint64_t size, uint32_t stack)
+{
+	uint32_t mask = m->cap - 1;
+	for (uint32_t i = info_hash(size, stack) & mask;; i = (i + 1) & mask) {
+		struct ct_info_slot *s = &m->slots[i];
+		if (!s->id1 || (s->size == size && s->stack == stack))
+			return s;
+	}
+}
+
+/* Doubles the table and the size array (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
 static int info_grow(struct ct_info_map *m, uint32_t cap)
 {
-	/* The first index is filled slowly, a rehashed one at once. */
-	struct ct_idx_slot *slots =
-	    (m->index.cap ? ct_arena_map_populated : ct_arena_map)(cap * sizeof(*slots));
-	void *keys = m->keys;
+	/* The first table is filled slowly, a rehashed one at once. */
+	struct ct_info_slot *slots = (m->cap ? ct_arena_map_populated : ct_arena_map)(cap * sizeof(*slots));
+	void *sizes = m->sizes;
 	if (!slots ||
-	    ct_arena_grow(&keys, m->index.cap / 2 * sizeof(*m->keys), cap / 2 * sizeof(*m->keys)) < 0) {
+	    ct_arena_grow(&sizes, m->cap / 2 * sizeof(*m->sizes), cap / 2 * sizeof(*m->sizes)) < 0) {
 		ct_arena_unmap(slots, cap * sizeof(*slots));
 		return -1;
 	}
-	m->keys = keys;
-	ct_arena_unmap(ct_idx_rehash(&m->index, slots, cap), m->index.cap ? cap / 2 * sizeof(*slots) : 0);
+	struct ct_info_map old = *m;
+	m->slots = slots;
+	m->sizes = sizes;
+	m->cap = cap;
+	for (uint32_t i = 0; i < old.cap; i++)
+		if (old.slots[i].id1)
+			*info_find(m, old.slots[i].size, old.slots[i].stack) = old.slots[i];
+	ct_arena_unmap(old.slots, old.cap * sizeof(*old.slots));
 	return 0;
 }
 
@@ -132,50 +151,30 @@ int ct_info_init(struct ct_info_map *m, uint32_t cap)
 
 void ct_info_release(struct ct_info_map *m)
 {
-	ct_arena_unmap(m->index.slots, m->index.cap * sizeof(*m->index.slots));
-	ct_arena_unmap(m->keys, m->index.cap / 2 * sizeof(*m->keys));
+	ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
+	ct_arena_unmap(m->sizes, m->cap / 2 * sizeof(*m->sizes));
 	*m = (struct ct_info_map){0};
 }
 
-struct info_probe {
-	const struct ct_info_key *keys;
-	uint64_t size;
-	uint32_t stack;
-};
-
-static int same_info(const void *ctx, uint32_t id1)
+void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack)
 {
-	const struct info_probe *p = ctx;
-	return p->keys[id1 - 1].size == p->size && p->keys[id1 - 1].stack == p->stack;
-}
-
-void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack, int key)
-{
-	if (!m->index.cap)
-		return;
-	const struct ct_idx_slot *s = &m->index.slots[info_hash(size, stack) & (m->index.cap - 1)];
-	if (!key)
-		__builtin_prefetch(s);
-	else if (s->id) /* likely the pair itself, whose key is compared */
-		__builtin_prefetch(&m->keys[s->id - 1]);
+	if (m->cap)
+		__builtin_prefetch(&m->slots[info_hash(size, stack) & (m->cap - 1)]);
 }
 
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new)
 {
-	uint32_t h = info_hash(size, stack);
-	struct info_probe probe = {m->keys, size, stack};
-	struct ct_idx_slot *s = ct_idx_find(&m->index, h, same_info, &probe);
-	*is_new = !s->id;
-	if (s->id)
-		return s->id - 1;
-	if (ct_idx_full(&m->index)) {
-		if (info_grow(m, m->index.cap * 2) < 0)
+	struct ct_info_slot *s = info_find(m, size, stack);
+	*is_new = !s->id1;
+	if (s->id1)
+		return s->id1 - 1;
+	if ((uint64_t)(m->count + 1) * 2 > m->cap) {
+		if (info_grow(m, m->cap * 2) < 0)
 			return UINT32_MAX;
-		probe.keys = m->keys; /* its place in the new index */
-		s = ct_idx_find(&m->index, h, same_info, &probe);
+		s = info_find(m, size, stack); /* its place in the new table */
 	}
-	uint32_t id = m->index.count;
-	m->keys[id] = (struct ct_info_key){size, stack};
-	ct_idx_put(&m->index, s, h, id + 1);
+	uint32_t id = m->count++;
+	m->sizes[id] = size;
+	*s = (struct ct_info_slot){size, stack, id + 1};
 	return id;
 }

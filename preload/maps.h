@@ -6,8 +6,6 @@
 
 #include <stdint.h>
 
-#include "idindex.h"
-
 /* Live blocks: address -> value (the matcher's block: alloc info id and ALLOC record number). Key
  * 0 marks an empty slot. */
 struct ct_live_slot {
@@ -27,21 +25,22 @@ int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v);
 void ct_live_erase(struct ct_live_map *m, uint64_t *val); /* val from ct_live_find */
 
 /* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
-struct ct_info_key {
+struct ct_info_slot {
 	uint64_t size;
 	uint32_t stack;
+	uint32_t id1; /* the id + 1; 0: an empty slot */
 };
 struct ct_info_map {
-	struct ct_idx index;      /* (size, stack) -> id + 1 */
-	struct ct_info_key *keys; /* by id: room for index.cap / 2 */
+	struct ct_info_slot *slots; /* cap: a power of two, at most half full */
+	uint64_t *sizes;            /* by id: room for cap / 2 */
+	uint32_t cap, count;
 };
 int ct_info_init(struct ct_info_map *m, uint32_t cap);
 void ct_info_release(struct ct_info_map *m);
 /* The id of (size, stack); *is_new = 1 when this call assigned it. UINT32_MAX when the pair is new
  * and the table is full and cannot grow. */
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new);
-/* Starts loading what interning (size, stack) will read (a hint): its index slot, or with key set
- * (later, once the slot is in the cache) the key the slot names. */
-void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack, int key);
+/* Starts loading the slot interning (size, stack) reads first (a hint). */
+void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack);
 
 #endif

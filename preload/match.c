@@ -240,12 +240,12 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 	return CT_MATCH_DONE;
 }
 
-void ct_match_prefetch(const uint64_t *ev, int stage)
+void ct_match_prefetch(const uint64_t *ev)
 {
 	unsigned kind = CT_EV_KIND(ev[0]);
 	if (kind == CT_EV_ALLOC)
-		ct_info_prefetch(&m.infos, ev[1], (uint32_t)ev[2], stage);
-	if (kind != CT_EV_RFREE && !stage)
+		ct_info_prefetch(&m.infos, ev[1], (uint32_t)ev[2]);
+	if (kind != CT_EV_RFREE)
 		ct_live_prefetch(&m.live, CT_EV_PTR(ev[0]));
 }
 
@@ -305,9 +305,8 @@ void ct_match_release(void)
 
 size_t ct_match_bytes(void)
 {
-	return m.live.cap * sizeof(*m.live.slots) + m.infos.index.cap * sizeof(*m.infos.index.slots) +
-	       m.infos.index.cap / 2 * sizeof(*m.infos.keys) +
-	       (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0);
+	return m.live.cap * sizeof(*m.live.slots) + m.infos.cap * sizeof(*m.infos.slots) +
+	       m.infos.cap / 2 * sizeof(*m.infos.sizes) + (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0);
 }
 
 void ct_match_totals(struct ct_rec_end *e)
@@ -339,7 +338,7 @@ size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *
 		if (!s->key)
 			continue;
 		uint32_t info = block_info(s->val);
-		fn(s->key, m.infos.keys[info].size, info, arg);
+		fn(s->key, m.infos.sizes[info], info, arg);
 		n++;
 	}
 	return n;
@@ -352,5 +351,5 @@ size_t ct_match_live_count(void)
 
 uint32_t ct_match_infos(void)
 {
-	return m.infos.index.count;
+	return m.infos.count;
 }

@@ -57,9 +57,8 @@ enum { CT_MATCH_DONE, CT_MATCH_BLOCKED };
  * With ordered clear it is applied regardless (its predecessor will never come). */
 int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered);
 /* A hint, some events ahead of ct_match_event: starts loading the table slots ev will touch (the
- * tables are too large for the caches on real programs, and each event's lookups are random); at
- * stage 1, a few events later, what those slots point to. */
-void ct_match_prefetch(const uint64_t *ev, int stage);
+ * tables are too large for the caches on real programs, and each event's lookups are random). */
+void ct_match_prefetch(const uint64_t *ev);
 
 /* The stream's thread is gone or the trace ends: its held block becomes an ordinary live block
  * and a realloc left half-done is settled. */
