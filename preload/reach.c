@@ -41,10 +41,54 @@ void ct_reach_sort(struct ct_reach_block *blocks, size_t n)
 	}
 }
 
+/* ---- the filter: which 1 MiB regions hold blocks ---- */
+
+static unsigned region_bit(uintptr_t region)
+{
+	return (unsigned)(((uint64_t)region * 0x9E3779B97F4A7C15ull) >> (64 - CT_REACH_FILTER_BITS));
+}
+
+static void mark_regions(struct ct_reach *r, uintptr_t start, uint64_t span)
+{
+	uintptr_t first = start >> CT_REACH_REGION_BITS, last = (start + span - 1) >> CT_REACH_REGION_BITS;
+	if (last - first >= (1u << CT_REACH_FILTER_BITS)) { /* a huge block: every bit */
+		memset(r->regions, 0xff, sizeof(r->regions));
+		return;
+	}
+	for (uintptr_t g = first; g <= last; g++)
+		r->regions[region_bit(g) / 64] |= 1ull << (region_bit(g) % 64);
+}
+
+static void build_filter(struct ct_reach *r)
+{
+	memset(r->regions, 0, sizeof(r->regions));
+	r->lo = r->span = 0;
+	if (!r->n)
+		return;
+	uintptr_t end = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct ct_reach_block *b = &r->blocks[i];
+		uint64_t span = b->size ? b->size : 1;
+		mark_regions(r, b->start, span);
+		end = b->start + span > end ? b->start + span : end;
+	}
+	r->lo = r->blocks[0].start;
+	r->span = end - r->lo;
+}
+
+/* Whether p may lie in a block: no false answer when it does. */
+static inline int may_hold(const struct ct_reach *r, uintptr_t p)
+{
+	unsigned bit = region_bit(p >> CT_REACH_REGION_BITS);
+	return p - r->lo < r->span && (r->regions[bit / 64] >> (bit % 64) & 1);
+}
+
 /* The block that holds address p, or NONE. A block of size 0 holds its start (as in memcheck:
  * otherwise malloc(0) would always be lost). */
 static size_t find(const struct ct_reach *r, uintptr_t p)
 {
+	if (!may_hold(r, p))
+		return NONE;
 	size_t lo = 0, hi = r->n;
 	while (lo < hi) { /* the first block that starts after p */
 		size_t mid = lo + (hi - lo) / 2;
@@ -102,7 +146,8 @@ static int heuristic_start(const struct ct_reach *r, const struct ct_reach_block
 
 /* A word found in a root (prior_definite) or in a block reached through start pointers only
  * (prior_definite) or not: upgrades the block it points into. */
-static void reach_word(struct ct_reach *r, uintptr_t p, int prior_definite)
+static inline __attribute__((always_inline)) void reach_word(struct ct_reach *r, uintptr_t p,
+                                                             int prior_definite)
 {
 	size_t i = find(r, p);
 	if (i == NONE)
@@ -145,6 +190,7 @@ static void drain(struct ct_reach *r)
 
 void ct_reach_begin(struct ct_reach *r)
 {
+	build_filter(r);
 	r->top = 0;
 	for (size_t i = 0; i < r->n; i++) {
 		r->blocks[i].state = CT_REACH_DEFINITE;

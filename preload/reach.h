@@ -50,12 +50,20 @@ struct ct_reach_block {
 	uint8_t pending; /* on the mark stack */
 };
 
+#define CT_REACH_REGION_BITS 20 /* the filter's grain: 1 MiB of address space */
+#define CT_REACH_FILTER_BITS 12 /* 4096 bits */
+
 struct ct_reach {
 	struct ct_reach_block *blocks; /* sorted by start */
 	size_t n;
 	uint32_t *stack; /* the mark stack: room for n entries */
 	size_t top;
 	unsigned heuristics;
+	/* Set by ct_reach_begin: [lo, lo + span) holds every block, and the bit of each 1 MiB region
+	 * that holds part of one is set (hashed), so most words that point nowhere (zeros, small
+	 * numbers, code and stack addresses, free heap memory far from any block) cost no search. */
+	uintptr_t lo, span;
+	uint64_t regions[(1u << CT_REACH_FILTER_BITS) / 64];
 };
 
 /* Sorts blocks by start, in place (heapsort: no allocation). */

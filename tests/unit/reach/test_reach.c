@@ -190,6 +190,11 @@ int main(void)
 	root(&h, at(&h, 1, 32)); /* one past the end: not a pointer into it */
 	expect("malloc(0) pointed at; a pointer one past a block's end", &h, "rd", -1);
 
+	make(&h, 2, (size_t[]){3 << 20, 32}); /* 3 MiB: its own mapping, several filter regions */
+	root(&h, at(&h, 0, (5 << 20) / 2));
+	root(&h, at(&h, 1, 32) + (1 << 20)); /* 1 MiB past the small block: in no region of a block */
+	expect("a large block's 1 MiB regions: an interior pointer 2.5 MiB in is found", &h, "pd", -1);
+
 	make(&h, 2, (size_t[]){56, 56});
 	h.b[0].allocator_edge = h.b[1].allocator_edge = 48; /* glibc: the next chunk's header at + 48 */
 	root(&h, h.b[0].start + 48);                        /* what the allocator's top pointer looks like */
