@@ -326,19 +326,21 @@ static int signal_step(struct frame *f)
 static void memo_store(struct ct_slot *me, int base, int m)
 {
 	struct ct_unwind_state *st = me->unwind;
-	int needs = base > 0 && (st->memo[base - 1].flags & MEMO_NEEDS_BP);
+	unsigned needs = base > 0 && (st->memo[base - 1].flags & MEMO_NEEDS_BP);
+	/* The word that must equal a frame's caller's bp when it does not matter: the caller's own. */
+	const uintptr_t *below = &st->memo[base > 0 ? base - 1 : 0].bp;
+	const struct fresh_frame *fr = &st->fresh[m - 1];
+	struct memo_frame *to = &st->memo[base];
 
-	for (int i = base; i < base + m; i++) {
-		const struct fresh_frame *fr = &st->fresh[base + m - 1 - i];
-		struct memo_frame *to = &st->memo[i];
+	for (int k = 0; k < m; k++, fr--, to++) {
 		/* The caller's RBP matters and was read from the stack: that word must stay. */
-		int watch = needs && fr->rbp_slot;
-		to->bp_at = watch ? (const uintptr_t *)fr->rbp_slot : i > 0 ? &st->memo[i - 1].bp : &to->bp;
-		needs = (fr->flags & MEMO_CFA_RBP) || ((fr->flags & MEMO_KEEPS_RBP) && needs);
+		to->bp_at = needs && fr->rbp_slot ? (const uintptr_t *)fr->rbp_slot : below;
+		needs = (fr->flags & MEMO_CFA_RBP) | ((fr->flags & MEMO_KEEPS_RBP) && needs);
 		to->ip = fr->ip;
 		to->sp = fr->sp;
 		to->bp = fr->bp;
-		to->flags = needs ? fr->flags | MEMO_NEEDS_BP : fr->flags;
+		to->flags = fr->flags | (needs ? MEMO_NEEDS_BP : 0u);
+		below = &to->bp;
 	}
 	st->memo_n = base + m;
 	me->walk.memo_current = 1;
@@ -409,6 +411,28 @@ static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t
 	self_range(&lo, &hi);
 	for (;;) {
 		in_self = in_self && f->ip - lo < hi - lo;
+		/* The common frame, in a loop of its own: the program's code, a return address, a cached
+		 * plain rule, the memo in use. Anything else leaves for the general steps below, which take
+		 * the frame from its start again (the memo comparison finds nothing twice). */
+		while (!in_self && use_memo && adjust) {
+			while (j >= 0 && st->memo[j].sp < f->sp)
+				j--;
+			int tail = j >= 0 ? memo_follow(st, j, f, ips + n, max - n) : 0;
+			if (tail)
+				return memo_reuse(me, tail, m, n, max, truncated);
+			if (n == max || m == MEMO_FRAMES)
+				break;
+			if (f->ip - 1 != last_pc) {
+				last_pc = f->ip - 1;
+				r = rule_for(me, last_pc, 1);
+			}
+			if (r.kind != CT_CFI_OK)
+				break;
+			ips[n++] = f->ip;
+			memo_record(&st->fresh[m], f, r);
+			if (step(me, f, r, &st->fresh[m++].rbp_slot))
+				return n;
+		}
 		if (!in_self) {
 			while (j >= 0 && st->memo[j].sp < f->sp)
 				j--;
