@@ -329,10 +329,10 @@ static void memo_store(struct ct_slot *me, int base, int m)
 	unsigned needs = base > 0 && (st->memo[base - 1].flags & MEMO_NEEDS_BP);
 	/* The word that must equal a frame's caller's bp when it does not matter: the caller's own. */
 	const uintptr_t *below = &st->memo[base > 0 ? base - 1 : 0].bp;
-	const struct fresh_frame *fr = &st->fresh[m - 1];
 	struct memo_frame *to = &st->memo[base];
 
-	for (int k = 0; k < m; k++, fr--, to++) {
+	for (int k = m - 1; k >= 0; k--, to++) { /* fresh is innermost first */
+		const struct fresh_frame *fr = &st->fresh[k];
 		/* The caller's RBP matters and was read from the stack: that word must stay. */
 		to->bp_at = needs && fr->rbp_slot ? (const uintptr_t *)fr->rbp_slot : below;
 		needs = (fr->flags & MEMO_CFA_RBP) | ((fr->flags & MEMO_KEEPS_RBP) && needs);
