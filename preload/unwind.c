@@ -398,9 +398,12 @@ static void memo_record(struct fresh_frame *fr, const struct frame *f, struct ct
 /* Returns the frame count; *truncated = 1 when the stack had more frames than max, or when a frame
  * had no rule to step it (*cut = 1 then). The outermost walk of a thread (not one nested in a
  * signal handler) uses and renews the memo, unless it crosses a signal frame. */
-static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t *ips, int max,
+static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust, uintptr_t *ips, int max,
                 int *truncated, int *cut)
 {
+	/* A copy whose address goes nowhere: its registers stay in registers, where through the
+	 * caller's pointer every store to ips[] or the memo would make the compiler load them again. */
+	struct frame here = *start, *f = &here;
 	uintptr_t lo, hi, scratch, last_pc = 0;
 	struct ct_cfi_rule r = {0, 0, 0, CT_CFI_NONE};
 	int n = 0, in_self = 1, use_cache = cache_usable(me);
@@ -424,7 +427,9 @@ static int walk(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t
 				break;
 			if (f->ip - 1 != last_pc) {
 				last_pc = f->ip - 1;
-				r = rule_for(me, last_pc, 1);
+				const struct entry *e =
+				    slot(me, last_pc); /* the hit inline, the miss a call */
+				r = e->ip == last_pc ? e->rule : rule_for(me, last_pc, 1);
 			}
 			if (r.kind != CT_CFI_OK)
 				break;
