@@ -427,8 +427,8 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 				break;
 			if (f->ip - 1 != last_pc) {
 				last_pc = f->ip - 1;
-				const struct entry *e =
-				    slot(me, last_pc); /* the hit inline, the miss a call */
+				/* The cache's hit inline, a miss through rule_for. */
+				const struct entry *e = slot(me, last_pc);
 				r = e->ip == last_pc ? e->rule : rule_for(me, last_pc, 1);
 			}
 			if (r.kind != CT_CFI_OK)
