@@ -175,11 +175,11 @@ void ct_unwind_thread_exit(void)
 	me->unwind = NULL;
 }
 
-static struct ct_cfi_rule rule_for(struct ct_slot *me, uintptr_t ip, int use_cache)
+/* The cache's miss: the rule computed, and kept unless a nested walk or JIT code asked. Out of line,
+ * so that rule_for's hit stays a few instructions in the walk's loop. */
+static __attribute__((noinline)) struct ct_cfi_rule rule_miss(struct ct_slot *me, struct entry *e,
+                                                              uintptr_t ip, int use_cache)
 {
-	struct entry *e = slot(me, ip);
-	if (use_cache && e->ip == ip)
-		return e->rule;
 	struct ct_cfi_rule r = compute_rule(ip);
 	if (!use_cache || me->walk.depth > 1 || r.kind == RULE_FP_ANON)
 		return r;
@@ -190,6 +190,13 @@ static struct ct_cfi_rule rule_for(struct ct_slot *me, uintptr_t ip, int use_cac
 	atomic_signal_fence(memory_order_seq_cst);
 	e->ip = ip;
 	return r;
+}
+
+static inline __attribute__((always_inline)) struct ct_cfi_rule rule_for(struct ct_slot *me, uintptr_t ip,
+                                                                         int use_cache)
+{
+	struct entry *e = slot(me, ip);
+	return use_cache && e->ip == ip ? e->rule : rule_miss(me, e, ip, use_cache);
 }
 
 /* ---- walking ------------------------------------------------------------------------------ */
@@ -386,6 +393,20 @@ static int memo_reuse(struct ct_slot *me, int tail, int m, int n, int max, int *
 	return n + copied;
 }
 
+/* Where the walk meets the memo: *j moves out to the memo's frame at f's depth, and when f is that
+ * frame and the stack words above it are unchanged, the walk ends with the memo's outer frames.
+ * Returns the walk's frame count then, or -1. */
+static inline __attribute__((always_inline)) int memo_meet(struct ct_slot *me, int *j, const struct frame *f,
+                                                           uintptr_t *ips, int n, int m, int max,
+                                                           int *truncated)
+{
+	const struct ct_unwind_state *st = me->unwind;
+	while (*j >= 0 && st->memo[*j].sp < f->sp)
+		(*j)--;
+	int tail = *j >= 0 ? memo_follow(st, *j, f, ips + n, max - n) : 0;
+	return tail ? memo_reuse(me, tail, m, n, max, truncated) : -1;
+}
+
 static void memo_record(struct fresh_frame *fr, const struct frame *f, struct ct_cfi_rule r)
 {
 	fr->ip = f->ip;
@@ -418,18 +439,14 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 		 * plain rule, the memo in use. Anything else leaves for the general steps below, which take
 		 * the frame from its start again (the memo comparison finds nothing twice). */
 		while (!in_self && use_memo && adjust) {
-			while (j >= 0 && st->memo[j].sp < f->sp)
-				j--;
-			int tail = j >= 0 ? memo_follow(st, j, f, ips + n, max - n) : 0;
-			if (tail)
-				return memo_reuse(me, tail, m, n, max, truncated);
+			int met = memo_meet(me, &j, f, ips, n, m, max, truncated);
+			if (met >= 0)
+				return met;
 			if (n == max || m == MEMO_FRAMES)
 				break;
 			if (f->ip - 1 != last_pc) {
 				last_pc = f->ip - 1;
-				/* The cache's hit inline, a miss through rule_for. */
-				const struct entry *e = slot(me, last_pc);
-				r = e->ip == last_pc ? e->rule : rule_for(me, last_pc, 1);
+				r = rule_for(me, last_pc, 1);
 			}
 			if (r.kind != CT_CFI_OK)
 				break;
@@ -439,11 +456,9 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 				return n;
 		}
 		if (!in_self) {
-			while (j >= 0 && st->memo[j].sp < f->sp)
-				j--;
-			int tail = j >= 0 ? memo_follow(st, j, f, ips + n, max - n) : 0;
-			if (tail)
-				return memo_reuse(me, tail, m, n, max, truncated);
+			int met = memo_meet(me, &j, f, ips, n, m, max, truncated);
+			if (met >= 0)
+				return met;
 			if (n == max) {
 				*truncated = 1;
 				return n;
