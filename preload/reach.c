@@ -55,8 +55,10 @@ static void mark_regions(struct ct_reach *r, uintptr_t start, uint64_t span)
 		memset(r->regions, 0xff, sizeof(r->regions));
 		return;
 	}
-	for (uintptr_t g = first; g <= last; g++)
-		r->regions[region_bit(g) / 64] |= 1ull << (region_bit(g) % 64);
+	for (uintptr_t g = first; g <= last; g++) {
+		unsigned bit = region_bit(g);
+		r->regions[bit / 64] |= 1ull << (bit % 64);
+	}
 }
 
 static void build_filter(struct ct_reach *r)
