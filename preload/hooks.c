@@ -10,6 +10,9 @@
  *  - ordering: a free is reported before the real free (the address cannot be reused in between),
  *    an allocation after the real allocation returns;
  *  - errno: the value the real function left is the value the program sees;
+ *  - the stack: the frames below a hook's hold copies of the block's address once a report
+ *    returns (the real allocator's, the tracker's saved registers); the hook zeroes them, since the
+ *    leak scan reads a stopped thread's stack from below its pointer (scrub_dead_frames);
  *  - memory: an allocation that fails for want of memory the shim holds is tried again once the
  *    shim has stopped tracing and given that memory back, so the program gets what it would have
  *    had untraced (a memory limit such as ulimit -v).
@@ -181,6 +184,18 @@ static void report_event(enum ct_event kind, void *p, int how)
 
 /* ---- the allocation functions ---- */
 
+/* Zeroes the stack just below the caller's frame, where the dead frames of the real allocator and
+ * of the report hold copies of the block's address. The leak scan reads a stopped thread's stack
+ * from 128 bytes below its pointer (memcheck's red zone, where a leaf function keeps data): a thread
+ * stopped right after malloc returned would otherwise keep a block it lost "still reachable" through
+ * the shim's frames. Called by a hook after its report, so its frame lies right below the hook's. */
+static __attribute__((noinline)) void scrub_dead_frames(void)
+{
+	char pad[192];
+	memset(pad, 0, sizeof(pad));
+	__asm__ volatile("" : : "r"(pad) : "memory"); /* the stores are the point: keep them */
+}
+
 /* The real allocation of size bytes failed for want of memory: when the shim's own memory might make
  * it succeed, tracing stops and that memory goes back (tracker.c). 1: call again, with errno set back
  * to errno_before (a call that succeeds at once leaves errno alone); 0: the failure stands, errno as
@@ -212,6 +227,7 @@ static int retry_after_oom(size_t size, int errno_before)
 		if (p_ && (how_ = tracking()) != TRACK_NO) { \
 			struct ct_caller c_ = CT_CALLER(); \
 			report_alloc(p_, (size), &c_, how_); \
+			scrub_dead_frames(); \
 		} \
 		p_; \
 	})
@@ -314,7 +330,9 @@ EXPORT void *realloc(void *old, size_t size)
 	if (CT_UNLIKELY(is_boot(old)))
 		return realloc_boot(old, size);
 	struct ct_caller c = CT_CALLER();
-	return realloc_tracked(old, size, &c);
+	void *p = realloc_tracked(old, size, &c);
+	scrub_dead_frames();
+	return p;
 }
 
 EXPORT void *reallocarray(void *old, size_t n, size_t m)
@@ -331,7 +349,9 @@ EXPORT void *reallocarray(void *old, size_t n, size_t m)
 	/* glibc's reallocarray is realloc behind an overflow check, and calls realloc through the
 	 * PLT (that is, us): calling it would count the call twice. */
 	struct ct_caller c = CT_CALLER();
-	return realloc_tracked(old, size, &c);
+	void *p = realloc_tracked(old, size, &c);
+	scrub_dead_frames();
+	return p;
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
@@ -348,6 +368,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	if (rc == 0 && (how = tracking()) != TRACK_NO) {
 		struct ct_caller c = CT_CALLER();
 		report_alloc(*out, size, &c, how);
+		scrub_dead_frames();
 	}
 	return rc;
 }

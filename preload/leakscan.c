@@ -7,7 +7,10 @@
  * their registers and waits), and their stacks, registers and TLS are roots too; a thread that
  * blocks the signal is left running and counted in a NOTE. Anonymous mappings of the program are
  * not scanned (memcheck scans them, LeakSanitizer does not).
- * No malloc (memory from the arena), no stdio; every root range is clamped to readable mappings. */
+ * No malloc (memory from the arena), no stdio; every read of the program's memory is clamped to
+ * readable mappings (root ranges, and blocks with a page nobody may read). When the scan cannot
+ * learn its roots (no descriptor for /proc/self/maps), it gives no classes and says why: a verdict
+ * from a scan with missing roots would call reachable blocks lost. */
 #include <dirent.h>
 #include <errno.h>
 #include <linux/futex.h>
@@ -39,6 +42,8 @@ static struct {
 	size_t tls_size;          /* glibc's static TLS size, 0 when unknown */
 	int prepared;
 	uint64_t threads_not_scanned; /* other threads alive at the scan */
+	const char *failure;          /* why the last scan gave no classes, or NULL */
+	int failure_errno;
 } roots;
 
 /* ---- readable mappings, from /proc/self/maps ---- */
@@ -85,10 +90,24 @@ static int maps_add(const char *line, void *arg)
 	return 0;
 }
 
-/* The readable mappings, in address order (the kernel lists them so). */
-static void maps_read(struct maps *m)
+/* The readable mappings, in address order (the kernel lists them so). 0, or -1 when /proc/self/maps
+ * cannot be read (roots.failure says why). */
+static int maps_read(struct maps *m)
 {
-	ct_procmaps_each(maps_add, m);
+	int fd = ct_proc_open("/proc/self/maps", 1);
+	if (fd < 0) {
+		roots.failure = "cannot open /proc/self/maps";
+		roots.failure_errno = errno;
+		return -1;
+	}
+	ct_procmaps_read(fd, maps_add, m);
+	close(fd);
+	if (!m->n) {
+		roots.failure = "cannot read /proc/self/maps";
+		roots.failure_errno = 0;
+		return -1;
+	}
+	return 0;
 }
 
 /* The readable mapping that holds p, or NULL. */
@@ -137,27 +156,41 @@ static int visit_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* A thread's stack from `from` (its stack pointer) up: to the end of the stack's mapping, or of the
+ * heap block that holds sp when the thread runs on one (a coroutine's stack from malloc), since the
+ * rest of that mapping is the heap, whose lost blocks it would make reachable. */
+static void root_stack(struct ct_reach *r, const struct maps *m, uintptr_t sp, uintptr_t from)
+{
+	long in = ct_reach_block_at(r, sp);
+	const struct range *stack = in < 0 ? maps_find(m, sp) : NULL;
+	uintptr_t lo = in >= 0 ? r->blocks[in].start : stack ? stack->lo : sp;
+	uintptr_t hi = in >= 0 ? r->blocks[in].start + r->blocks[in].size : stack ? stack->hi : sp;
+	root_range(r, m, from > lo ? from : lo, hi);
+}
+
 /* The exiting thread's stack from its pointer up, and its static TLS and thread control block
  * around the thread pointer (glibc keeps the TLS below it and the TCB above, x86_64's variant II). */
 static void root_thread(struct ct_reach *r, const struct maps *m)
 {
-	const struct range *stack = maps_find(m, roots.sp);
-	if (stack)
-		root_range(r, m, roots.sp, stack->hi);
+	root_stack(r, m, roots.sp, roots.sp);
 	const struct range *tls = roots.tls_size ? maps_find(m, roots.tp) : NULL;
 	if (tls)
 		root_range(r, m, roots.tp - roots.tls_size, roots.tp + roots.tls_size);
 }
 
 /* Calls fn(tid, arg) for each thread of the process (getdents64: no malloc, as opendir would);
- * returns how many calls returned 1 (with fn NULL: how many threads there are). */
-static size_t each_task(int (*fn)(pid_t tid, void *arg), void *arg)
+ * returns how many calls returned 1 (with fn NULL: how many threads there are), or -1 when the list
+ * cannot be read (roots.failure says why). */
+static long each_task(int (*fn)(pid_t tid, void *arg), void *arg)
 {
 	char buf[2048];
-	size_t n = 0;
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
+	long n = 0;
+	int fd = ct_proc_open("/proc/self/task", 1);
+	if (fd < 0) {
+		roots.failure = "cannot open /proc/self/task";
+		roots.failure_errno = errno;
+		return -1;
+	}
 	for (long k; (k = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0;)
 		for (long off = 0; off < k;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
@@ -180,15 +213,15 @@ static int task_alive(pid_t tid, void *arg)
 	ct_text_add(&t, "/proc/self/task/");
 	ct_text_add_uint(&t, (uint64_t)tid);
 	ct_text_add(&t, "/stat");
-	const char *state = ct_procstat_fields(path, buf, sizeof(buf));
-	return state && *state != 'Z' && *state != 'X';
+	const char *state = ct_procstat_fields_at(path, buf, sizeof(buf), 1);
+	return !state || (*state != 'Z' && *state != 'X'); /* unreadable: alive, to be safe */
 }
 
 /* Threads of the process other than this one and the exiting one. */
 static uint64_t other_threads(void)
 {
-	size_t n = each_task(task_alive, NULL);
-	return n > 2 ? n - 2 : 0;
+	long n = each_task(task_alive, NULL);
+	return n > 2 ? (uint64_t)n - 2 : 0;
 }
 
 /* ---- stopping the other threads ----
@@ -263,8 +296,8 @@ static int signal_one(pid_t tid, void *arg)
 }
 
 /* Signals every thread but this one and `skip`; returns how many were signalled, and waits (up to
- * STOP_WAIT_MS) until they all stand still. */
-static size_t stop_threads(pid_t skip)
+ * STOP_WAIT_MS) until they all stand still; -1 when the threads cannot be listed. */
+static long stop_threads(pid_t skip)
 {
 	if (!stw.v || !(stw.sig = pick_signal()))
 		return 0;
@@ -272,8 +305,9 @@ static size_t stop_threads(pid_t skip)
 	sigfillset(&sa.sa_mask);
 	sigaction(stw.sig, &sa, &stw.old);
 	struct keep keep = {(pid_t)syscall(SYS_gettid), skip};
-	size_t signalled = each_task(signal_one, &keep);
-	for (int ms = 0; atomic_load(&stw.filled) < signalled && ms < STOP_WAIT_MS; ms++)
+	long signalled = each_task(signal_one, &keep);
+	for (int ms = 0; signalled > 0 && atomic_load(&stw.filled) < (size_t)signalled && ms < STOP_WAIT_MS;
+	     ms++)
 		sleep_ms(1);
 	return signalled;
 }
@@ -290,16 +324,15 @@ static void resume_threads(size_t signalled)
 		sigaction(stw.sig, &stw.old, NULL);
 }
 
-/* The stacks (from below the red zone a signal handler leaves), registers and TLS of the stopped
- * threads. */
+/* The stacks (from below the red zone a signal handler leaves, where memcheck starts too: a leaf
+ * function keeps data there; the shim's hooks leave nothing of theirs in it, hooks.c), registers
+ * and TLS of the stopped threads. */
 static void root_stopped(struct ct_reach *r, const struct maps *m)
 {
 	size_t n = atomic_load(&stw.filled);
 	for (size_t i = 0; i < n && i < MAX_STOPPED; i++) {
 		const struct stopped *t = &stw.v[i];
-		const struct range *stack = maps_find(m, t->sp);
-		if (stack)
-			root_range(r, m, t->sp - 128 > stack->lo ? t->sp - 128 : stack->lo, stack->hi);
+		root_stack(r, m, t->sp, t->sp - 128);
 		for (int k = 0; k < NGREG; k++)
 			ct_reach_root_word(r, t->regs[k]);
 		if (roots.tls_size && maps_find(m, t->tp))
@@ -410,6 +443,17 @@ static uintptr_t find_tcb(uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+/* Where a dead thread's static TLS starts, below its control block at tcb in a cached stack g:
+ * glibc puts the TCB at the top of the stack mapping and the static TLS (the size it reports
+ * includes the TCB) right below it, then the stack. When g reaches further up than that (the kernel
+ * merged it with the mapping above), only the TCB up. */
+static uintptr_t static_tls(const struct range *g, uintptr_t tcb)
+{
+	if (g->hi - tcb > roots.tls_size || g->hi - g->lo < roots.tls_size)
+		return tcb;
+	return g->hi - roots.tls_size;
+}
+
 static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintptr_t *sps, size_t nsp)
 {
 	shim_maps.n = 0;
@@ -422,7 +466,7 @@ static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintp
 		if (!g->anon_rw || stack || holds_block(r, g->lo, g->hi))
 			continue;
 		uintptr_t tcb = roots.tls_size ? find_tcb(g->lo, g->hi) : 0;
-		uintptr_t from = tcb ? tcb : g->lo;
+		uintptr_t from = tcb ? static_tls(g, tcb) : g->lo;
 		root_outside_shim(r, from, g->hi);
 	}
 }
@@ -518,58 +562,109 @@ void ct_leakscan_prepare(const void *sp, int at_exit)
 	roots.prepared = 1;
 }
 
-int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES])
+/* Marks the blocks that are not wholly inside readable mappings (a page made PROT_NONE, a guard
+ * page), and gives r the readable ranges for them: blocks and mappings are both in address order.
+ * The ranges are in *spans (from the arena, *cap entries), NULL when no block needs them. */
+static void mark_partial(struct ct_reach *r, const struct maps *m, struct ct_reach_span **spans, size_t *cap)
 {
-	if (!roots.prepared)
-		return -1;
-	if (roots.suppressions) /* LeakSanitizer's way for a program to carry its suppressions */
-		ct_rec_suppressions(out, roots.suppressions, strnlen(roots.suppressions, 1u << 16));
-	size_t n = ct_match_live_count();
-	struct fill f = {.cap = n};
-	f.v = n ? ct_arena_map(n * sizeof(*f.v)) : NULL;
-	uint32_t *stack = n ? ct_arena_map(n * sizeof(*stack)) : NULL;
-	if (n && (!f.v || !stack)) {
-		ct_arena_unmap(f.v, n * sizeof(*f.v));
-		ct_arena_unmap(stack, n * sizeof(*stack));
-		return -1;
+	size_t j = 0, partial = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		struct ct_reach_block *b = &r->blocks[i];
+		uintptr_t lo = b->start, hi = b->start + b->size;
+		while (j < m->n && m->v[j].hi <= lo)
+			j++;
+		for (size_t k = j; k < m->n && m->v[k].lo <= lo && lo < hi; k++)
+			lo = m->v[k].hi; /* readable mappings that follow each other without a gap */
+		b->partial = lo < hi;
+		partial += b->partial;
 	}
-	ct_match_live(add_block, &f);
-	ct_reach_sort(f.v, f.n);
-	struct ct_reach r = {.blocks = f.v, .n = f.n, .stack = stack, .heuristics = CT_REACH_HEURISTICS};
-	ct_reach_begin(&r);
+	*spans = partial ? ct_arena_map(m->n * sizeof(**spans)) : NULL;
+	*cap = *spans ? m->n : 0;
+	for (size_t k = 0; k < *cap; k++)
+		(*spans)[k] = (struct ct_reach_span){m->v[k].lo, m->v[k].hi};
+	r->readable = *spans; /* with no memory for them, no part of a partial block is read */
+	r->nreadable = *cap;
+}
+
+/* Scans the roots of every thread and the program's memory, with the other threads stopped. 0, or -1
+ * when the roots could not be read (roots.failure says why). */
+static int scan_roots(struct ct_reach *r)
+{
 	/* Everything that takes a lock (the loader's, for the module list) before threads stop. */
 	struct maps m = {0}, data = {0};
 	struct modules_ctx c = {&data, (uintptr_t)&ct_leakscan};
 	dl_iterate_phdr(visit_module, &c);
 	if (!stw.v)
 		stw.v = ct_arena_map(MAX_STOPPED * sizeof(*stw.v));
-	size_t stopped = stop_threads(roots.tid);
-	maps_read(&m); /* the stopped threads' stacks are mapped now, as they stand */
-	for (size_t i = 0; i < data.n; i++)
-		root_range(&r, &m, data.v[i].lo, data.v[i].hi);
-	root_thread(&r, &m);
-	root_stopped(&r, &m);
-	uintptr_t sps[MAX_STOPPED + 2];
-	size_t nsp = 0;
-	sps[nsp++] = roots.sp;
-	sps[nsp++] = (uintptr_t)__builtin_frame_address(0); /* this (the writer's) stack */
-	for (size_t i = 0; i < atomic_load(&stw.filled) && i < MAX_STOPPED; i++)
-		sps[nsp++] = stw.v[i].sp;
-	root_anonymous(&r, &m, sps, nsp);
-	ct_reach_finish(&r);
-	size_t answered = atomic_load(&stw.filled);
-	resume_threads(stopped);
-	write_classes(out, f.v, f.n);
-	memset(lost, 0, CT_CLASSES * sizeof(*lost));
-	for (size_t i = 0; i < f.n; i++)
-		lost[f.v[i].state] += f.v[i].size;
-	roots.prepared = 0;
-	roots.threads_not_scanned = other_threads() - (answered < stopped ? answered : stopped);
+	long stopped = stop_threads(roots.tid);
+	int rc = stopped < 0 ? -1 : maps_read(&m); /* the stopped threads' stacks are mapped now */
+	struct ct_reach_span *spans = NULL;
+	size_t nspans = 0;
+	if (!rc) {
+		mark_partial(r, &m, &spans, &nspans);
+		for (size_t i = 0; i < data.n; i++)
+			root_range(r, &m, data.v[i].lo, data.v[i].hi);
+		root_thread(r, &m);
+		root_stopped(r, &m);
+		uintptr_t sps[MAX_STOPPED + 2];
+		size_t nsp = 0;
+		sps[nsp++] = roots.sp;
+		sps[nsp++] = (uintptr_t)__builtin_frame_address(0); /* this (the writer's) stack */
+		for (size_t i = 0; i < atomic_load(&stw.filled) && i < MAX_STOPPED; i++)
+			sps[nsp++] = stw.v[i].sp;
+		root_anonymous(r, &m, sps, nsp);
+		ct_reach_finish(r);
+	}
+	/* Counted while the stopped threads stand still: once let go, a detached one may end. */
+	uint64_t answered = atomic_load(&stw.filled), alive = other_threads();
+	roots.threads_not_scanned = alive > answered ? alive - answered : 0;
+	resume_threads(stopped > 0 ? (size_t)stopped : 0);
+	ct_arena_unmap(spans, nspans * sizeof(*spans));
 	ct_arena_unmap(m.v, m.cap * sizeof(*m.v));
 	ct_arena_unmap(data.v, data.cap * sizeof(*data.v));
+	return rc;
+}
+
+int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES])
+{
+	if (!roots.prepared)
+		return -1;
+	roots.prepared = 0;
+	roots.failure = NULL;
+	if (roots.suppressions) /* LeakSanitizer's way for a program to carry its suppressions */
+		ct_rec_suppressions(out, roots.suppressions, strnlen(roots.suppressions, 1u << 16));
+	size_t n = ct_match_live_count();
+	struct fill f = {.cap = n};
+	f.v = n ? ct_arena_map(n * sizeof(*f.v)) : NULL;
+	uint32_t *stack = n ? ct_arena_map(n * sizeof(*stack)) : NULL;
+	int rc = n && (!f.v || !stack) ? -1 : 0;
+	if (rc) {
+		roots.failure = "no memory for the scan";
+		roots.failure_errno = ENOMEM;
+	}
+	if (!rc) {
+		ct_match_live(add_block, &f);
+		ct_reach_sort(f.v, f.n);
+		struct ct_reach r = {
+		    .blocks = f.v, .n = f.n, .stack = stack, .heuristics = CT_REACH_HEURISTICS};
+		ct_reach_begin(&r);
+		rc = scan_roots(&r);
+	}
+	if (!rc) {
+		write_classes(out, f.v, f.n);
+		memset(lost, 0, CT_CLASSES * sizeof(*lost));
+		for (size_t i = 0; i < f.n; i++)
+			lost[f.v[i].state] += f.v[i].size;
+	}
 	ct_arena_unmap(f.v, n * sizeof(*f.v));
 	ct_arena_unmap(stack, n * sizeof(*stack));
-	return 0;
+	return rc;
+}
+
+const char *ct_leakscan_failure(int *err)
+{
+	*err = roots.failure_errno;
+	return roots.failure;
 }
 
 uint64_t ct_leakscan_threads_not_scanned(void)

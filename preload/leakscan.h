@@ -19,8 +19,10 @@ void ct_leakscan_prepare(const void *sp, int at_exit);
  * writes a CLASSES record to out and the bytes of each class (CT_CLASS_*) to lost. 0, or -1 when
  * nothing was prepared or memory ran out. */
 int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES]);
-/* Threads other than the exiting one that were still alive at the scan: their stacks were not
- * scanned (this version does not stop them). */
+/* Why the last ct_leakscan() gave no classes (the errno behind it in *err, 0 when none), or NULL. */
+const char *ct_leakscan_failure(int *err);
+/* Threads other than the exiting one that were alive at the scan and did not answer the signal
+ * that stops them (they block it): their stacks and registers were not scanned. */
 uint64_t ct_leakscan_threads_not_scanned(void);
 
 #endif

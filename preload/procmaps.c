@@ -8,15 +8,31 @@
 
 #include "procmaps.h"
 
-int ct_procmaps_each(int (*fn)(const char *line, void *arg), void *arg)
+int ct_proc_open(const char *path, int past_limit)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct rlimit lim;
+	if (fd >= 0 || errno != EMFILE || !past_limit || getrlimit(RLIMIT_NOFILE, &lim) < 0 ||
+	    lim.rlim_cur == RLIM_INFINITY)
+		return fd;
+	struct rlimit raised = {lim.rlim_cur + 1,
+	                        lim.rlim_max > lim.rlim_cur ? lim.rlim_max : lim.rlim_cur + 1};
+	if (setrlimit(RLIMIT_NOFILE, &raised) < 0) { /* the hard limit, and no CAP_SYS_RESOURCE */
+		errno = EMFILE;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	int e = errno;
+	setrlimit(RLIMIT_NOFILE, &lim); /* the descriptor stays valid above it */
+	errno = e;
+	return fd;
+}
+
+int ct_procmaps_read(int fd, int (*fn)(const char *line, void *arg), void *arg)
 {
 	char buf[4096];
 	size_t len = 0;
-	int saved = errno, rc = 0, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		errno = saved;
-		return -1;
-	}
+	int rc = 0;
 	while (!rc) {
 		ssize_t k = read(fd, buf + len, sizeof(buf) - 1 - len);
 		if (k <= 0)
@@ -34,7 +50,15 @@ int ct_procmaps_each(int (*fn)(const char *line, void *arg), void *arg)
 		len -= (size_t)(start - buf);
 		memmove(buf, start, len);
 	}
-	close(fd);
+	return rc;
+}
+
+int ct_procmaps_each(int (*fn)(const char *line, void *arg), void *arg)
+{
+	int saved = errno, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 ? -1 : ct_procmaps_read(fd, fn, arg);
+	if (fd >= 0)
+		close(fd);
 	errno = saved;
 	return rc;
 }
@@ -61,9 +85,9 @@ const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi)
 	return *p == ' ' ? p + 1 : NULL;
 }
 
-const char *ct_procstat_fields(const char *path, char *buf, size_t len)
+const char *ct_procstat_fields_at(const char *path, char *buf, size_t len, int past_limit)
 {
-	int saved = errno, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int saved = errno, fd = ct_proc_open(path, past_limit);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
 	if (fd >= 0)
 		close(fd);
@@ -73,6 +97,11 @@ const char *ct_procstat_fields(const char *path, char *buf, size_t len)
 	buf[n] = 0;
 	const char *p = strrchr(buf, ')'); /* the command's name may hold anything, ')' too */
 	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
+const char *ct_procstat_fields(const char *path, char *buf, size_t len)
+{
+	return ct_procstat_fields_at(path, buf, len, 0);
 }
 
 /* The next decimal number at *p, after spaces. */

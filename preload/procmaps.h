@@ -10,6 +10,15 @@
 /* Calls fn(line, arg) for each line (NUL-terminated, without its newline) until fn returns non-zero.
  * Returns that value, 0 after the last line, or -1 when the file cannot be opened. errno is kept. */
 int ct_procmaps_each(int (*fn)(const char *line, void *arg), void *arg);
+/* The same over a descriptor open on a maps file, which the caller closes. */
+int ct_procmaps_read(int fd, int (*fn)(const char *line, void *arg), void *arg);
+
+/* open(path, O_RDONLY | O_CLOEXEC) of a /proc file. With past_limit, a process at its descriptor
+ * limit (EMFILE) gets the file all the same when the limit can be raised: the soft limit goes up by
+ * one for the open and back at once (the descriptor stays valid above it), so the leak scan can read
+ * what it needs in a program that uses every descriptor it may have. -1 with errno set (EMFILE
+ * when the hard limit could not be raised). */
+int ct_proc_open(const char *path, int past_limit);
 
 /* The range "lo-hi" at the start of a line: returns the rest of the line (after one space), or NULL
  * when the line does not start with a range. */
@@ -18,6 +27,8 @@ const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi);
 /* The fields of a /proc stat file (path: "/proc/self/stat", "/proc/self/task/TID/stat") from the
  * third on, the state ("Z 1234 ..."), read into buf; NULL when it cannot be read. errno is kept. */
 const char *ct_procstat_fields(const char *path, char *buf, size_t len);
+/* The same, opened with ct_proc_open(path, past_limit). */
+const char *ct_procstat_fields_at(const char *path, char *buf, size_t len, int past_limit);
 
 /* The process's address space and its data (writable private mappings and stacks) in bytes, the
  * figures RLIMIT_AS and RLIMIT_DATA limit, from /proc/self/statm. 0, or -1 when it cannot be read.

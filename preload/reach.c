@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Leak classes by reachability (reach.h): a flood fill from the roots over the live blocks, then
  * the lost blocks grouped into cliques, as memcheck's leak checker does, so the classes equal its
- * LEAK SUMMARY. No allocation, no lock, no stdio: it runs while the program's threads are stopped.
- * The scan that stops them and gathers roots and blocks at exit comes next (issue 13); until then
- * only the unit tests call this. */
+ * LEAK SUMMARY. No allocation, no lock, no stdio: it runs while the program's threads are stopped
+ * (leakscan.c gathers the roots and blocks). */
 #include <string.h>
 
 #include "reach.h"
@@ -116,6 +115,18 @@ static void push(struct ct_reach *r, size_t i)
 
 /* ---- the heuristics: interior pointers that are start pointers in disguise ---- */
 
+/* Whether the word at b's offset can be read. */
+static int readable_at(const struct ct_reach *r, const struct ct_reach_block *b, uint64_t offset)
+{
+	if (!b->partial)
+		return 1;
+	uintptr_t p = b->start + offset;
+	for (size_t k = 0; k < r->nreadable; k++)
+		if (p >= r->readable[k].lo && p + WORD <= r->readable[k].hi)
+			return 1;
+	return 0;
+}
+
 static uintptr_t word_at(const struct ct_reach_block *b, uint64_t offset)
 {
 	uintptr_t w;
@@ -126,6 +137,8 @@ static uintptr_t word_at(const struct ct_reach_block *b, uint64_t offset)
 static int heuristic_start(const struct ct_reach *r, const struct ct_reach_block *b, uintptr_t p)
 {
 	uint64_t off = p - b->start;
+	if (!readable_at(r, b, 0) || !readable_at(r, b, WORD))
+		return 0;
 	if ((r->heuristics & CT_REACH_STDSTRING) && off == 3 * WORD && b->size >= 3 * WORD) {
 		uintptr_t length = word_at(b, 0), capacity = word_at(b, WORD);
 		if (3 * WORD + capacity + 1 == b->size && length <= capacity)
@@ -179,6 +192,24 @@ static inline __attribute__((always_inline)) void reach_word(struct ct_reach *r,
 		} \
 	} while (0)
 
+/* The aligned words of block b that can be read. */
+#define FOR_EACH_BLOCK_WORD(r, b, w, body) \
+	do { \
+		if (__builtin_expect(!(b)->partial, 1)) { \
+			FOR_EACH_WORD((b)->start, (b)->size, w, body); \
+			break; \
+		} \
+		for (size_t k_ = 0; k_ < (r)->nreadable; k_++) { \
+			uintptr_t lo_ = \
+			    (r)->readable[k_].lo > (b)->start ? (r)->readable[k_].lo : (b)->start; \
+			uintptr_t hi_ = (r)->readable[k_].hi < (b)->start + (b)->size \
+			                    ? (r)->readable[k_].hi \
+			                    : (b)->start + (b)->size; \
+			if (lo_ < hi_) \
+				FOR_EACH_WORD(lo_, hi_ - lo_, w, body); \
+		} \
+	} while (0)
+
 static void drain(struct ct_reach *r)
 {
 	while (r->top) {
@@ -186,7 +217,7 @@ static void drain(struct ct_reach *r)
 		struct ct_reach_block *b = &r->blocks[i];
 		b->pending = 0;
 		int definite = b->state == CT_REACH_REACHABLE;
-		FOR_EACH_WORD(b->start, b->size, w, reach_word(r, w, definite));
+		FOR_EACH_BLOCK_WORD(r, b, w, reach_word(r, w, definite));
 	}
 }
 
@@ -205,6 +236,12 @@ void ct_reach_root(struct ct_reach *r, const void *p, size_t len)
 {
 	FOR_EACH_WORD(p, len, w, reach_word(r, w, 1));
 	drain(r);
+}
+
+long ct_reach_block_at(const struct ct_reach *r, uintptr_t p)
+{
+	size_t i = find(r, p);
+	return i == NONE ? -1 : (long)i;
 }
 
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word)
@@ -239,7 +276,7 @@ static void gather(struct ct_reach *r, size_t leader)
 		size_t i = r->stack[--r->top];
 		struct ct_reach_block *b = &r->blocks[i];
 		b->pending = 0;
-		FOR_EACH_WORD(b->start, b->size, w, lose_word(r, w, leader));
+		FOR_EACH_BLOCK_WORD(r, b, w, lose_word(r, w, leader));
 	}
 }
 

@@ -11,9 +11,12 @@
  *    lost block first; its `indirect` holds the bytes of the lost blocks reached from it;
  *  - CT_REACH_INDIRECT ("indirectly lost"): not reached from any root, but from a lost block (a
  *    cycle of lost blocks has one definite block, the lowest address, which memcheck picks too).
- * Words are read where they are aligned, 8 bytes at a time; the caller guarantees that blocks and
- * root ranges are readable. Nothing here allocates, locks or touches errno: the caller provides
- * the mark stack (one entry per block). */
+ * Words are read where they are aligned, 8 bytes at a time; the caller guarantees that root ranges
+ * are readable, and marks each block that is not wholly readable (`partial`: a page of it made
+ * PROT_NONE, a coroutine stack's guard page) and gives the readable ranges, of which only those
+ * blocks' parts are read. A pointer to a block counts whether or not the block can be read there
+ * (LeakSanitizer's rule; memcheck ignores a pointer into an unreadable page). Nothing here allocates, locks
+ * or touches errno: the caller provides the mark stack (one entry per block). */
 #ifndef CTRACK_REACH_H
 #define CTRACK_REACH_H
 
@@ -48,6 +51,12 @@ struct ct_reach_block {
 	uint32_t allocator_edge;
 	uint8_t state;   /* enum ct_reach_class once finished */
 	uint8_t pending; /* on the mark stack */
+	uint8_t partial; /* the caller's: not wholly readable, only its parts in `readable` are read */
+};
+
+/* An address range [lo, hi). */
+struct ct_reach_span {
+	uintptr_t lo, hi;
 };
 
 #define CT_REACH_REGION_BITS 20 /* the filter's grain: 1 MiB of address space */
@@ -59,6 +68,8 @@ struct ct_reach {
 	uint32_t *stack; /* the mark stack: room for n entries */
 	size_t top;
 	unsigned heuristics;
+	const struct ct_reach_span *readable; /* sorted: where partial blocks can be read */
+	size_t nreadable;
 	/* Set by ct_reach_begin: [lo, lo + span) holds every block, and the bit of each 1 MiB region
 	 * that holds part of one is set (hashed), so most words that point nowhere (zeros, small
 	 * numbers, code and stack addresses, free heap memory far from any block) cost no search. */
@@ -72,6 +83,8 @@ void ct_reach_sort(struct ct_reach_block *blocks, size_t n);
 void ct_reach_begin(struct ct_reach *r);
 /* A root range [p, p + len): every aligned word in it is a possible pointer. */
 void ct_reach_root(struct ct_reach *r, const void *p, size_t len);
+/* The index of the block that holds address p, or -1. */
+long ct_reach_block_at(const struct ct_reach *r, uintptr_t p);
 /* One root word (a register's value). */
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word);
 /* After the roots: lost blocks grouped (definite and indirect), every state final. */

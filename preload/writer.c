@@ -430,11 +430,23 @@ static void drain_everything(void)
 }
 
 /* The leak scan (the thread that asked prepared its roots), its CLASSES record and, when other
- * threads could not be stopped, a note that says so. 0, or -1 when the scan could not run. */
+ * threads could not be stopped, a note that says so. 0, or -1 when the scan could not run: a note
+ * says why, and the trace has no classes (so no check gives a verdict from it). */
 static int scan(uint64_t lost[CT_CLASSES])
 {
-	if (ct_leakscan(&w.out, lost) < 0)
+	if (ct_leakscan(&w.out, lost) < 0) {
+		int err;
+		const char *why = ct_leakscan_failure(&err), *desc = err ? strerrordesc_np(err) : NULL;
+		char buf[320];
+		struct ct_text t = ct_text_in(buf, sizeof(buf));
+		ct_text_add(&t, "no leak classes: the scan for pointers at exit could not run (");
+		ct_text_add(&t, why ? why : "it was not prepared");
+		ct_text_add(&t, desc ? ": " : "");
+		ct_text_add(&t, desc ? desc : "");
+		ct_text_add(&t, "), so no check can tell lost blocks from reachable ones");
+		ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
 		return -1;
+	}
 	note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
 	           " other threads were still running at the scan: their stacks and registers were not "
 	           "scanned for pointers, so blocks they alone reach count as lost");

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: MIT
+# The leak scan at exit on the shapes LeakSanitizer's and memcheck's own tests hold (issue 23): a live
+# block with pages nobody may read (scan_guard), a program exiting on a heap-allocated stack
+# (scan_heapstack), a thread that forgot the block it just allocated (scan_deadword, -O2), a
+# program that left no descriptor for /proc (scan_fdlimit), a joined thread's TLS (scan_tls) and
+# detached threads alive at exit (scan_detached). The classes equal memcheck's LEAK
+# SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
+# a scan that could not read its roots gives no classes, a NOTE, and no verdict.
+import os
+import shutil
+import sys
+
+import ctrack_test as ct
+
+env = ct.Env(sys.argv)
+guard, heapstack, deadword, fdlimit, tls, detached = env.progs
+KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
+        for s in ("_bytes", "_blocks")]
+
+
+def classes(summary):
+    return [summary.get(k) for k in KEYS]
+
+
+def vg_classes(vg):
+    return [vg[k] for k in KEYS]
+
+
+def traced(name, args, opts=()):
+    r, rep = env.run_traced(name, args, opts=opts)
+    env.eq(name + ": exit status is the program's", r.returncode, 0)
+    return rep
+
+
+# 1. Pages that cannot be read: the scan reads around them (it crashed the program with SIGSEGV).
+# memcheck ignores a pointer to an unreadable address, so it calls the coroutine stack (its guard
+# page is its first) definitely lost though a global holds it; LeakSanitizer counts the pointer, and
+# so does ctrack: that block is still reachable, the rest is memcheck's.
+vg = env.valgrind_main([guard], env.fresh_dir("guard-vg"))
+rep = traced("guard", [guard])
+if rep and vg:
+    want = vg_classes(vg)
+    want[0] -= 65536
+    want[1] -= 1
+    want[6] += 65536
+    want[7] += 1
+    env.eq("guard: classes (memcheck's, the guarded stack still reachable)", classes(rep["summary"]),
+           want)
+
+# 2. A program exiting on a coroutine's stack from malloc: that stack is scanned to the end of its
+# block, not to the end of the heap (which made the lost blocks reachable).
+vg = env.valgrind_main([heapstack], env.fresh_dir("heapstack-vg"))
+rep = traced("heapstack", [heapstack])
+if rep and vg:
+    env.eq("heapstack: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+    env.eq("heapstack: memcheck's figures are the program's", vg_classes(vg)[:4], [264, 2, 100, 1])
+
+# 3. The block a thread forgot: the shim's dead frames below its stack pointer are no root. Several
+# runs: where the thread stands when it is stopped varies.
+for i in range(3):
+    rep = traced("deadword-%d" % i, [deadword])
+    if rep:
+        s = rep["summary"]
+        env.eq("deadword run %d: the 1337 bytes definitely lost" % i,
+               (s["definitely_lost_bytes"], s["definitely_lost_blocks"]), (1337, 1))
+d = env.fresh_dir("deadword-check")
+r, _ = env.run_ctrack([deadword], d, opts=("--check", "-o", os.path.join(d, "t.zst")))
+env.eq("deadword: ctrack --check fails (exit 23), as LeakSanitizer does", r.returncode, 23)
+
+# 4. No descriptor left for /proc. With the soft limit alone lowered the scan reads /proc all the
+# same (the limit raised by one for the open): memcheck's classes. With the hard limit lowered too
+# and no CAP_SYS_RESOURCE (setpriv drops it, as for any user but root), no classes: a NOTE says why,
+# and --check gives no verdict (exit 1, never 23).
+vg = env.valgrind_main([fdlimit, "soft"], env.fresh_dir("fdlimit-vg"))
+rep = traced("fdlimit-soft", [fdlimit, "soft"])
+if rep and vg:
+    env.eq("fdlimit soft: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+setpriv = shutil.which("setpriv")
+nocap = [setpriv, "--bounding-set=-sys_resource", "--inh-caps=-sys_resource"]
+d = env.fresh_dir("fdlimit-hard")
+trace = os.path.join(d, "t.zst")
+r, _ = env.run_ctrack([fdlimit, "hard"], d, opts=("--check", "-o", trace))
+env.check("fdlimit hard, as root: no false verdict", r.returncode in (0, 1), r.stderr[-600:])
+r = ct.subprocess.run(nocap + [env.ctrack, "--check", "--force", "-o", trace, fdlimit, "hard"],
+                      capture_output=True, timeout=120)
+err = r.stderr.decode(errors="replace")
+env.eq("fdlimit hard, no CAP_SYS_RESOURCE: ctrack --check gives no verdict (exit 1)", r.returncode, 1)
+env.check("fdlimit hard: the closing message says why there are no classes",
+          "no leak classes: the scan for pointers at exit could not run (cannot open /proc/self/" in err
+          and "Too many open files" in err, err)
+rep = env.report(trace)
+if rep:
+    env.eq("fdlimit hard: the trace has no classes", rep["summary"].get("definitely_lost_bytes"), None)
+    env.check("fdlimit hard: the JSON notes say why",
+              any("could not run" in n.get("text", "") for n in rep.get("notes", [])), rep.get("notes"))
+
+# 5. A joined thread's static TLS, below its control block in the stack glibc keeps: a root.
+vg = env.valgrind_main([tls], env.fresh_dir("tls-vg"))
+rep = traced("tls", [tls])
+if rep and vg:
+    env.eq("tls: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+    env.eq("tls: the TLS block still reachable (the program's 333 bytes)", vg_classes(vg)[6:], [333, 1])
+
+# 6. Detached threads that end right after the scan let them go: all were stopped and scanned, so no
+# note says any was not (it said 18446744073709551613 of them: the count taken after they ended).
+vg = env.valgrind_main([detached], env.fresh_dir("detached-vg"))
+for i in range(4):
+    rep = traced("detached-%d" % i, [detached])
+    if rep and vg:
+        env.eq("detached run %d: classes are memcheck's" % i, classes(rep["summary"]), vg_classes(vg))
+        env.eq("detached run %d: no note of unscanned threads" % i,
+               [n["text"] for n in rep.get("notes", []) if "still running" in n.get("text", "")], [])
+env.finish()
