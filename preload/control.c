@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 
+#include "control.h"
 #include "shim.h"
 #include "writer.h"
 
@@ -22,16 +23,21 @@ void ctrack_shim_mark_v1(const char *name)
 	errno = e;
 }
 
-long long ctrack_shim_check_leaks_v1(void)
+__attribute__((noinline)) int ct_control_check(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 {
-	int e = errno;
-	long long lost_bytes = -1;
-	uint64_t lost[CT_CLASSES];
 	/* The caller's callee-saved registers may hold its only pointer to a block: those this frame
 	 * has not pushed yet are spilled here, and the scan takes this frame and all above it. */
 	jmp_buf regs;
 	setjmp(regs);
-	if (ct_track_owns() && ct_writer_check(regs, lost) == 0)
+	return ct_track_owns() ? ct_writer_check(regs, lost, blocks) : -1;
+}
+
+long long ctrack_shim_check_leaks_v1(void)
+{
+	int e = errno;
+	uint64_t lost[CT_CLASSES], blocks[CT_CLASSES];
+	long long lost_bytes = -1;
+	if (ct_control_check(lost, blocks) == 0)
 		lost_bytes = (long long)(lost[CT_CLASS_DEFINITE] + lost[CT_CLASS_INDIRECT]);
 	errno = e;
 	return lost_bytes;

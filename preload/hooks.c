@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "defer.h"
+#include "lsan.h"
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -166,6 +167,8 @@ static void report_alloc(void *p, size_t size, const struct ct_caller *c, int ho
 		ct_track_alloc(p, size, c);
 		report_end(s);
 	}
+	if (CT_UNLIKELY(ct_slot()->lsan_disabled)) /* __lsan_disable: no leak */
+		ct_lsan_ignore(p);
 	errno = e;
 }
 
@@ -243,6 +246,8 @@ EXPORT void free(void *p)
 {
 	if (!p || CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
 		return;
+	if (CT_UNLIKELY(atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed)))
+		ct_lsan_forget(p);
 	int how = tracking();
 	if (how != TRACK_NO)
 		report_event(CT_EV_FREE, p, how);
@@ -302,6 +307,8 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 			report_alloc(p, size, c, how);
 		return p;
 	}
+	if (CT_UNLIKELY(atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed)))
+		ct_lsan_forget(old); /* a new block, ignored only if this thread has the check disabled */
 	int how = tracking();
 	if (how == TRACK_NO)
 		return ct_real.realloc(old, size);
@@ -314,7 +321,9 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 	int after = errno;
 	if (p)
 		ct_track_alloc(p, size, c);
-	else
+	if (p && CT_UNLIKELY(s->lsan_disabled))
+		ct_lsan_ignore(p);
+	if (!p)
 		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old); /* the old block is live again */
 	report_end(s);
 	errno = after;

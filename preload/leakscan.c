@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "leakscan.h"
+#include "lsan.h"
 #include "match.h"
 #include "procmaps.h"
 #include "reach.h"
@@ -44,6 +45,8 @@ static struct {
 	uint64_t threads_not_scanned; /* other threads alive at the scan */
 	const char *failure;          /* why the last scan gave no classes, or NULL */
 	int failure_errno;
+	int last_done;                          /* the program made its last scan (__lsan_do_leak_check) */
+	uint64_t ignored_blocks, ignored_bytes; /* by the program's word, at the last scan */
 } roots;
 
 /* ---- readable mappings, from /proc/self/maps ---- */
@@ -586,6 +589,11 @@ static void mark_partial(struct ct_reach *r, const struct maps *m, struct ct_rea
 	r->nreadable = *cap;
 }
 
+static void lsan_region(struct ct_reach *r, uintptr_t lo, uintptr_t hi, void *arg)
+{
+	root_range(r, arg, lo, hi);
+}
+
 /* Scans the roots of every thread and the program's memory, with the other threads stopped. 0, or -1
  * when the roots could not be read (roots.failure says why). */
 static int scan_roots(struct ct_reach *r)
@@ -613,6 +621,7 @@ static int scan_roots(struct ct_reach *r)
 		for (size_t i = 0; i < atomic_load(&stw.filled) && i < MAX_STOPPED; i++)
 			sps[nsp++] = stw.v[i].sp;
 		root_anonymous(r, &m, sps, nsp);
+		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
 	}
 	/* Counted while the stopped threads stand still: once let go, a detached one may end. */
@@ -625,12 +634,15 @@ static int scan_roots(struct ct_reach *r)
 	return rc;
 }
 
-int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES])
+int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 {
 	if (!roots.prepared)
 		return -1;
 	roots.prepared = 0;
 	roots.failure = NULL;
+	roots.ignored_blocks = roots.ignored_bytes = 0;
+	if (roots.last_done)
+		return 1;
 	if (roots.suppressions) /* LeakSanitizer's way for a program to carry its suppressions */
 		ct_rec_suppressions(out, roots.suppressions, strnlen(roots.suppressions, 1u << 16));
 	size_t n = ct_match_live_count();
@@ -653,12 +665,26 @@ int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES])
 	if (!rc) {
 		write_classes(out, f.v, f.n);
 		memset(lost, 0, CT_CLASSES * sizeof(*lost));
-		for (size_t i = 0; i < f.n; i++)
+		memset(blocks, 0, CT_CLASSES * sizeof(*blocks));
+		for (size_t i = 0; i < f.n; i++) {
 			lost[f.v[i].state] += f.v[i].size;
+			blocks[f.v[i].state]++;
+		}
 	}
 	ct_arena_unmap(f.v, n * sizeof(*f.v));
 	ct_arena_unmap(stack, n * sizeof(*stack));
 	return rc;
+}
+
+void ct_leakscan_last(void)
+{
+	roots.last_done = 1;
+}
+
+void ct_leakscan_ignored(uint64_t *blocks, uint64_t *bytes)
+{
+	*blocks = roots.ignored_blocks;
+	*bytes = roots.ignored_bytes;
 }
 
 const char *ct_leakscan_failure(int *err)

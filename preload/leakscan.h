@@ -16,9 +16,14 @@ void ct_leakscan_init(void);
  * of the exit machinery above sp are no roots either (see leakscan.c). */
 void ct_leakscan_prepare(const void *sp, int at_exit);
 /* On the writer, every event drained and every held block settled: classifies the live blocks,
- * writes a CLASSES record to out and the bytes of each class (CT_CLASS_*) to lost. 0, or -1 when
- * nothing was prepared or memory ran out. */
-int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES]);
+ * writes a CLASSES record to out and the bytes and blocks of each class (CT_CLASS_*) to lost and
+ * blocks. 0; 1 when the program's last scan has been made already (ct_leakscan_last): nothing done;
+ * -1 when nothing was prepared or the roots could not be read (ct_leakscan_failure). */
+int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES]);
+/* The scan just made is the program's last (__lsan_do_leak_check): none at exit. */
+void ct_leakscan_last(void);
+/* The blocks the last scan found ignored by the program (LeakSanitizer's interface), and their bytes. */
+void ct_leakscan_ignored(uint64_t *blocks, uint64_t *bytes);
 /* Why the last ct_leakscan() gave no classes (the errno behind it in *err, 0 when none), or NULL. */
 const char *ct_leakscan_failure(int *err);
 /* Threads other than the exiting one that were alive at the scan and did not answer the signal

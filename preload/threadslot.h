@@ -35,6 +35,7 @@ struct ct_slot {
 		_Atomic uint32_t tail;  /* claimed by signal handlers (compare-and-swap: they nest) */
 		uint32_t head;          /* the first not yet written, moved by the report they wait for */
 	} defer;
+	int lsan_disabled; /* lsan.c: __lsan_disable calls not yet enabled again */
 };
 _Static_assert(sizeof(struct ct_slot) == 64, "one cache line per thread");
 

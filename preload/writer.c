@@ -44,10 +44,11 @@ enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_MARK, REQ_CHECK, REQ_FINISH, REQ_STOP }
 /* What a program thread asks of the writer, on the asker's stack. */
 struct request {
 	int op;
-	const char *text;          /* EXEC's path, MARK's name */
-	uint64_t size;             /* STOP: the program's allocation that failed */
-	uint64_t lost[CT_CLASSES]; /* CHECK's and FINISH's scan: bytes by leak class */
-	int failed;                /* ... or the scan could not run */
+	const char *text;            /* EXEC's path, MARK's name */
+	uint64_t size;               /* STOP: the program's allocation that failed */
+	uint64_t lost[CT_CLASSES];   /* CHECK's and FINISH's scan: bytes by leak class */
+	uint64_t blocks[CT_CLASSES]; /* ... and blocks */
+	int failed;                  /* ... or the scan could not run */
 };
 enum {
 	NOTE_NO_RING,
@@ -432,9 +433,12 @@ static void drain_everything(void)
 /* The leak scan (the thread that asked prepared its roots), its CLASSES record and, when other
  * threads could not be stopped, a note that says so. 0, or -1 when the scan could not run: a note
  * says why, and the trace has no classes (so no check gives a verdict from it). */
-static int scan(uint64_t lost[CT_CLASSES])
+static int scan(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 {
-	if (ct_leakscan(&w.out, lost) < 0) {
+	int rc = ct_leakscan(&w.out, lost, blocks);
+	if (rc > 0) /* the program's last scan came earlier (__lsan_do_leak_check) */
+		return 0;
+	if (rc < 0) {
 		int err;
 		const char *why = ct_leakscan_failure(&err), *desc = err ? strerrordesc_np(err) : NULL;
 		char buf[320];
@@ -446,6 +450,19 @@ static int scan(uint64_t lost[CT_CLASSES])
 		ct_text_add(&t, "), so no check can tell lost blocks from reachable ones");
 		ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
 		return -1;
+	}
+	uint64_t ignored, ignored_bytes;
+	ct_leakscan_ignored(&ignored, &ignored_bytes);
+	if (ignored) {
+		char buf[320];
+		struct ct_text t = ct_text_in(buf, sizeof(buf));
+		ct_text_add_uint(&t, ignored);
+		ct_text_add(&t, " blocks (");
+		ct_text_add_uint(&t, ignored_bytes);
+		ct_text_add(&t,
+		            " bytes) are no leaks by the program's word (LeakSanitizer's __lsan_disable or "
+		            "__lsan_ignore_object): they and what they reach count as still reachable");
+		ct_rec_note(&w.out, CT_NOTE_INFO, t.s, t.len);
 	}
 	note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
 	           " other threads were still running at the scan: their stacks and registers were not "
@@ -502,11 +519,11 @@ static void serve_op(struct request *q)
 		break;
 	case REQ_CHECK:
 		tick(ct_now_ns());
-		q->failed = scan(q->lost) < 0;
+		q->failed = scan(q->lost, q->blocks) < 0;
 		ct_output_write(&w.out, CT_OUT_FLUSH);
 		break;
 	case REQ_FINISH:
-		q->failed = scan(q->lost) < 0;
+		q->failed = scan(q->lost, q->blocks) < 0;
 		emit_end();
 		break;
 	case REQ_STOP:
@@ -844,12 +861,13 @@ void ct_writer_mark(const char *name)
 	request(&q, NULL);
 }
 
-int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES])
+int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 {
 	struct request q = {.op = REQ_CHECK};
 	if (request(&q, sp) < 0 || q.failed)
 		return -1;
 	memcpy(lost, q.lost, sizeof(q.lost));
+	memcpy(blocks, q.blocks, sizeof(q.blocks));
 	return 0;
 }
 

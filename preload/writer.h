@@ -22,9 +22,9 @@ void ct_writer_exec(const char *path) CT_HIDDEN; /* sync, EXEC record, flush to 
 void ct_writer_finish(const void *sp) CT_HIDDEN;
 #define CT_MARK_MAX 255                          /* bytes of a mark's name kept */
 void ct_writer_mark(const char *name) CT_HIDDEN; /* sync, MARK record, flush to the file */
-/* Sync, the leak scan, CLASSES, flush: 0 with the bytes by leak class in lost, or -1 when the scan
- * could not run (no writer, no memory). */
-int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES]) CT_HIDDEN;
+/* Sync, the leak scan, CLASSES, flush: 0 with the bytes and blocks by leak class in lost and blocks,
+ * or -1 when the scan could not run (no writer, no memory, no roots). */
+int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES]) CT_HIDDEN;
 /* The bytes the writer holds that give_back returns to the system (compressor, buffers, tables,
  * its stack); an estimate, read without the writer's lock. */
 size_t ct_writer_releasable(void) CT_HIDDEN;
