@@ -53,7 +53,9 @@ static struct {
 
 struct range {
 	uintptr_t lo, hi;
-	int anon_rw; /* writable, and no file or kernel name: the program's own memory, or the heap's */
+	uint8_t anon_rw; /* writable, and no file or kernel name: the program's own memory, or the heap's */
+	uint8_t file;    /* a file's mapping */
+	uint8_t exec;    /* executable */
 };
 
 struct maps {
@@ -69,14 +71,14 @@ static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
 			return;
 		m->cap = cap;
 	}
-	m->v[m->n++] = (struct range){lo, hi, 0};
+	m->v[m->n++] = (struct range){lo, hi, 0, 0, 0};
 }
 
 static int maps_add(const char *line, void *arg)
 {
 	struct maps *m = arg;
 	uintptr_t lo, hi;
-	const char *p = ct_procmaps_range(line, &lo, &hi);
+	const char *p = ct_procmaps_range(line, &lo, &hi), *perms = p;
 	if (!p || *p != 'r')
 		return 0;
 	int writable = p[1] == 'w';
@@ -88,8 +90,12 @@ static int maps_add(const char *line, void *arg)
 			p++;
 	}
 	add_range(m, lo, hi);
-	if (m->n && m->v[m->n - 1].lo == lo)
-		m->v[m->n - 1].anon_rw = writable && !*p;
+	if (m->n && m->v[m->n - 1].lo == lo) {
+		struct range *g = &m->v[m->n - 1];
+		g->anon_rw = writable && !*p;
+		g->file = *p == '/';
+		g->exec = perms[2] == 'x';
+	}
 	return 0;
 }
 
@@ -113,13 +119,42 @@ static int maps_read(struct maps *m)
 	return 0;
 }
 
-/* The readable mapping that holds p, or NULL. */
+/* The readable mapping that holds p, or NULL (the mappings are in address order). */
 static const struct range *maps_find(const struct maps *m, uintptr_t p)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (p >= m->v[i].lo && p < m->v[i].hi)
-			return &m->v[i];
-	return NULL;
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) { /* the first mapping that ends above p */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->v[mid].hi <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->v[lo].lo <= p ? &m->v[lo] : NULL;
+}
+
+/* reach.h's is_vtable, on the mappings: memcheck's test of a C++ vtable. */
+static int is_vtable(const void *arg, uintptr_t p)
+{
+	const struct maps *m = arg;
+	const struct range *g = maps_find(m, p);
+	if (!g || !g->file)
+		return 0;
+	uintptr_t last = p + 20 * sizeof(uintptr_t) < g->hi - sizeof(uintptr_t) ? p + 20 * sizeof(uintptr_t)
+	                                                                        : g->hi - sizeof(uintptr_t);
+	int functions = 0;
+	for (uintptr_t a = p; a <= last; a += sizeof(uintptr_t)) {
+		uintptr_t fn;
+		memcpy(&fn, (const void *)a, sizeof(fn));
+		if (!fn)
+			continue;
+		const struct range *code = maps_find(m, fn);
+		if (!code || !code->file || !code->exec)
+			return 0;
+		if (++functions == 2)
+			return 1;
+	}
+	return 0;
 }
 
 /* Scans [lo, hi) as roots, only where it is readable. */
@@ -609,6 +644,8 @@ static int scan_roots(struct ct_reach *r)
 	struct ct_reach_span *spans = NULL;
 	size_t nspans = 0;
 	if (!rc) {
+		r->is_vtable = is_vtable;
+		r->vtable_arg = &m;
 		mark_partial(r, &m, &spans, &nspans);
 		for (size_t i = 0; i < data.n; i++)
 			root_range(r, &m, data.v[i].lo, data.v[i].hi);

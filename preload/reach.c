@@ -154,6 +154,13 @@ static int heuristic_start(const struct ct_reach *r, const struct ct_reach_block
 		if (count > 0 && (b->size - WORD) % count == 0)
 			return 1;
 	}
+	if ((r->heuristics & CT_REACH_MULTIPLE) && r->is_vtable && off % WORD == 0 && off + WORD <= b->size &&
+	    readable_at(r, b, off)) {
+		uintptr_t inner = word_at(b, off), first = word_at(b, 0);
+		if (inner % WORD == 0 && inner >= 4096 && first % WORD == 0 && first >= 4096 &&
+		    r->is_vtable(r->vtable_arg, inner) && r->is_vtable(r->vtable_arg, first))
+			return 1;
+	}
 	return 0;
 }
 

@@ -36,7 +36,9 @@ enum {
 	CT_REACH_STDSTRING = 1, /* + 24 into | length | capacity | refcount | chars |: old std::string */
 	CT_REACH_LENGTH64 = 2,  /* + 8 into a block that starts with its own size - 8 (sqlite3) */
 	CT_REACH_NEWARRAY = 4,  /* + 8 into new[]'s block, after a plausible element count */
-	CT_REACH_HEURISTICS = CT_REACH_STDSTRING | CT_REACH_LENGTH64 | CT_REACH_NEWARRAY,
+	CT_REACH_MULTIPLE = 8,  /* at a second base's vtable pointer, the first's at the start (C++
+	                           multiple inheritance): needs is_vtable */
+	CT_REACH_HEURISTICS = CT_REACH_STDSTRING | CT_REACH_LENGTH64 | CT_REACH_NEWARRAY | CT_REACH_MULTIPLE,
 };
 
 struct ct_reach_block {
@@ -70,6 +72,12 @@ struct ct_reach {
 	unsigned heuristics;
 	const struct ct_reach_span *readable; /* sorted: where partial blocks can be read */
 	size_t nreadable;
+	/* CT_REACH_MULTIPLE: whether the aligned address p (>= 4096) looks like a vtable, memcheck's
+	 * way: it lies in a readable file mapping, and of the words from p (20 at most, inside that
+	 * mapping) the first two that are not 0 point into executable file mappings. NULL: the
+	 * heuristic is off. */
+	int (*is_vtable)(const void *arg, uintptr_t p);
+	const void *vtable_arg;
 	/* Set by ct_reach_begin: [lo, lo + span) holds every block, and the bit of each 1 MiB region
 	 * that holds part of one is set (hashed), so most words that point nowhere (zeros, small
 	 * numbers, code and stack addresses, free heap memory far from any block) cost no search. */

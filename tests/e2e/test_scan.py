@@ -2,8 +2,9 @@
 # The leak scan at exit on the shapes LeakSanitizer's and memcheck's own tests hold (issue 23): a live
 # block with pages nobody may read (scan_guard), a program exiting on a heap-allocated stack
 # (scan_heapstack), a thread that forgot the block it just allocated (scan_deadword, -O2), a
-# program that left no descriptor for /proc (scan_fdlimit), a joined thread's TLS (scan_tls) and
-# detached threads alive at exit (scan_detached). The classes equal memcheck's LEAK
+# program that left no descriptor for /proc (scan_fdlimit), a joined thread's TLS (scan_tls),
+# detached threads alive at exit (scan_detached) and an object held through its second base
+# (scan_inherit, C++). The classes equal memcheck's LEAK
 # SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
@@ -13,7 +14,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, inherit = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -110,4 +111,13 @@ for i in range(4):
         env.eq("detached run %d: classes are memcheck's" % i, classes(rep["summary"]), vg_classes(vg))
         env.eq("detached run %d: no note of unscanned threads" % i,
                [n["text"] for n in rep.get("notes", []) if "still running" in n.get("text", "")], [])
+
+# 7. memcheck's multipleinheritance heuristic: a pointer to an object's second base, whose vtable
+# pointer it points at (the first's at the block's start), counts as a start pointer.
+vg = env.valgrind_main([inherit], env.fresh_dir("inherit-vg"))
+rep = traced("inherit", [inherit])
+if rep and vg:
+    env.eq("inherit: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+    env.eq("inherit: the object held through its second base still reachable (32 bytes)",
+           vg_classes(vg)[6:], [32, 1])
 env.finish()

@@ -92,6 +92,12 @@ static void point(struct heap *h, size_t from, size_t slot, uintptr_t to)
 	h->mem[from][slot] = to;
 }
 
+static int fake_vtable(const void *arg, uintptr_t p)
+{
+	(void)arg;
+	return p == 0x10000 || p == 0x20000;
+}
+
 int main(void)
 {
 	struct heap h;
@@ -233,6 +239,37 @@ int main(void)
 	h.mem[0][0] = 7; /* 32 bytes are no whole number of 7 elements */
 	root(&h, at(&h, 0, 8));
 	expect("newarray heuristic: an implausible count", &h, "p", -1);
+
+	/* multipleinheritance: a pointer at a second base's vtable pointer, 16 bytes in, counts as a
+	 * start pointer when both words are vtables (this test's is_vtable knows the two it made). */
+	make(&h, 2, (size_t[]){32, 32});
+	h.mem[0][0] = 0x10000, h.mem[0][2] = 0x20000; /* the vtable pointers of both bases */
+	h.mem[1][0] = 0x10000, h.mem[1][2] = 0x30000; /* the second is no vtable */
+	h.r.is_vtable = fake_vtable;
+	root(&h, at(&h, 0, 16));
+	root(&h, at(&h, 1, 16));
+	expect("multipleinheritance heuristic: two vtables", &h, "rp", -1);
+
+	make(&h, 1, (size_t[]){32});
+	h.mem[0][0] = 0x10000, h.mem[0][2] = 0x20000;
+	root(&h, at(&h, 0, 16));
+	expect("multipleinheritance heuristic: no is_vtable, interior", &h, "p", -1);
+
+	/* A block with a part that cannot be read: only the readable spans are read, and the
+	 * heuristics never read an unreadable word (the spans here leave out its first 16 bytes). */
+	make(&h, 3, (size_t[]){64, 8, 8});
+	point(&h, 0, 1, at(&h, 1, 0)); /* in the unreadable part: not followed */
+	point(&h, 0, 4, at(&h, 2, 0)); /* in the readable part */
+	h.mem[0][0] = 56;              /* length64 would say start, were it readable */
+	{
+		struct ct_reach_block *b = (struct ct_reach_block *)block(&h, 0);
+		struct ct_reach_span span = {b->start + 16, b->start + 64};
+		b->partial = 1;
+		h.r.readable = &span, h.r.nreadable = 1;
+		root(&h, at(&h, 0, 0));
+		root(&h, at(&h, 0, 8));
+		expect("a partly readable block: its readable words only", &h, "rdr", -1);
+	}
 
 	printf("%s\n", failures ? "FAIL" : "ok   all reachability cases");
 	return failures ? 1 : 0;
