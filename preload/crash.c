@@ -34,9 +34,8 @@ static int watched(int sig)
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
-	(void)uc;
 	int e = errno;
-	ct_track_crash(sig);
+	ct_track_crash(sig, uc);
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigemptyset(&dfl.sa_mask);
 	atomic_store(&ours[sig], 0);

@@ -47,6 +47,8 @@ static struct {
 	int failure_errno;
 	int last_done;                          /* the program made its last scan (__lsan_do_leak_check) */
 	uint64_t ignored_blocks, ignored_bytes; /* by the program's word, at the last scan */
+	int has_regs; /* a signal's roots: the interrupted registers and stack pointer */
+	uintptr_t regs[NGREG], signal_sp;
 } roots;
 
 /* ---- readable mappings, from /proc/self/maps ---- */
@@ -211,6 +213,11 @@ static void root_stack(struct ct_reach *r, const struct maps *m, uintptr_t sp, u
 static void root_thread(struct ct_reach *r, const struct maps *m)
 {
 	root_stack(r, m, roots.sp, roots.sp);
+	if (roots.has_regs) { /* interrupted by the signal that ends the program */
+		root_stack(r, m, roots.signal_sp, roots.signal_sp - 128);
+		for (int k = 0; k < NGREG; k++)
+			ct_reach_root_word(r, roots.regs[k]);
+	}
 	const struct range *tls = roots.tls_size ? maps_find(m, roots.tp) : NULL;
 	if (tls)
 		root_range(r, m, roots.tp - roots.tls_size, roots.tp + roots.tls_size);
@@ -597,7 +604,19 @@ void ct_leakscan_prepare(const void *sp, int at_exit)
 	roots.tp = (uintptr_t)__builtin_thread_pointer();
 	roots.tid = (pid_t)syscall(SYS_gettid);
 	roots.suppressions = program_suppressions ? program_suppressions() : NULL;
+	roots.has_regs = 0;
 	roots.prepared = 1;
+}
+
+void ct_leakscan_prepare_signal(const void *sp, const void *ucontext)
+{
+	ct_leakscan_prepare(sp, 0);
+	const ucontext_t *uc = ucontext;
+	if (!uc)
+		return;
+	memcpy(roots.regs, uc->uc_mcontext.gregs, sizeof(roots.regs));
+	roots.signal_sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	roots.has_regs = 1;
 }
 
 /* Marks the blocks that are not wholly inside readable mappings (a page made PROT_NONE, a guard

@@ -15,6 +15,10 @@ void ct_leakscan_init(void);
  * the caller spills its registers below its own frame first, e.g. with setjmp). at_exit: the frames
  * of the exit machinery above sp are no roots either (see leakscan.c). */
 void ct_leakscan_prepare(const void *sp, int at_exit);
+/* The same in a handler of a signal that ends the program (SIGTERM): sp is the handler's frame, and
+ * the interrupted registers and stack, in the ucontext_t the kernel saved, are roots too (the
+ * handler may run on an alternate stack). Async-signal-safe. */
+void ct_leakscan_prepare_signal(const void *sp, const void *ucontext);
 /* On the writer, every event drained and every held block settled: classifies the live blocks,
  * writes a CLASSES record to out and the bytes and blocks of each class (CT_CLASS_*) to lost and
  * blocks. 0; 1 when the program's last scan has been made already (ct_leakscan_last): nothing done;

@@ -219,7 +219,7 @@ void ct_track_finish(void) CT_HIDDEN;
  * should try its allocation again, 0 when nothing changed. */
 int ct_track_out_of_memory(size_t size) CT_HIDDEN;
 /* From a fatal signal's handler: the trace gets every event published so far, and ends. */
-void ct_track_crash(int sig) CT_HIDDEN;
+void ct_track_crash(int sig, const void *ucontext) CT_HIDDEN;
 /* The main thread calls pthread_exit. */
 void ct_track_main_exit(void) CT_HIDDEN;
 

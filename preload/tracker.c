@@ -622,11 +622,11 @@ void ct_track_before_exec(const char *path)
 		ct_writer_exec(path);
 }
 
-void ct_track_crash(int sig)
+void ct_track_crash(int sig, const void *ucontext)
 {
 	/* Not in a child the trace is not following, nor in a vfork child (its parent's writer). */
 	if (atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid)
-		ct_writer_crash(sig);
+		ct_writer_crash(sig, ucontext);
 }
 
 void ct_track_main_exit(void)

@@ -77,9 +77,10 @@ static struct {
 	void *stack; /* the thread's stack, from the arena: given back with the rest (give_back) */
 	int running;
 	_Atomic int wake, sleeping;
-	_Atomic int main_gone;         /* the main thread called pthread_exit */
-	_Atomic int crash, crash_done; /* the signal the program dies of; its END is written */
-	_Atomic int stopped;           /* the thread has left its loop */
+	_Atomic int main_gone;               /* the main thread called pthread_exit */
+	_Atomic int crash, crash_done;       /* the signal the program dies of; its END is written */
+	_Atomic int crash_roots, crash_scan; /* its roots: taken by one thread; handed over */
+	_Atomic int stopped;                 /* the thread has left its loop */
 	/* EXEC is the file's last record: nothing more is written (a TIME, an RSS sample, a flush that
 	 * opens a frame) until the program shows it went on, the exec having failed, with an event or a
 	 * request; else a program slow to reach the exec system call would leave a trace that ends
@@ -544,15 +545,21 @@ static int serve(uint32_t req)
 
 /* ---- the program dies of a signal (crash.c asks, from its handler) ---- */
 
-/* Everything published is written, with a NOTE naming the signal and END (no leak scan: the live
- * blocks are those of a program cut short), and tracing stops. */
+/* Everything published is written, with a NOTE naming the signal and END, and tracing stops. A
+ * program told to end (SIGTERM, SIGINT, SIGHUP) is scanned as memcheck does at that point: its
+ * heap is whole, and the thread that took the signal handed over its roots. After a fault it is
+ * not (a corrupt heap, a thread stopped in the middle of an update): no scan, the live blocks
+ * count as leaked. */
 static void crash_end(int sig)
 {
 	drain_everything();
 	ct_match_settle_all();
 	const char *abbrev = sigabbrev_np(sig);
+	uint64_t lost[CT_CLASSES], blocks[CT_CLASSES];
+	int scanned = atomic_load(&w.crash_scan) && scan(lost, blocks) == 0;
 	note_warning("the program was killed by SIG", abbrev ? abbrev : "?",
-	             ": the trace ends there, and the blocks live then count as leaked");
+	             scanned ? ": the trace ends there, and the leak classes are those of that moment"
+	                     : ": the trace ends there, and the blocks live then count as leaked");
 	emit_end();
 	atomic_store(&ct_state, CT_OFF);
 	atomic_store(&w.crash_done, 1);
@@ -652,10 +659,20 @@ void ct_writer_main_exited(void)
 }
 
 /* From a signal handler: async-signal-safe (atomics, futex, nanosleep). The writer gets 5 s. */
-void ct_writer_crash(int sig)
+/* Signals that tell a healthy program to end: its heap is worth a leak scan. */
+static int ends_healthy(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
+}
+
+void ct_writer_crash(int sig, const void *ucontext)
 {
 	if (!w.running || on_writer())
 		return;
+	if (ends_healthy(sig) && !atomic_exchange(&w.crash_roots, 1)) {
+		ct_leakscan_prepare_signal(__builtin_frame_address(0), ucontext);
+		atomic_store(&w.crash_scan, 1); /* before w.crash, which the writer reads first */
+	}
 	int none = 0;
 	atomic_compare_exchange_strong(&w.crash, &none, sig);
 	ct_writer_wake();

@@ -40,7 +40,7 @@ void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not t
 void ct_writer_main_exited(void) CT_HIDDEN;
 /* From a fatal signal's handler (async-signal-safe): writes every published event, a NOTE naming
  * sig and END, stops tracing, and returns when that is in the file (or after 5 s). */
-void ct_writer_crash(int sig) CT_HIDDEN;
+void ct_writer_crash(int sig, const void *ucontext) CT_HIDDEN;
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path), written in

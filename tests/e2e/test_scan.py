@@ -3,8 +3,8 @@
 # block with pages nobody may read (scan_guard), a program exiting on a heap-allocated stack
 # (scan_heapstack), a thread that forgot the block it just allocated (scan_deadword, -O2), a
 # program that left no descriptor for /proc (scan_fdlimit), a joined thread's TLS (scan_tls),
-# detached threads alive at exit (scan_detached) and an object held through its second base
-# (scan_inherit, C++). The classes equal memcheck's LEAK
+# detached threads alive at exit (scan_detached), a program told to end by a signal (scan_killed)
+# and an object held through its second base (scan_inherit, C++). The classes equal memcheck's LEAK
 # SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
@@ -14,7 +14,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached, inherit = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, killed, inherit = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -93,7 +93,7 @@ rep = env.report(trace)
 if rep:
     env.eq("fdlimit hard: the trace has no classes", rep["summary"].get("definitely_lost_bytes"), None)
     env.check("fdlimit hard: the JSON notes say why",
-              any("could not run" in n.get("text", "") for n in rep.get("notes", [])), rep.get("notes"))
+              any("could not run" in n.get("text", "") for n in rep.get("notes", [])), str(rep.get("notes")))
 
 # 5. A joined thread's static TLS, below its control block in the stack glibc keeps: a root.
 vg = env.valgrind_main([tls], env.fresh_dir("tls-vg"))
@@ -120,4 +120,15 @@ if rep and vg:
     env.eq("inherit: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
     env.eq("inherit: the object held through its second base still reachable (32 bytes)",
            vg_classes(vg)[6:], [32, 1])
+
+# 8. A program killed by SIGTERM, SIGINT or SIGHUP is classified at that point, as memcheck does.
+for sig, status in (("TERM", 143), ("INT", 130), ("HUP", 129)):
+    vg = env.valgrind_main([killed, sig], env.fresh_dir("killed-vg"))
+    r, rep = env.run_traced("killed-" + sig, [killed, sig])
+    env.eq("killed by SIG%s: ctrack's status is the program's" % sig, r.returncode, status)
+    if rep and vg:
+        env.eq("killed by SIG%s: classes are memcheck's" % sig, classes(rep["summary"]), vg_classes(vg))
+        env.check("killed by SIG%s: the note says the classes are those of that moment" % sig,
+                  any("killed by SIG%s" % sig in n["text"] and "leak classes are those of that moment"
+                      in n["text"] for n in rep["notes"]), str(rep["notes"]))
 env.finish()
