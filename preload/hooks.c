@@ -19,6 +19,7 @@
  * Nothing here allocates or uses stdio. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -246,6 +247,10 @@ EXPORT void free(void *p)
 {
 	if (!p || CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
 		return;
+	if (CT_UNLIKELY(ct_is_cell(p))) { /* glibc frees the shim's thread-end cell (tracker.c) */
+		ct_track_cell_free(p);
+		return;
+	}
 	if (CT_UNLIKELY(atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed)))
 		ct_lsan_forget(p);
 	int how = tracking();
@@ -260,6 +265,11 @@ EXPORT void *calloc(size_t n, size_t m)
 	int overflow = __builtin_mul_overflow(n, m, &total);
 	if (CT_UNLIKELY(!resolve()))
 		return overflow ? NULL : boot_alloc(total, 16);
+	if (CT_UNLIKELY(ct_in_shim == CT_GUARD_CELL) && !overflow) { /* glibc's, for the shim */
+		void *cell = ct_track_cell(total);
+		if (cell)
+			return cell;
+	}
 	return TRACKED(ct_real.calloc(n, m), overflow ? SIZE_MAX : total);
 }
 
@@ -571,6 +581,20 @@ EXPORT _Noreturn void pthread_exit(void *value)
 		real(value);
 	for (;;)
 		syscall(SYS_exit, 0);
+}
+
+/* The program's keys are all its own: when none is left, the shim gives back the one it holds. */
+EXPORT int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+{
+	static int (*real)(pthread_key_t *, void (*)(void *));
+	if (!real)
+		bind_next(&real, "pthread_key_create");
+	if (!real)
+		return ENOSYS;
+	int rc = real(key, destructor);
+	if (rc == EAGAIN && !ct_in_shim && ct_track_give_key())
+		rc = real(key, destructor);
+	return rc;
 }
 
 /* ---- signal dispositions: the program sees its own (crash.c) ---- */

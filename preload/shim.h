@@ -237,5 +237,22 @@ int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *o
  * realloc aside, which never calls the hooks), so a hook that finds exactly this value was entered
  * by a signal handler that interrupted the report; its event is deferred (defer.h). */
 #define CT_GUARD_HOOK 0x10000
+/* Its value while glibc registers the shim's thread-end handler (tracker.c): the calloc it makes
+ * is served from the shim's pool of cells. */
+#define CT_GUARD_CELL 0x20000
+
+/* ---- tracker.c: the cells of the thread-end handlers ---- */
+#define CT_CELLS_BYTES (1u << 20)
+extern uintptr_t ct_cells CT_HIDDEN; /* the pool's address (far above any heap until mapped) */
+static inline int ct_is_cell(const void *p)
+{
+	return (uintptr_t)p - ct_cells < CT_CELLS_BYTES;
+}
+/* A zeroed cell of size bytes from the pool (mapped at the first call), or NULL (too big, none
+ * left). */
+void *ct_track_cell(size_t size) CT_HIDDEN;
+void ct_track_cell_free(const void *p) CT_HIDDEN;
+/* The program found no pthread key left: the shim gives its own back (1), or has none (0). */
+int ct_track_give_key(void) CT_HIDDEN;
 
 #endif

@@ -57,6 +57,8 @@ struct ct_thread {
 };
 
 static pthread_key_t thread_key;
+static int have_key; /* thread_key is the shim's (key_lock) */
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ct_thread *free_threads;
 static _Atomic uint32_t stack_generation;
@@ -86,6 +88,89 @@ static void thread_exit(void *arg)
 	ct_slot_release();
 }
 
+/* ---- learning of a thread's end without keeping the program's resources ----
+ * The shim learns of a thread's end through a pthread key's destructor: glibc runs it again while a
+ * later destructor of the program's allocates, so the thread's state is released after the
+ * program's last event. But the key is one of the program's 1024: when the program asks for a key
+ * and none is left, the shim gives its own back (ct_track_give_key) and learns of later threads'
+ * ends through glibc's __cxa_thread_atexit_impl (C++ thread_local destructors use it), which takes
+ * nothing of the program's: it keeps a list of cells it callocs, and frees each after its call. The
+ * shim's cell comes from a pool of its own (calloc's hook sees CT_GUARD_CELL) and goes back there
+ * through the free hook (ct_is_cell): the program's heap never holds it. That handler runs before
+ * the program's key destructors: a thread whose destructor allocates makes its state again, kept by
+ * its slot for the next thread with the same thread pointer (glibc reuses stacks). Threads that held
+ * the key's value when it was given back keep their state (no destructor runs for them). */
+
+int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso_symbol);
+extern void *__dso_handle __attribute__((weak));
+
+#define CELL_SIZE 64
+#define CELLS (CT_CELLS_BYTES / CELL_SIZE)
+uintptr_t ct_cells = UINTPTR_MAX - CT_CELLS_BYTES; /* no address until the pool is mapped */
+static _Atomic uint64_t cells_used[CELLS / 64];
+
+void *ct_track_cell(size_t size)
+{
+	static _Atomic int mapped; /* 0 not yet, 1 mapping, 2 done, 3 failed */
+	int none = 0;
+	if (atomic_compare_exchange_strong(&mapped, &none, 1)) {
+		void *pool = ct_arena_map(CT_CELLS_BYTES);
+		if (pool)
+			ct_cells = (uintptr_t)pool;
+		atomic_store(&mapped, pool ? 2 : 3);
+	}
+	while (atomic_load(&mapped) == 1)
+		sched_yield();
+	if (size > CELL_SIZE || atomic_load(&mapped) != 2)
+		return NULL;
+	for (size_t w = 0; w < CELLS / 64; w++) {
+		uint64_t used = atomic_load(&cells_used[w]);
+		while (~used) {
+			int bit = __builtin_ctzll(~used);
+			if (atomic_compare_exchange_weak(&cells_used[w], &used, used | 1ull << bit)) {
+				void *cell = (void *)(ct_cells + (w * 64 + (size_t)bit) * CELL_SIZE);
+				memset(cell, 0, CELL_SIZE);
+				return cell;
+			}
+		}
+	}
+	return NULL;
+}
+
+void ct_track_cell_free(const void *p)
+{
+	size_t i = ((uintptr_t)p - ct_cells) / CELL_SIZE;
+	atomic_fetch_and(&cells_used[i / 64], ~(1ull << (i % 64)));
+}
+
+/* thread_exit runs when the calling thread ends. */
+static void watch_thread_end(struct ct_thread *t)
+{
+	struct ct_slot *s = ct_slot();
+	int saved = s->in_shim;
+	pthread_mutex_lock(&key_lock);
+	if (have_key) {
+		s->in_shim++; /* it may calloc: the shim's own allocation, not a signal handler's */
+		pthread_setspecific(thread_key, t);
+	} else if (gettid_raw() != getpid()) { /* the main thread's end is the process's */
+		s->in_shim = CT_GUARD_CELL;
+		__cxa_thread_atexit_impl(thread_exit, t, &__dso_handle);
+	}
+	s->in_shim = saved;
+	pthread_mutex_unlock(&key_lock);
+}
+
+int ct_track_give_key(void)
+{
+	pthread_mutex_lock(&key_lock);
+	int had = have_key;
+	if (had)
+		pthread_key_delete(thread_key);
+	have_key = 0;
+	pthread_mutex_unlock(&key_lock);
+	return had;
+}
+
 /* Makes the calling thread's state, in its slot s, during its first report. It is published there
  * before anything is written to it, so that a signal handler interrupting the rest keeps its
  * events in its buffer of deferred events (the first writes to a fresh mapping fault, and a
@@ -112,9 +197,7 @@ static struct ct_thread *thread_new(struct ct_slot *s)
 		s->thread = NULL;
 		return NULL;
 	}
-	ct_in_shim++; /* it may calloc: the shim's own allocation, not a signal handler's */
-	pthread_setspecific(thread_key, t);
-	ct_in_shim--;
+	watch_thread_end(t);
 	return t;
 }
 
@@ -594,7 +677,8 @@ void ct_init(void)
 	if (fd < 0)
 		fd = create_trace();
 	int state = CT_OFF;
-	if (fd >= 0 && pthread_key_create(&thread_key, thread_exit) == 0) {
+	if (fd >= 0) {
+		have_key = pthread_key_create(&thread_key, thread_exit) == 0;
 		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 		at_quick_exit(finish_at_exit);
 		ct_leakscan_init();
