@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCCtx_advanced, a custom allocator */
@@ -45,6 +46,7 @@ static struct {
 	uint64_t flushed_at; /* bytes in the file at the last flush: whole records, whole blocks */
 	int frame_open;      /* that flush left the frame open (ZSTD_e_flush, not _e_end) */
 	uint64_t start_ns;
+	uint64_t size_limit; /* where writes stop: RLIMIT_FSIZE less room for the last words */
 } o = {.fd = -1};
 
 /* Programs close descriptors they did not open (daemons close them all) and may get the number
@@ -95,9 +97,14 @@ static void remember_path(int fd)
 	o.path[k > 0 && o.path[0] == '/' ? k : 0] = 0;
 }
 
-/* 0, or the errno of the failure (EBADF: the descriptor is no longer the trace file). */
+/* 0, or the errno of the failure (EBADF: the descriptor is no longer the trace file). A write that
+ * would pass the file size limit fails with EFBIG before it is made: the kernel would write part of
+ * it and then raise SIGXFSZ at the writing thread (the program's, on its exit path), and the note
+ * that says why the trace stops must still fit (o.size_limit keeps room for it). */
 static int write_all(const uint8_t *p, size_t n)
 {
+	if (n && o.written + n > o.size_limit)
+		return EFBIG;
 	if (n && !still_ours(o.fd) && reopen() < 0)
 		return EBADF;
 	while (n) {
@@ -133,10 +140,20 @@ static void reserve_note_room(void)
 
 /* Records of at most TAIL_MAX bytes, end_frame: close the frame when it is a new one. */
 #define TAIL_MAX 640
+#define TAIL_ROOM (CT_ZRAW_FRAME_HEADER + CT_ZRAW_BLOCK_HEADER + CT_HEADER_SIZE + TAIL_MAX)
+
+/* The bytes the trace may take under RLIMIT_FSIZE, less the room of its last words (put_tail). */
+static uint64_t size_limit(void)
+{
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_FSIZE, &lim) < 0 || lim.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return lim.rlim_cur > TAIL_ROOM ? lim.rlim_cur - TAIL_ROOM : 0;
+}
 
 static void put_tail(const uint8_t *rec, size_t n, int end_frame)
 {
-	uint8_t blk[CT_ZRAW_FRAME_HEADER + CT_ZRAW_BLOCK_HEADER + CT_HEADER_SIZE + TAIL_MAX];
+	uint8_t blk[TAIL_ROOM];
 	size_t k = 0, head = o.flushed_at ? 0 : CT_HEADER_SIZE;
 	int new_frame = !o.frame_open;
 	if (n > TAIL_MAX)
@@ -422,6 +439,7 @@ int ct_output_open(int fd)
 	o.failed = o.frame_open = 0;
 	o.reopened = o.written = o.flushed_at = 0;
 	o.start_ns = ct_now_ns();
+	o.size_limit = size_limit();
 	remember_path(fd);
 	o.rung = RUNGS;
 	o.zc = NULL; /* a forked child's writer never touches the parent's context */
