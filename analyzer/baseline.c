@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,28 +29,59 @@ struct ct_baseline {
 	const struct ct_site **ranks[2]; /* a report's rankings, which the entries point into */
 };
 
+#define SHARE_DIGITS 18 /* share < 10^18: times any base, it fits in 128 bits */
+
+/* The share of "P%" (n bytes without the '%'): digits, maybe a point and more digits; at most
+ * SHARE_DIGITS of them after the point, and as many from the first that is not 0. */
+static int parse_share(const char *s, size_t n, struct ct_growth *g)
+{
+	unsigned digits = 0, significant = 0;
+	int point = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '.' && !point && i && i + 1 < n) {
+			point = 1;
+			continue;
+		}
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		digits++;
+		significant += g->share || s[i] != '0';
+		g->scale += (unsigned)point;
+		if (significant > SHARE_DIGITS || g->scale > SHARE_DIGITS)
+			return -1;
+		g->share = g->share * 10 + (uint64_t)(s[i] - '0');
+	}
+	g->relative = 1;
+	return digits ? 0 : -1;
+}
+
+/* 10^n, n <= SHARE_DIGITS. */
+static uint64_t ten_to(unsigned n)
+{
+	uint64_t v = 1;
+	while (n--)
+		v *= 10;
+	return v;
+}
+
 int ct_growth_parse(const char *s, struct ct_growth *g)
 {
 	size_t n = strlen(s);
 	*g = (struct ct_growth){0};
-	if (n && s[n - 1] == '%') {
-		char *end;
-		errno = 0;
-		g->percent = strtod(s, &end);
-		g->relative = 1;
-		return n > 1 && end == s + n - 1 && !errno && isdigit((unsigned char)s[0]) &&
-		               isfinite(g->percent)
-		           ? 0
-		           : -1;
-	}
+	if (n && s[n - 1] == '%')
+		return parse_share(s, n - 1, g);
 	return ct_parse_size(s, &g->bytes) < 0 ? -1 : 0;
 }
 
-/* The most a figure of base may become. */
-static uint64_t allowed(uint64_t base, const struct ct_growth *g)
+uint64_t ct_growth_allowed(uint64_t base, const struct ct_growth *g)
 {
-	double extra = g->relative ? floor((double)base * g->percent / 100.0) : (double)g->bytes;
-	return extra >= (double)(UINT64_MAX - base) ? UINT64_MAX : base + (uint64_t)extra;
+	__extension__ typedef unsigned __int128 u128;
+	u128 extra = g->bytes;
+	if (g->relative) {
+		u128 per = (u128)100 * ten_to(g->scale);
+		extra = ((u128)base * g->share + per - 1) / per; /* rounded up */
+	}
+	return extra >= UINT64_MAX - base ? UINT64_MAX : base + (uint64_t)extra;
 }
 
 /* ---- building ---- */
@@ -299,8 +329,11 @@ void ct_baseline_free(struct ct_baseline *b)
 static void put_growth(FILE *out, const struct ct_growth *g)
 {
 	char b[64];
-	if (g->relative)
-		fprintf(out, "%g%%", g->percent);
+	uint64_t ten = ten_to(g->scale);
+	if (g->relative && g->scale)
+		fprintf(out, "%" PRIu64 ".%0*" PRIu64 "%%", g->share / ten, (int)g->scale, g->share % ten);
+	else if (g->relative)
+		fprintf(out, "%" PRIu64 "%%", g->share);
 	else
 		fputs(ct_fmt_bytes(b, sizeof(b), g->bytes), out);
 }
@@ -331,7 +364,7 @@ static int put_grown(const struct ct_report *r, const struct site *s, const stru
 	fputs(peak ? "peak grew at " : was && was->leaked ? "leak grew at " : "new leak at ", r->out);
 	put_site(r->out, s);
 	fputs(": ", r->out);
-	put_change(r->out, from, to, allowed(from, g));
+	put_change(r->out, from, to, ct_growth_allowed(from, g));
 	fputc('\n', r->out);
 	const struct ct_site *e = peak ? s->peak_entry : s->leak_entry;
 	return e ? ct_report_text_entry(r, peak ? CT_BY_PEAK : CT_BY_LEAKED, e) : 0;
@@ -344,9 +377,9 @@ static long grown_sites(const struct ct_baseline *base, const struct ct_baseline
 	long grown = 0;
 	for (size_t i = 0; i < new->n; i++) {
 		const struct site *s = &new->v[i], *was = find(base, s);
-		int rc = 0, leak = s->leaked > allowed(was ? was->leaked : 0, g);
+		int rc = 0, leak = s->leaked > ct_growth_allowed(was ? was->leaked : 0, g);
 		/* at the peak: only sites both runs list (a JSON report lists the top ones) */
-		int peak = was && s->at_peak && was->at_peak && s->peak > allowed(was->peak, g);
+		int peak = was && s->at_peak && was->at_peak && s->peak > ct_growth_allowed(was->peak, g);
 		if (leak)
 			rc = put_grown(r, s, was, 0, g);
 		if (!rc && peak)
@@ -375,15 +408,16 @@ int ct_baseline_check(const struct ct_baseline *base, const struct ct_report *ne
 		return (int)grown;
 	}
 	char a[64], b[64], c[64], d[64];
-	int totals = now->leaked > allowed(base->leaked, g), peak = now->peak > allowed(base->peak, g);
+	int totals = now->leaked > ct_growth_allowed(base->leaked, g),
+	    peak = now->peak > ct_growth_allowed(base->peak, g);
 	if (totals) {
 		fprintf(out, "%s grew: ", ct_check_level_words(level, 1));
-		put_change(out, base->leaked, now->leaked, allowed(base->leaked, g));
+		put_change(out, base->leaked, now->leaked, ct_growth_allowed(base->leaked, g));
 		fputc('\n', out);
 	}
 	if (peak) {
 		fputs("peak heap grew: ", out);
-		put_change(out, base->peak, now->peak, allowed(base->peak, g));
+		put_change(out, base->peak, now->peak, ct_growth_allowed(base->peak, g));
 		fputc('\n', out);
 	}
 	int broken = grown || totals || peak;

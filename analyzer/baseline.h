@@ -10,15 +10,22 @@
 #include "check.h"
 #include "report.h"
 
-/* How much a figure may grow: a share of the base's figure (5%), or bytes (10KiB). */
+/* How much a figure may grow: a share of the base's figure (5%), or bytes (10KiB). A share is kept
+ * as the decimal it was written in, share / 10^scale percent, so its allowance is exact. */
 struct ct_growth {
-	int relative;   /* percent is the allowance, else bytes */
-	double percent; /* >= 0 */
+	int relative;   /* the share is the allowance, else bytes */
+	uint64_t share; /* below 10^18 */
+	unsigned scale; /* digits after the point, at most 18 */
 	uint64_t bytes;
 };
 
-/* Parses "5%", "2.5%" or a size (ct_parse_size). Returns 0, or -1 on anything else. */
+/* Parses "5%", "2.5%" (digits, maybe a point and digits, 18 digits at most) or a size
+ * (ct_parse_size). Returns 0, or -1 on anything else. */
 int ct_growth_parse(const char *s, struct ct_growth *g);
+
+/* The most a figure of base may become under g: a share's fraction of a byte counts as a byte, so
+ * the allowance is never smaller than the share says (UINT64_MAX when that is more). */
+uint64_t ct_growth_allowed(uint64_t base, const struct ct_growth *g);
 
 /* A run's figures per site. A site is the first frame a report shows of an entry: its function and
  * source file, not its line (lines move when code above is edited) and never its address. */

@@ -89,23 +89,6 @@ static int put_entries(const struct ct_report *r, enum ct_rank by, enum ct_fail_
 	return rc;
 }
 
-/* What each suppression took, and a warning for each that matched nothing (a typo, or a leak
- * fixed since: either way the file wants a look). */
-static void put_suppressions(const struct ct_check *c, FILE *out)
-{
-	char b[64];
-	for (size_t i = 0; c->supp && i < c->supp->n; i++) {
-		const struct ct_suppression *s = &c->supp->v[i];
-		if (s->blocks)
-			fprintf(out, "suppressed by leak:%s (%s): %s in %" PRIu64 " block%s\n", s->pattern,
-			        s->origin, ct_fmt_bytes(b, sizeof(b), s->bytes), s->blocks,
-			        s->blocks == 1 ? "" : "s");
-		else if (!s->builtin)
-			fprintf(out, "warning: suppression leak:%s (%s) matched nothing\n", s->pattern,
-			        s->origin);
-	}
-}
-
 int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 {
 	const struct ct_model *m = r->m;
@@ -113,17 +96,22 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 	char b[64], lim[64];
 	int broken = 0, rc = 0;
 	to.out = out;
-	put_suppressions(c, out);
+	if (c->supp)
+		ct_supp_put(c->supp, out);
 	uint64_t bytes = 0, blocks = 0;
 	if (c->fail_on) {
 		leaked(m, c->fail_on, &bytes, &blocks);
-		if (bytes > c->max_leaked) {
+		/* No allowance means no block at all: a lost malloc(0) is lost memory all the same. */
+		if (bytes > c->max_leaked || (!c->max_leaked && blocks)) {
 			broken = 1;
-			fprintf(out,
-			        "check failed: %s in %" PRIu64 " block%s %s, more than --max-leaked %s\n",
+			fprintf(out, "check failed: %s in %" PRIu64 " block%s %s",
 			        ct_fmt_bytes(b, sizeof(b), bytes), blocks, blocks == 1 ? "" : "s",
-			        ct_check_level_words(c->fail_on, m->classified),
-			        ct_fmt_bytes(lim, sizeof(lim), c->max_leaked));
+			        ct_check_level_words(c->fail_on, m->classified));
+			if (c->max_leaked)
+				fprintf(out, ", more than --max-leaked %s\n",
+				        ct_fmt_bytes(lim, sizeof(lim), c->max_leaked));
+			else
+				fputs("; none allowed (--max-leaked 0)\n", out);
 			rc = put_entries(&to, CT_BY_LEAKED, c->fail_on, SIZE_MAX);
 			fputs(rc ? "" : "\n", out);
 		}
@@ -232,15 +220,15 @@ int ct_check_suppress(struct ct_check *c, struct ct_model *m, char *err, size_t 
 		if (ct_supp_add_builtin(c->supp) < 0)
 			return snprintf(err, errlen, "out of memory"), -1;
 	}
-	if (!c->supp || !c->supp->n)
-		return 0;
+	if (!c->supp || !c->supp->n || (!m->classified && c->report_only && !c->supp_files))
+		return 0; /* the program's own list, on a report without classes: nothing to name */
 	if (!m->classified) {
 		snprintf(err, errlen,
 		         "suppressions need the trace's leak classes (a ctrack that scans the heap at exit)");
 		return -1;
 	}
 	struct ct_symbolizer *sym = ct_symbolizer_new();
-	int rc = sym ? ct_supp_apply(c->supp, m, sym) : -ENOMEM;
+	int rc = sym ? ct_supp_apply(c->supp, m, sym, !c->report_only) : -ENOMEM;
 	ct_symbolizer_free(sym);
 	if (rc)
 		snprintf(err, errlen, "out of memory");

@@ -23,6 +23,8 @@ struct ct_check {
 	struct ct_suppressions *supp; /* leaks they match count for no rule (NULL: none) */
 	int supp_files;               /* --suppressions given: a trace without classes is an error */
 	int builtin;                  /* apply the built-in suppressions too (suppress.c) */
+	int report_only;              /* no rule, a plain report: suppressions name what they match, the
+	                               * classes stay memcheck's (ct_check_suppress) */
 	uint64_t max_leaked;          /* bytes of the counted classes allowed */
 	int peak_rule;                /* --max-peak was given */
 	uint64_t max_peak;
@@ -52,8 +54,9 @@ int ct_check_add_suppressions(struct ct_check *c, const char *path, char *err, s
 void ct_check_release(struct ct_check *c);
 /* Adds the suppressions the traced program carries (its __lsan_default_suppressions(), recorded in
  * the trace) to c's, as LeakSanitizer applies them, and takes the leaks they all match out of m's
- * leak classes (ct_supp_apply), with a symbolizer of its own. Returns 0, or -1 with a reason in
- * err (a bad line, --suppressions on a trace without classes, no memory). */
+ * leak classes (ct_supp_apply), with a symbolizer of its own; with c->report_only, only counts what
+ * each matches, for the report to say (c->supp). Returns 0, or -1 with a reason in err (a bad line,
+ * --suppressions on a trace without classes, no memory). */
 int ct_check_suppress(struct ct_check *c, struct ct_model *m, char *err, size_t errlen);
 
 /* The whole check of the trace at path, as `ctrack --check` runs it after the program: read, the

@@ -17,6 +17,7 @@
 #include "debuginfo.h"
 #include "diagnose.h"
 #include "export.h"
+#include "outfile.h"
 #include "reader.h"
 #include "report.h"
 #include "size.h"
@@ -189,16 +190,18 @@ static const char usage_tail[] =
     "  --all-frames     show allocator frames (operator new, std::allocator, ...) instead of folding\n"
     "  --full-stacks    keep the frames below main and below a thread's start routine (_start,\n"
     "                   __libc_start_main, start_thread, __clone3)\n"
-    "  --suppressions FILE  leaks to leave out of the check, LeakSanitizer's leak:PATTERN lines\n"
+    "  --suppressions FILE  leaks to leave out of the check, LeakSanitizer's leak:PATTERN lines (a\n"
+    "                   plain report keeps them and names what each takes in the checks)\n"
     "  --no-builtin-suppressions  the checks (--fail-on, --baseline, the CI formats) count what the\n"
     "                   C runtime, the loader and libstdc++ keep until exit by design too (README)\n"
-    "  --fail-on LEVEL  check the leaks (CI): exit 23 when more than --max-leaked bytes (default 0)\n"
-    "                   are definitely or indirectly lost (definite; the default with --max-leaked),\n"
-    "                   or also possibly lost (possible), or leaked at all (reachable, any), listing\n"
-    "                   them under a verdict that replaces the text report; 1 when the trace has no\n"
-    "                   leak classes for definite or possible\n"
-    "  --max-leaked SIZE, --max-peak SIZE  the leaked bytes allowed; the highest peak heap allowed\n"
-    "                   (exit 23 above it). SIZE: 4096, 10KiB, 1.5MB, ...\n"
+    "  --fail-on LEVEL  check the leaks (CI): exit 23 when a block (with --max-leaked, more bytes\n"
+    "                   than it allows) is definitely or indirectly lost (definite; the default with\n"
+    "                   --max-leaked), or also possibly lost (possible), or leaked at all (reachable,\n"
+    "                   any), listing them under a verdict that replaces the text report; 1 when\n"
+    "                   the trace has no leak classes for definite or possible\n"
+    "  --max-leaked SIZE, --max-peak SIZE  the leaked bytes allowed (0, the default: no block, not\n"
+    "                   even of 0 bytes); the highest peak heap allowed (exit 23 above it). SIZE:\n"
+    "                   4096, 10KiB, 1.5MB, ...\n"
     "  --symbols BINARY...  instead of a trace: the symbol quality of each binary and the shared\n"
     "                   libraries it needs; exit 3 when a given binary loses inline attribution\n"
     "  --debug-dir DIR  also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug\n"
@@ -251,6 +254,7 @@ struct options {
 	const char **supp_files; /* the --suppressions files, again for a baseline's trace */
 	size_t nsupp;
 	const char *between_to;
+	struct ct_outfile *std_out; /* standard output, keeping a failed write's errno (outfile.h) */
 };
 
 /* A progress line for a terminal: percent of the file read and events per second, ten times a
@@ -356,6 +360,21 @@ static int asked(const struct options *o, const char *option)
 {
 	const struct output *w = find_output(option);
 	return w && o->out[w - outputs];
+}
+
+/* Whether two outputs would go to standard output, where they would interleave: --diff's report
+ * (--json is its form there) and each output asked for with "-". The first two named in buf. */
+static int two_on_stdout(const struct options *o, char *buf, size_t len)
+{
+	const char *names[2] = {o->diff ? "--diff" : NULL};
+	size_t n = o->diff != 0;
+	for (size_t k = 0; k < NOUTPUTS && n < 2; k++)
+		if (o->out[k] && !strcmp(o->out[k], "-") && (outputs[k].flags & OUT_FILE || !o->diff))
+			names[n++] = outputs[k].option;
+	if (n < 2)
+		return 0;
+	snprintf(buf, len, "%s and %s", names[0], names[1]);
+	return 1;
 }
 
 /* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
@@ -525,9 +544,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->check.fail_on = CT_FAIL_NONE;
 		o->checking = o->check.fail_on || o->check.peak_rule || o->baseline;
 	}
-	/* The built-in suppressions serve the checks: a plain report keeps memcheck's figures. */
+	/* Suppressions serve the checks (the built-in ones nothing else): a plain report keeps
+	 * memcheck's figures and names what the others match. */
 	int ci = asked(o, "--junit") || asked(o, "--sarif") || asked(o, "--github");
-	o->check.builtin = !no_builtin && (o->checking || o->baseline || o->growth_given || ci);
+	int checks = o->checking || o->baseline || o->growth_given || ci;
+	o->check.builtin = !no_builtin && checks;
+	o->check.report_only = !checks;
 	if (max_leaked && !o->check.fail_on)
 		o->check.fail_on = CT_FAIL_DEFINITE;
 	if (o->diff && o->nargs != 2)
@@ -543,9 +565,47 @@ static int parse_args(int argc, char **argv, struct options *o)
 		n += o->out[k] != NULL;
 		text = outputs[k].option ? text : k;
 	}
+	char both[64];
+	if (two_on_stdout(o, both, sizeof(both)))
+		return usage_error("%s both write to standard output: give all but one a file", both);
 	if (!n && !o->checking) /* the default: the text report (a check prints its verdict instead) */
 		o->out[text] = "-";
 	return -1;
+}
+
+/* An output file that would destroy an input of the run (the traces, a baseline, the suppressions
+ * and fold files) or another trace, refused before anything is read or written: -1 to go on, or
+ * the exit status after one line on stderr. */
+static int refuse_outputs(const struct options *o)
+{
+	const char **in = calloc(o->nargs + o->nsupp + o->nfold + 1, sizeof(*in));
+	if (!in)
+		return fprintf(stderr, PROG ": out of memory\n"), 1;
+	size_t n = 0, which;
+	for (size_t i = 0; i < o->nargs; i++)
+		in[n++] = o->args[i];
+	for (size_t i = 0; i < o->nsupp; i++)
+		in[n++] = o->supp_files[i];
+	for (size_t i = 0; i < o->nfold; i++)
+		in[n++] = o->fold_files[i];
+	if (o->baseline)
+		in[n++] = o->baseline;
+	int status = -1;
+	for (size_t k = 0; k < NOUTPUTS && status < 0; k++) {
+		const char *path = o->out[k];
+		int what = path && outputs[k].flags & OUT_FILE && strcmp(path, "-")
+		               ? ct_outfile_clobbers(path, in, n, &which)
+		               : 0;
+		if (what == 1)
+			fprintf(stderr, PROG ": refusing to write %s to '%s': it is the input '%s'\n",
+			        outputs[k].option, path, in[which]);
+		else if (what == 2)
+			fprintf(stderr, PROG ": refusing to write %s to '%s': it is a ctrack trace\n",
+			        outputs[k].option, path);
+		status = what ? 2 : -1;
+	}
+	free(in);
+	return status;
 }
 
 /* The built-in fold list and the --fold files' patterns into *out; -1 (said on stderr) on error. */
@@ -569,7 +629,7 @@ static int open_report(const struct options *o, const char *path, const struct c
                        const struct ct_fold *fold, struct ct_report *r)
 {
 	*r = (struct ct_report){.top = o->top,
-	                        .out = stdout,
+	                        .out = o->std_out->f,
 	                        .fold = fold,
 	                        .all_frames = o->all_frames,
 	                        .full_stacks = o->full_stacks,
@@ -578,22 +638,33 @@ static int open_report(const struct options *o, const char *path, const struct c
 	return ct_report_open(r, path, m, o->no_auto_fold);
 }
 
-/* Writes one file ("-": standard output) with fn; 0, or -1 after one line on stderr. */
-static int write_file(const char *path, int (*fn)(FILE *, struct exports *), struct exports *x)
+/* fn's output on standard output: 0, or fn's negative errno. A failed write is not one: main says
+ * it once, when it closes standard output. */
+static int write_stdout(const struct options *o, int (*fn)(FILE *, struct exports *), struct exports *x)
 {
-	int to_stdout = !strcmp(path, "-");
-	FILE *out = to_stdout ? stdout : fopen(path, "w");
-	if (!out) {
-		fprintf(stderr, PROG ": cannot create %s: %s\n", path, strerror(errno));
+	int rc = fn(o->std_out->f, x);
+	return rc == -EIO && ferror(o->std_out->f) ? 0 : rc;
+}
+
+/* Writes one file ("-": standard output) with fn; 0, or -1 after one line on stderr. */
+static int write_file(const struct options *o, const char *path, int (*fn)(FILE *, struct exports *),
+                      struct exports *x)
+{
+	struct ct_outfile f;
+	int rc;
+	if (!strcmp(path, "-")) {
+		rc = write_stdout(o, fn, x);
+	} else if ((rc = ct_outfile_open(&f, path)) < 0) {
+		fprintf(stderr, PROG ": cannot create '%s': %s\n", path, strerror(-rc));
 		return -1;
+	} else {
+		rc = fn(f.f, x);
+		int closed = ct_outfile_close(&f);
+		if (closed < 0 && (!rc || rc == -EIO)) /* why the writes failed, not the writer's EIO */
+			rc = closed;
 	}
-	int rc = fn(out, x);
-	if (!rc && (fflush(out) || ferror(out)))
-		rc = -errno;
-	if (!to_stdout && fclose(out) && !rc)
-		rc = -errno;
 	if (rc)
-		fprintf(stderr, PROG ": cannot write %s: %s\n", path, strerror(rc < 0 ? -rc : EIO));
+		fprintf(stderr, PROG ": cannot write '%s': %s\n", path, strerror(rc < 0 ? -rc : EIO));
 	return rc ? -1 : 0;
 }
 
@@ -619,11 +690,11 @@ static int write_outputs(const struct options *o, const struct ct_report *r)
 	int rc = 0;
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
 		if (o->out[i] && outputs[i].flags & OUT_FILE &&
-		    write_file(o->out[i], outputs[i].write, &x) < 0)
+		    write_file(o, o->out[i], outputs[i].write, &x) < 0)
 			rc = 1;
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
 		if (o->out[i] && !(outputs[i].flags & OUT_FILE))
-			rc = outputs[i].write(stdout, &x);
+			rc = write_stdout(o, outputs[i].write, &x);
 	if (x.has_tree)
 		ct_tree_destroy(&x.tree);
 	return rc;
@@ -635,7 +706,7 @@ static FILE *check_stream(const struct options *o)
 	for (size_t i = 0; i < NOUTPUTS; i++)
 		if (o->out[i] && !strcmp(o->out[i], "-"))
 			return stderr;
-	return stdout;
+	return o->std_out->f;
 }
 
 /* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
@@ -748,6 +819,7 @@ static int report(const struct options *o, const struct ct_model *m)
 	if (load_fold(o, &fold) < 0)
 		return -1;
 	int rc = open_report(o, o->trace, m, fold, &r), broken = 0;
+	r.supp = o->check.supp;
 	if (!rc)
 		rc = write_outputs(o, &r);
 	if (!rc && (o->check.fail_on || o->check.peak_rule)) {
@@ -767,8 +839,6 @@ static int report(const struct options *o, const struct ct_model *m)
 	ct_fold_free(fold);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
-	else if (fflush(stdout) || ferror(stdout))
-		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
 	return rc ? -1 : broken > 0 ? CT_CHECK_EXIT : 0;
 }
 
@@ -778,7 +848,7 @@ static int compare_runs(const struct options *o, const struct ct_report *base, c
                         int *broken)
 {
 	struct ct_baseline *b;
-	FILE *out = asked(o, "--json") ? stderr : stdout;
+	FILE *out = asked(o, "--json") ? stderr : o->std_out->f;
 	int rc = ct_baseline_of_report(base, o->level, &b);
 	if (!rc) {
 		fputc('\n', out);
@@ -816,20 +886,18 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	if (!rc)
 		rc = ct_tree_finish(&x.tree);
 	if (!rc)
-		rc = ct_write_diff(stdout, &x.tree, &rb, &rn, asked(o, "--json"));
+		rc = ct_write_diff(o->std_out->f, &x.tree, &rb, &rn, asked(o, "--json"));
 	if (!rc && o->growth_given)
 		rc = compare_runs(o, &rb, &rn, &broken);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
 		if (o->out[i] && outputs[i].flags & OUT_FILE)
-			rc = write_file(o->out[i], outputs[i].write, &x);
+			rc = write_file(o, o->out[i], outputs[i].write, &x);
 	ct_tree_destroy(&x.tree);
 	ct_report_close(&rb);
 	ct_report_close(&rn);
 	ct_fold_free(fold);
-	if (!rc && (fflush(stdout) || ferror(stdout)))
-		rc = -1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(errno));
 	return rc ? -1 : broken ? CT_CHECK_EXIT : 0;
 }
 
@@ -850,11 +918,11 @@ static int check_symbols(const struct options *o)
 	for (size_t i = 0; i < o->nargs && !rc; i++)
 		rc = ct_diagnose_needed(&l, o->args[i]);
 	if (!rc && asked(o, "--json")) {
-		fputs("{\"modules\": ", stdout);
-		ct_quality_json(stdout, &l);
-		fputs("}\n", stdout);
+		fputs("{\"modules\": ", o->std_out->f);
+		ct_quality_json(o->std_out->f, &l);
+		fputs("}\n", o->std_out->f);
 	} else if (!rc) {
-		ct_quality_text(stdout, &l, 0);
+		ct_quality_text(o->std_out->f, &l, 0);
 	}
 	if (rc == -ENOMEM)
 		fprintf(stderr, PROG ": out of memory\n");
@@ -871,35 +939,43 @@ static void release_options(struct options *o)
 	free(o->between);
 }
 
+/* Reads the trace (two with --diff) and writes what was asked for: the exit status. */
+static int run(struct options *o)
+{
+	struct ct_model m[2];
+	int n = o->diff ? 2 : 1, status = 0;
+	for (int i = 0; i < n; i++)
+		if (!status && load(o->args[i], &m[i], o) < 0)
+			status = 1, n = i + 1;
+	char err[512];
+	if (!status && !o->diff && ct_check_suppress(&o->check, &m[0], err, sizeof(err)) < 0)
+		status = 1, fprintf(stderr, PROG ": %s\n", err);
+	for (int i = 0; o->diff && o->growth_given && i < n && !status; i++)
+		status = suppress_other(o, o->args[i], &m[i]) < 0;
+	if (!status)
+		status = o->diff ? diff(o, &m[0], &m[1]) : report(o, &m[0]);
+	for (int i = 0; i < n; i++)
+		ct_model_destroy(&m[i]);
+	return status < 0 ? 1 : status;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
+	struct ct_outfile std_out = {0};
 	int status = parse_args(argc, argv, &o);
+	if (status < 0)
+		status = refuse_outputs(&o);
 	if (status < 0 && ct_debuginfo_set_dirs(o.debug_dirs) < 0)
 		status = 1, fprintf(stderr, PROG ": out of memory\n");
-	if (status < 0 && o.symbols)
-		status = check_symbols(&o);
-	if (status >= 0) {
-		ct_debuginfo_free();
-		release_options(&o);
-		return status;
-	}
-	struct ct_model m[2];
-	int n = o.diff ? 2 : 1;
-	status = 0;
-	for (int i = 0; i < n; i++)
-		if (!status && load(o.args[i], &m[i], &o) < 0)
-			status = 1, n = i + 1;
-	char err[512];
-	if (!status && !o.diff && ct_check_suppress(&o.check, &m[0], err, sizeof(err)) < 0)
-		status = 1, fprintf(stderr, PROG ": %s\n", err);
-	for (int i = 0; o.diff && o.growth_given && i < n && !status; i++)
-		status = suppress_other(&o, o.args[i], &m[i]) < 0;
-	if (!status)
-		status = o.diff ? diff(&o, &m[0], &m[1]) : report(&o, &m[0]);
-	status = status < 0 ? 1 : status;
-	for (int i = 0; i < n; i++)
-		ct_model_destroy(&m[i]);
+	if (status < 0 && ct_outfile_open(&std_out, "-") < 0)
+		status = 1, fprintf(stderr, PROG ": out of memory\n");
+	o.std_out = &std_out;
+	if (status < 0)
+		status = o.symbols ? check_symbols(&o) : run(&o);
+	int err = std_out.f ? ct_outfile_close(&std_out) : 0;
+	if (err < 0 && status != 1)
+		status = 1, fprintf(stderr, PROG ": cannot write the report: %s\n", strerror(-err));
 	ct_debuginfo_free();
 	release_options(&o);
 	return status;

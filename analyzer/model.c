@@ -65,6 +65,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->modules);
 	free(m->infos);
 	free(m->nodes);
+	free(m->exact);
 	free(m->series);
 	memset(m, 0, sizeof(*m));
 }
@@ -334,6 +335,20 @@ int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
 	return 0;
 }
 
+int ct_model_exact(struct ct_model *m)
+{
+	if (m->nnodes <= CT_STACK_FIRST)
+		return -EINVAL;
+	uint32_t node = (uint32_t)(m->nnodes - 1);
+	if (m->nexact && m->exact[m->nexact - 1] == node)
+		return 0;
+	if (grow((void **)&m->exact, &m->cap_exact, m->nexact + 1, sizeof(*m->exact)) < 0)
+		return -ENOMEM;
+	m->exact[m->nexact++] = node;
+	m->nodes[node].module = find_module(m, m->nodes[node].ip);
+	return 0;
+}
+
 void ct_model_time(struct ct_model *m, uint64_t delta_us)
 {
 	m->t.now_us += delta_us;
@@ -474,6 +489,19 @@ const struct ct_module *ct_model_node_module(const struct ct_model *m, uint32_t 
 	if (node >= m->nnodes || m->nodes[node].module == CT_NO_MODULE)
 		return NULL;
 	return &m->modules[m->nodes[node].module];
+}
+
+int ct_model_node_exact(const struct ct_model *m, uint32_t node)
+{
+	size_t lo = 0, hi = m->nexact;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->exact[mid] < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nexact && m->exact[lo] == node;
 }
 
 long ct_model_sites(const struct ct_model *m, struct ct_site **out)

@@ -29,7 +29,8 @@ struct ct_info {
 
 struct ct_node {
 	uint32_t parent;
-	uint32_t module; /* module id holding ip - 1 (the call) when the node was defined, or CT_NO_MODULE */
+	uint32_t module; /* module id holding ip - 1 (the call), or ip when it is exact (ct_model_node_exact),
+	                  * when the node was defined, or CT_NO_MODULE */
 	uint64_t ip;
 };
 
@@ -114,6 +115,10 @@ struct ct_model {
 	size_t ninfos, cap_infos;
 	struct ct_node *nodes; /* index = stack node id; 0 and 1 are the two roots */
 	size_t nnodes, cap_nodes;
+	/* The nodes with an exact ip (EXACT records), increasing: they are few (frames signals
+	 * interrupted), so a list rather than a field every node would carry. */
+	uint32_t *exact;
+	size_t nexact, cap_exact;
 	struct ct_module *modules; /* index = module id; ids are dense */
 	size_t nmodules, cap_modules;
 	uint64_t last_ip;
@@ -158,6 +163,9 @@ int ct_model_temp(struct ct_model *m, uint64_t info);
 int ct_model_free_temp(struct ct_model *m, uint64_t info);
 int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack);
 int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta);
+/* EXACT: the last node a FRAME defined has an exact ip; its module becomes the one holding ip itself.
+ * -EINVAL when no FRAME came before. */
+int ct_model_exact(struct ct_model *m);
 void ct_model_time(struct ct_model *m, uint64_t delta_us);
 void ct_model_sample(struct ct_model *m, uint64_t rss);
 int ct_model_module(struct ct_model *m, const struct ct_module *mod);
@@ -180,6 +188,9 @@ uint64_t ct_info_at_peak(const struct ct_model *m, const struct ct_info *info);
 uint64_t ct_model_runtime_us(const struct ct_model *m);
 /* The module a stack node's ip belongs to, or NULL. */
 const struct ct_module *ct_model_node_module(const struct ct_model *m, uint32_t node);
+/* Whether a stack node's ip is exact (the instruction a signal interrupted, looked up at itself)
+ * rather than a return address (looked up at its call, ip - 1). */
+int ct_model_node_exact(const struct ct_model *m, uint32_t node);
 
 /* Info's live blocks by leak kind (CT_CLASS_*, CT_KIND_UNSCANNED): zeros when the model is not
  * classified. Blocks a suppression took count in no kind. */

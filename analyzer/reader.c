@@ -40,6 +40,9 @@
 struct reader {
 	const char *path;
 	int fd;
+	int own_fd;       /* the reader opened fd (by path), so it closes it */
+	int process_only; /* stop at the PROCESS record */
+	int stop;         /* ... which was read */
 	ZSTD_DStream *z;
 	uint8_t *in;
 	ZSTD_inBuffer zin;
@@ -285,6 +288,7 @@ static int rec_process(struct reader *r, struct cursor *c)
 		return 0;
 	}
 	ct_model_process(r->m, pid, ppid, start, exe, argv, argc);
+	r->stop = r->process_only;
 	return 0;
 }
 
@@ -390,7 +394,7 @@ static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const u
 		return 0;
 	r->batch = rec;
 	const uint8_t *q = j->data, *qend = j->data + j->len;
-	while (q < qend) {
+	while (q < qend && !r->stop) {
 		long m = record(r, q, qend);
 		if (m < 0 || within_bounds(r, q) < 0)
 			return -1;
@@ -454,6 +458,9 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 			rc = ct_model_mark(r->m, name);
 		break;
 	}
+	case CT_REC_EXACT:
+		rc = ct_model_exact(r->m);
+		break;
 	case CT_REC_THREAD:
 		break;
 	case CT_REC_BATCH:
@@ -590,7 +597,7 @@ static int within_bounds(struct reader *r, const uint8_t *p)
 static int decode(struct reader *r)
 {
 	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
-	while (p < end) {
+	while (p < end && !r->stop) {
 		long n = record(r, p, end);
 		if (n < 0 || within_bounds(r, p) < 0)
 			return -1;
@@ -612,9 +619,13 @@ static int read_all(struct reader *r)
 	do {
 		if (decode(r) < 0)
 			return -1;
+		if (r->stop)
+			return 0;
 	} while ((rc = fill(r)) > 0);
 	if (rc < 0)
 		return -1;
+	if (r->process_only)
+		return fail(r, "'%s' has no PROCESS record", r->path);
 	int ended = r->last_tag == CT_REC_END || r->last_tag == CT_REC_EXEC;
 	r->m->complete = ended && !r->mid_frame && r->pos == r->len;
 	r->m->exec_last = r->m->complete && r->last_tag == CT_REC_EXEC;
@@ -665,9 +676,25 @@ static int open_fifo(struct reader *r)
 	return 0;
 }
 
+/* r->fd, open on a regular file (checked here too, for a descriptor the caller opened). */
+static int open_regular(struct reader *r)
+{
+	struct stat st;
+	if (fstat(r->fd, &st) < 0)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fail(r, "cannot read '%s': it is %s, not a trace file", r->path,
+		            ct_file_kind(st.st_mode));
+	if (st.st_size == 0)
+		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
+	r->file_size = (uint64_t)st.st_size;
+	return open_stream(r);
+}
+
 static int open_trace(struct reader *r)
 {
 	const char *kind = NULL;
+	r->own_fd = 1; /* whatever it opens */
 	r->fd = ct_regfile_open(r->path, &kind);
 	if (r->fd == -EINVAL && !strcmp(kind, "a FIFO"))
 		return open_fifo(r) < 0 ? -1 : open_stream(r);
@@ -677,18 +704,27 @@ static int open_trace(struct reader *r)
 		return fail(r, "cannot read '%s': %s", r->path, strerror(EISDIR));
 	if (r->fd < 0)
 		return fail(r, "cannot open '%s': %s", r->path, strerror(-r->fd));
-	struct stat st;
-	if (fstat(r->fd, &st) < 0)
-		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
-	if (st.st_size == 0)
-		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
-	r->file_size = (uint64_t)st.st_size;
-	return open_stream(r);
+	return open_regular(r);
 }
 
 int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen)
 {
 	return ct_read_trace_progress(path, m, err, errlen, NULL, NULL);
+}
+
+/* Reads r's trace: opened by path when r->fd is -1, else from r->fd, which stays the caller's. */
+static int read_trace(struct reader *r)
+{
+	int rc = r->fd < 0 ? open_trace(r) : open_regular(r);
+	if (!rc)
+		rc = read_all(r);
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	ZSTD_freeDStream(r->z);
+	free(r->in);
+	free(r->buf);
+	free(r->joined.data);
+	return rc;
 }
 
 int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen,
@@ -701,14 +737,25 @@ int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size
 	                   .errlen = errlen,
 	                   .progress = progress,
 	                   .progress_arg = arg};
-	int rc = open_trace(&r);
-	if (!rc)
-		rc = read_all(&r);
-	if (r.fd >= 0)
-		close(r.fd);
-	ZSTD_freeDStream(r.z);
-	free(r.in);
-	free(r.buf);
-	free(r.joined.data);
-	return rc;
+	return read_trace(&r);
+}
+
+int ct_read_trace_fd(int fd, const char *name, struct ct_model *m, char *err, size_t errlen)
+{
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read '%s': %s", name, strerror(EBADF));
+		return -1;
+	}
+	struct reader r = {.path = name, .fd = fd, .m = m, .err = err, .errlen = errlen};
+	return read_trace(&r);
+}
+
+int ct_read_process_fd(int fd, const char *name, struct ct_model *m, char *err, size_t errlen)
+{
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read '%s': %s", name, strerror(EBADF));
+		return -1;
+	}
+	struct reader r = {.path = name, .fd = fd, .process_only = 1, .m = m, .err = err, .errlen = errlen};
+	return read_trace(&r);
 }

@@ -19,4 +19,13 @@ typedef void (*ct_progress_fn)(uint64_t done, uint64_t total, void *arg);
 int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size_t errlen,
                            ct_progress_fn progress, void *arg);
 
+/* The same for the trace open on fd, read from its current offset (a regular file only), named
+ * name in the messages: the file a launcher created stays the one it reads, whatever its name
+ * meanwhile names. fd stays the caller's, open. */
+int ct_read_trace_fd(int fd, const char *name, struct ct_model *m, char *err, size_t errlen);
+
+/* Reads only as far as the trace's PROCESS record (its first): m->proc, who wrote the trace.
+ * 0, or -1 with a reason in err (not a trace, cut before the record, no such record). */
+int ct_read_process_fd(int fd, const char *name, struct ct_model *m, char *err, size_t errlen);
+
 #endif

@@ -253,8 +253,7 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 	for (; !rc && !w->ended && node >= CT_STACK_FIRST && node < r->m->nnodes;
 	     node = r->m->nodes[node].parent) {
 		struct ct_frame frames[CT_SYMBOLIZE_MAX];
-		int n = ct_symbolize(r->sym, ct_model_node_module(r->m, node), r->m->nodes[node].ip, frames,
-		                     CT_SYMBOLIZE_MAX);
+		int n = ct_symbolize_node(r->sym, r->m, node, frames, CT_SYMBOLIZE_MAX);
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n && !rc; i++)

@@ -15,6 +15,7 @@
 enum ct_grouping { CT_GROUP_SITE, CT_GROUP_BACKTRACE };
 
 struct ct_group;
+struct ct_suppressions;
 
 /* A function found to be an allocator wrapper (wrappers.c, docs/fold.md): folded like the fold list's. */
 struct ct_wrapper {
@@ -40,6 +41,7 @@ struct ct_report {
 	size_t callers;              /* backtraces listed under a site of several (--callers; 0: none) */
 	struct ct_wrapper *wrappers; /* set by ct_report_find_wrappers (caller frees), sorted by function */
 	size_t nwrappers;
+	const struct ct_suppressions *supp; /* what suppressions matched, applied or not (NULL: none) */
 };
 
 /* Makes r the report of model m (trace file path) as r's fields already say (top, out, fold, group,

@@ -10,6 +10,7 @@
 #include "diagnose.h"
 #include "markup.h"
 #include "report.h"
+#include "suppress.h"
 
 static void put_process(const struct ct_report *r)
 {
@@ -75,6 +76,34 @@ static void put_classes(const struct ct_report *r)
 		    blocks[k]) /* unscanned: only after a scan the process outlived */
 			fprintf(r->out, ", \"%s_bytes\": %" PRIu64 ", \"%s_blocks\": %" PRIu64, names[k],
 			        bytes[k], names[k], blocks[k]);
+}
+
+/* What the suppressions matched (docs/json-schema.md, "Suppressions"); null when none applies. */
+static void put_suppressions(const struct ct_report *r)
+{
+	const struct ct_suppressions *s = r->supp;
+	FILE *out = r->out;
+	fputs(",\n\"suppressions\": ", out);
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"applied\": %s, \"matched\": [", s->applied ? "true" : "false");
+	size_t shown = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->v[i].blocks)
+			continue;
+		fputs(shown++ ? ",\n  {\"pattern\": " : "\n  {\"pattern\": ", out);
+		ct_json_cstring(out, s->v[i].pattern);
+		fputs(", \"origin\": ", out);
+		ct_json_cstring(out, s->v[i].origin);
+		fprintf(out, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", s->v[i].blocks,
+		        s->v[i].bytes);
+	}
+	fprintf(out,
+	        "%s], \"indirect_blocks\": %" PRIu64 ", \"indirect_bytes\": %" PRIu64
+	        ", \"unsure_indirect_blocks\": %" PRIu64 ", \"unsure_indirect_bytes\": %" PRIu64 "}",
+	        shown ? "\n" : "", s->held_blocks, s->held_bytes, s->unsure_blocks, s->unsure_bytes);
 }
 
 static void put_summary(const struct ct_report *r)
@@ -282,6 +311,7 @@ int ct_report_json(const struct ct_report *r)
 	put_process(r);
 	fputs(",\n\"summary\": ", out);
 	put_summary(r);
+	put_suppressions(r);
 	put_wrappers(r);
 	int rc = put_ranking(r, CT_BY_LEAKED, "leaks", SIZE_MAX);
 	if (!rc)

@@ -12,6 +12,7 @@
 #include "markup.h"
 #include "rules.h"
 #include "report.h"
+#include "suppress.h"
 
 static int safe_shell_byte(unsigned char c)
 {
@@ -168,6 +169,8 @@ static void put_summary(const struct ct_report *r)
 				        ct_fmt_bytes(b, sizeof(b), bytes[k]), blocks[k],
 				        blocks[k] == 1 ? "block" : "blocks");
 	}
+	if (r->supp)
+		ct_supp_put(r->supp, out);
 	if (t->unmatched_frees)
 		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
 	if (r->nwrappers) {

@@ -21,11 +21,28 @@ struct ct_trace_summary {
 	uint64_t warnings;    /* NOTE records of level warning: the shim saw trouble (dropped events, ...) */
 	/* The first warning's text, cut to fit, control bytes as '?' (one printable line); "" if none. */
 	char first_warning[1024];
+	/* Who wrote it (its PROCESS record; all 0 without one): the process, its parent, when its trace
+	 * started (Unix time), and its program's file name, cut to fit, as the trace's name has it. */
+	uint64_t pid, ppid, start_unix_ns;
+	char program[256];
 };
 
 /* Reads the trace at path and fills *s. Returns 0 on success, or -1 with a one-line reason in
  * err (no program name, no newline), e.g. "not a ctrack trace". A trace that is cut short is a
  * success with s->complete == 0. */
 int ct_trace_summarize(const char *path, struct ct_trace_summary *s, char *err, size_t errlen);
+
+/* The same for the trace open on fd (read from its current offset; fd stays open), named name in
+ * the messages: the launcher reads the file it created, whatever the name names by then. */
+int ct_trace_summarize_fd(int fd, const char *name, struct ct_trace_summary *s, char *err, size_t errlen);
+
+/* Who wrote a trace, from its first record alone (cheap, whatever the trace's size). */
+struct ct_trace_origin {
+	uint64_t pid, ppid, start_unix_ns;
+};
+
+/* Reads the PROCESS record of the trace open on fd (from its current offset; fd stays open) into
+ * *o. Returns 0, or -1 with a one-line reason in err (an empty file, not a trace, no such record). */
+int ct_trace_origin_fd(int fd, const char *name, struct ct_trace_origin *o, char *err, size_t errlen);
 
 #endif

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Leak suppressions (suppress.h): parsing LeakSanitizer's syntax and matching its patterns. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctrack/format.h"
+#include "ctrack/record.h"
+#include "markup.h"
 #include "model.h"
 #include "suppress.h"
 #include "symbolize.h"
@@ -170,8 +173,7 @@ static long match_stack(const struct ct_suppressions *s, const struct ct_model *
 {
 	struct ct_frame f[CT_SYMBOLIZE_MAX];
 	for (; node >= CT_STACK_FIRST && node < m->nnodes; node = m->nodes[node].parent) {
-		int n =
-		    ct_symbolize(sym, ct_model_node_module(m, node), m->nodes[node].ip, f, CT_SYMBOLIZE_MAX);
+		int n = ct_symbolize_node(sym, m, node, f, CT_SYMBOLIZE_MAX);
 		for (int i = 0; i < n; i++)
 			for (size_t k = 0; k < s->n; k++) {
 				const char *p = s->v[k].pattern;
@@ -185,14 +187,47 @@ static long match_stack(const struct ct_suppressions *s, const struct ct_model *
 	return -1;
 }
 
-int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym)
+/* The lost blocks the suppressions matched, and all of them, to tell the indirectly lost blocks
+ * that hang from suppressed ones. */
+struct lost {
+	uint64_t definite, definite_taken, taken;
+	uint64_t indirect_blocks, indirect_bytes, indirect_taken_blocks, indirect_taken_bytes;
+};
+
+/* The indirectly lost blocks no suppression matched. Each hangs from a definitely lost block: when
+ * all of those are suppressed, so is every one of them (held_*, out of the classes when taking);
+ * else, when a lost block was suppressed, any may hang from it (unsure_*), and they stay. */
+static void hang(struct ct_suppressions *s, const struct lost *l, struct ct_model *m, int take)
 {
+	uint64_t rest = l->indirect_blocks - l->indirect_taken_blocks;
+	uint64_t rest_bytes = l->indirect_bytes - l->indirect_taken_bytes;
+	if (!rest || !l->taken)
+		return;
+	if (l->definite_taken != l->definite) {
+		s->unsure_blocks = rest, s->unsure_bytes = rest_bytes;
+		return;
+	}
+	s->held_blocks = rest, s->held_bytes = rest_bytes;
+	for (size_t i = 0; i < m->ninfos && take; i++) {
+		struct ct_info *info = &m->infos[i];
+		info->suppressed += info->classes[CT_CLASS_INDIRECT];
+		info->classes[CT_CLASS_INDIRECT] = 0;
+	}
+}
+
+int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym, int take)
+{
+	struct lost l = {0};
+	s->applied = take;
 	for (size_t i = 0; i < m->ninfos && s->n; i++) {
 		struct ct_info *info = &m->infos[i];
 		uint64_t kinds[CT_KINDS], classified = 0;
 		ct_info_kinds(m, info, kinds);
 		for (int j = 0; j < CT_KINDS; j++)
 			classified += kinds[j];
+		l.definite += kinds[CT_CLASS_DEFINITE];
+		l.indirect_blocks += kinds[CT_CLASS_INDIRECT];
+		l.indirect_bytes += kinds[CT_CLASS_INDIRECT] * info->size;
 		if (!classified)
 			continue;
 		long k = match_stack(s, m, sym, info->stack);
@@ -200,8 +235,48 @@ int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbo
 			continue;
 		s->v[k].blocks += classified;
 		s->v[k].bytes += classified * info->size;
-		info->suppressed += classified;
-		memset(info->classes, 0, sizeof(info->classes));
+		l.definite_taken += kinds[CT_CLASS_DEFINITE];
+		l.taken += kinds[CT_CLASS_DEFINITE] + kinds[CT_CLASS_INDIRECT];
+		l.indirect_taken_blocks += kinds[CT_CLASS_INDIRECT];
+		l.indirect_taken_bytes += kinds[CT_CLASS_INDIRECT] * info->size;
+		if (take) {
+			info->suppressed += classified;
+			memset(info->classes, 0, sizeof(info->classes));
+		}
 	}
+	hang(s, &l, m, take);
 	return 0;
+}
+
+static const char *blocks(uint64_t n)
+{
+	return n == 1 ? "block" : "blocks";
+}
+
+void ct_supp_put(const struct ct_suppressions *s, FILE *out)
+{
+	const char *verb = s->applied ? "suppressed" : "suppressed in checks";
+	char b[64];
+	for (size_t i = 0; i < s->n; i++) {
+		const struct ct_suppression *e = &s->v[i];
+		if (e->blocks)
+			fprintf(out, "%s by leak:%s (%s): %s in %" PRIu64 " %s\n", verb, e->pattern,
+			        e->origin, ct_fmt_bytes(b, sizeof(b), e->bytes), e->blocks,
+			        blocks(e->blocks));
+		else if (!e->builtin && s->applied) /* a typo, or a leak fixed since: worth a look */
+			fprintf(out, "warning: suppression leak:%s (%s) matched nothing\n", e->pattern,
+			        e->origin);
+	}
+	if (s->held_blocks)
+		fprintf(
+		    out,
+		    "%s with the suppressed blocks that hold them: %s in %" PRIu64 " %s indirectly lost\n",
+		    verb, ct_fmt_bytes(b, sizeof(b), s->held_bytes), s->held_blocks, blocks(s->held_blocks));
+	if (s->unsure_blocks)
+		fprintf(out,
+		        "note: %s in %" PRIu64
+		        " %s indirectly lost %s: each may hang from a suppressed block "
+		        "or from another, and the trace does not say which\n",
+		        ct_fmt_bytes(b, sizeof(b), s->unsure_bytes), s->unsure_blocks,
+		        blocks(s->unsure_blocks), s->applied ? "still count" : "count in checks");
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct ct_suppression {
 	char *pattern;          /* owned */
@@ -21,6 +22,11 @@ struct ct_suppression {
 struct ct_suppressions {
 	struct ct_suppression *v;
 	size_t n;
+	int applied; /* ct_supp_apply took the blocks out of the classes; else it only counted them */
+	/* Indirectly lost blocks no suppression matched: those that hang from suppressed blocks only
+	 * (LeakSanitizer leaves them out too, so they go with them), and those that may (they count). */
+	uint64_t held_blocks, held_bytes;
+	uint64_t unsure_blocks, unsure_bytes;
 };
 
 /* Adds the suppressions in text (len bytes) read from `origin` (a file name, or a description such
@@ -40,9 +46,19 @@ int ct_supp_match(const char *pattern, const char *name);
 struct ct_model;
 struct ct_symbolizer;
 /* Suppresses the leaks of m whose allocation stack has a frame (any: allocator and runtime frames
- * too) whose function, source file or module matches a suppression: their blocks leave every leak
- * class (m must be classified; they stay live), and the first suppression that matches counts
- * them. Returns 0 or -ENOMEM. */
-int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym);
+ * too) whose function, source file or module matches a suppression: the first suppression that
+ * matches counts them and, when `take`, their blocks leave every leak class (m must be classified;
+ * they stay live). The indirectly lost blocks that hang from suppressed ones are suppressed with
+ * them, as LeakSanitizer does; the trace does not say which lost block holds which, only that each
+ * hangs from a definitely lost one, so that is known only when every definitely lost block is
+ * suppressed (held_*); otherwise those that may are counted (unsure_*) and stay. Returns 0 or
+ * -ENOMEM. */
+int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym, int take);
+
+/* What the suppressions matched, one line each on out ("suppressed by leak:P (ORIGIN): 64 bytes in
+ * 1 block"; "suppressed in checks by" when they were not applied), the indirectly lost blocks that
+ * went with them, a note for those that may have, and when applied, a warning for each suppression
+ * (not a built-in one) that matched nothing. */
+void ct_supp_put(const struct ct_suppressions *s, FILE *out);
 
 #endif

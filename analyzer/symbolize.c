@@ -44,6 +44,7 @@ struct dso {
 struct entry {
 	uint64_t key_mod; /* module id + 1; 0 marks an empty slot */
 	uint64_t ip;
+	int exact;               /* ip is resolved at itself, not at ip - 1 */
 	struct ct_frame *frames; /* innermost first, the real function last */
 	int nframes;
 };
@@ -453,7 +454,9 @@ static const char *symbol_name(struct dso *d, Dwarf_Addr addr)
 	return dwfl_module_addrinfo(d->mod, addr, &off, &sym, NULL, NULL, NULL);
 }
 
-static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, struct chain *c)
+/* The frames of ip in m; exact: ip is the instruction itself, else a return address. */
+static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, int exact,
+                   struct chain *c)
 {
 	char buf[64];
 	struct ct_frame f = {.address = ip, .offset = m ? ip - m->base : ip, .module = m ? m->path : NULL};
@@ -464,8 +467,8 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 	if (m && !d)
 		return -ENOMEM;
 	if (d && d->mod) {
-		/* ip is a return address: ip - 1 lies inside the call instruction. */
-		Dwarf_Addr addr = ip - m->base - 1 + d->bias;
+		/* A return address's ip - 1 lies inside the call instruction. */
+		Dwarf_Addr addr = ip - m->base - (exact ? 0 : 1) + d->bias;
 		name = symbol_name(d, addr);
 		if (name && !(function = demangle(name)))
 			return -ENOMEM;
@@ -494,11 +497,12 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 
 /* ---- the cache ---- */
 
-static size_t slot_of(const struct ct_symbolizer *s, uint64_t key_mod, uint64_t ip)
+static size_t slot_of(const struct ct_symbolizer *s, uint64_t key_mod, uint64_t ip, int exact)
 {
-	uint64_t h = (ip ^ (key_mod << 47)) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (ip ^ (key_mod << 47) ^ (uint64_t)exact << 46) * 0x9e3779b97f4a7c15ull;
 	size_t i = (size_t)(h >> 20) & (s->size - 1);
-	while (s->table[i].key_mod && (s->table[i].key_mod != key_mod || s->table[i].ip != ip))
+	while (s->table[i].key_mod &&
+	       (s->table[i].key_mod != key_mod || s->table[i].ip != ip || s->table[i].exact != exact))
 		i = (i + 1) & (s->size - 1);
 	return i;
 }
@@ -515,43 +519,58 @@ static int grow_table(struct ct_symbolizer *s)
 	s->size = n * 2;
 	for (size_t i = 0; i < n; i++)
 		if (old[i].key_mod)
-			s->table[slot_of(s, old[i].key_mod, old[i].ip)] = old[i];
+			s->table[slot_of(s, old[i].key_mod, old[i].ip, old[i].exact)] = old[i];
 	free(old);
 	return 0;
 }
 
-/* The cached frames of (mod, ip), resolved on first use; NULL on -ENOMEM. */
-static const struct entry *lookup(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)
+/* The cached frames of (mod, ip, exact), resolved on first use; NULL on -ENOMEM. */
+static const struct entry *lookup(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip,
+                                  int exact)
 {
 	uint64_t key_mod = mod ? (uint64_t)mod->id + 2 : 1;
-	size_t i = slot_of(s, key_mod, ip);
+	size_t i = slot_of(s, key_mod, ip, exact);
 	if (s->table[i].key_mod)
 		return &s->table[i];
 	struct chain c = {.n = 0};
 	struct ct_frame *frames = NULL;
-	if (resolve(s, mod, ip, &c) < 0 || (2 * (s->used + 1) > s->size && grow_table(s) < 0) ||
+	if (resolve(s, mod, ip, exact, &c) < 0 || (2 * (s->used + 1) > s->size && grow_table(s) < 0) ||
 	    !(frames = malloc((size_t)c.n * sizeof(*frames)))) {
 		free_strings(c.v, c.n);
 		return NULL;
 	}
 	memcpy(frames, c.v, (size_t)c.n * sizeof(*frames));
-	i = slot_of(s, key_mod, ip);
-	s->table[i] = (struct entry){.key_mod = key_mod, .ip = ip, .frames = frames, .nframes = c.n};
+	i = slot_of(s, key_mod, ip, exact);
+	s->table[i] =
+	    (struct entry){.key_mod = key_mod, .ip = ip, .exact = exact, .frames = frames, .nframes = c.n};
 	s->used++;
 	return &s->table[i];
 }
 
-int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out,
-                 int max)
+static int symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, int exact,
+                     struct ct_frame *out, int max)
 {
 	if (max < 1)
 		return 0;
-	const struct entry *e = lookup(s, mod, ip);
+	const struct entry *e = lookup(s, mod, ip, exact);
 	if (!e)
 		return -ENOMEM;
 	int n = e->nframes < max ? e->nframes : max;
 	memcpy(out, e->frames + (e->nframes - n), (size_t)n * sizeof(*out));
 	return n;
+}
+
+int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out,
+                 int max)
+{
+	return symbolize(s, mod, ip, 0, out, max);
+}
+
+int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_t node, struct ct_frame *out,
+                      int max)
+{
+	return symbolize(s, ct_model_node_module(m, node), m->nodes[node].ip, ct_model_node_exact(m, node),
+	                 out, max);
 }
 
 uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)

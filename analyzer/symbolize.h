@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The symbolizer: return address -> frames (function, file, line, module), with libdwfl: the
- * inline chain of the address, innermost first, then its real function. Each module is opened once
- * and each (module, address) resolved once; strings live as long as the symbolizer. */
+/* The symbolizer: return address (or exact address) -> frames (function, file, line, module), with
+ * libdwfl: the inline chain of the address, innermost first, then its real function. Each module is
+ * opened once and each (module, address) resolved once; strings live as long as the symbolizer. */
 #ifndef CTRACK_SYMBOLIZE_H
 #define CTRACK_SYMBOLIZE_H
 
@@ -39,6 +39,11 @@ void ct_symbolizer_free(struct ct_symbolizer *s);
  * max), or -ENOMEM. */
 int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip, struct ct_frame *out,
                  int max);
+/* The frames of stack node `node` of m, as ct_symbolize gives them for its module and ip, except that
+ * an exact ip (ct_model_node_exact: the instruction a signal interrupted) is resolved at itself
+ * rather than at its call: a function's first byte is that function's. */
+int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_t node, struct ct_frame *out,
+                      int max);
 
 /* The size in bytes of the symbol (function) that holds the call before return address ip in mod,
  * or 0 when no sized symbol holds it (no symbols, a label, a module that cannot be opened). */

@@ -43,7 +43,8 @@ int ct_trace_name(char *buf, size_t len, const char *dir, const char *program, p
 	ct_text_add(&t, ".");
 	ct_text_add_uint(&t, (uint64_t)pid);
 	if (attempt) {
-		ct_text_add(&t, ".");
+		/* Two digits at least, so that a directory listing sorts .01 ... .09 before .10 */
+		ct_text_add(&t, attempt < 10 ? ".0" : ".");
 		ct_text_add_uint(&t, attempt);
 	}
 	ct_text_add(&t, ".zst");

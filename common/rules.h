@@ -18,12 +18,15 @@
  *   CTRACK_FOLLOW  "1": forked and exec'd children are traced too (not followed)
  *   CTRACK_DIR     directory for the traces of followed children (the current directory)
  *   CTRACK_FD      FD:DEV:INO of the trace file the launcher created (the shim creates its own)
- *   CTRACK_SHIM    path of the shim, to take out of LD_PRELOAD for children that are not traced */
+ *   CTRACK_SHIM    path of the shim, to take out of LD_PRELOAD for children that are not traced
+ *   CTRACK_STATUS  PATH:DEV:INO of the launcher's status page (status.h); set with CTRACK_FOLLOW=1
+ *                  only, whose runs keep every CTRACK_* variable (the shim forgets them otherwise) */
 #define CT_ENV_DEPTH "CTRACK_DEPTH"
 #define CT_ENV_FOLLOW "CTRACK_FOLLOW"
 #define CT_ENV_DIR "CTRACK_DIR"
 #define CT_ENV_FD "CTRACK_FD"
 #define CT_ENV_SHIM "CTRACK_SHIM"
+#define CT_ENV_STATUS "CTRACK_STATUS"
 
 /* Parses a depth ("64"): 0 with *depth set, or -EINVAL for anything but a whole number from 1
  * to CT_DEPTH_MAX. */
@@ -33,9 +36,10 @@ int ct_parse_depth(const char *s, int *depth);
 const char *ct_basename(const char *path);
 
 /* The default trace name: [DIR/]ctrack.NAME.PID.zst, NAME the program's file name, and
- * ctrack.NAME.PID.N.zst for attempt N > 0 (an exec'd image keeps its pid, so its name may be
- * taken). dir may be NULL or "" for the current directory. Returns 0, or -ENAMETOOLONG when it
- * does not fit in len bytes (buf then holds no usable name). */
+ * ctrack.NAME.PID.NN.zst for attempt NN > 0, two digits at least (.01, .02, ... .10: they sort in
+ * order; an exec'd image keeps its pid, so its name may be taken). dir may be NULL or "" for the
+ * current directory. Returns 0, or -ENAMETOOLONG when it does not fit in len bytes (buf then holds
+ * no usable name). */
 int ct_trace_name(char *buf, size_t len, const char *dir, const char *program, pid_t pid, unsigned attempt);
 
 #endif

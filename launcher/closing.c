@@ -2,7 +2,6 @@
 /* The closing message: figures from the analysis library's one-call summary (summary.h), counts
  * with thousands separators, sizes exact below 10 KiB, and commands quoted for the shell. Only
  * prints; nothing here can change the launcher's exit status. */
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <inttypes.h>
@@ -14,9 +13,8 @@
 #include <sys/statvfs.h>
 
 #include "closing.h"
+#include "family.h"
 #include "locate.h"
-#include "summary.h"
-#include "tracefile.h"
 
 /* The message names at most this many children's traces: a run of `make` has hundreds. */
 #define CHILDREN_SHOWN 10
@@ -82,28 +80,13 @@ static void print_quoted(const char *s)
 
 /* ---- summaries ---- */
 
-/* A trace's summary, or why there is none. */
-struct summary {
-	int ok; /* s is filled, else err says why */
-	struct ct_trace_summary s;
-	char err[256];
-};
-
-static void summarize(const char *path, struct summary *r)
-{
-	r->err[0] = 0;
-	r->ok = ct_trace_summarize(path, &r->s, r->err, sizeof(r->err)) == 0;
-	if (!r->ok && !r->err[0])
-		snprintf(r->err, sizeof(r->err), "the trace cannot be read");
-}
-
 /* "PREFIX 1,031 allocations, ...", or "PREFIX no summary: why". */
-static void print_summary(const struct summary *r, const char *prefix)
+static void print_summary(const struct ct_member *m, const char *prefix)
 {
-	const struct ct_trace_summary *s = &r->s;
+	const struct ct_trace_summary *s = &m->s;
 	char a[32], b[32], c[32], d[32], e[32];
-	if (!r->ok) {
-		fprintf(stderr, "%sno summary: %s\n", prefix, r->err);
+	if (!m->ok) {
+		fprintf(stderr, "%sno summary: %s\n", prefix, m->err);
 		return;
 	}
 	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n", prefix,
@@ -125,21 +108,19 @@ static void print_warnings(const struct ct_trace_summary *s)
 	fputc('\n', stderr);
 }
 
-/* The summary line of the trace at path, its warnings, and a word on an exec'd image left untraced.
- * Returns 0 when the trace is cut short and none of its warnings can say why, else 1. */
-static int print_summary_line(const char *path, const char *prefix, int follow_children)
+/* The summary line of the program's trace, its warnings, and a word on an exec'd image left
+ * untraced. Returns 0 when the trace is cut short and none of its warnings can say why, else 1. */
+static int print_summary_line(const struct ct_member *m, int follow_children)
 {
-	struct summary r;
-	summarize(path, &r);
-	print_summary(&r, prefix);
-	if (r.ok)
-		print_warnings(&r.s);
-	if (r.ok && r.s.exec_path[0] && !follow_children)
+	print_summary(m, "ctrack: ");
+	if (m->ok)
+		print_warnings(&m->s);
+	if (m->ok && m->s.exec_path[0] && !follow_children)
 		fprintf(stderr,
 		        "ctrack: the program then ran '%s' (exec), which was not traced: "
 		        "--follow-children traces it too\n",
-		        r.s.exec_path);
-	return !r.ok || r.s.complete || r.s.warnings;
+		        m->s.exec_path);
+	return !m->ok || m->s.complete || m->s.warnings;
 }
 
 /* ---- the parent's trace ---- */
@@ -188,31 +169,40 @@ static void print_full_disk(const char *name)
 	        fmt_bytes(avail, free_bytes, sizeof(free_bytes)), strerror(ENOSPC));
 }
 
-/* What a trace the shim never wrote to says (the launcher writes it). */
-#define EMPTY_NOTE \
-	"nothing was traced: the shim never wrote to this trace (the program did not load it, or ended " \
-	"before it started: under a memory limit such as ulimit -v the loader may find no room for it, " \
-	"and says so on stderr)"
+/* Someone else removed or replaced the trace's file during the run (a second run with --force and
+ * the same -o): what this run wrote is only in the launcher's descriptor, and goes with it. */
+static void print_moved(const struct ct_family *f)
+{
+	if (!f->moved)
+		return;
+	int replaced = strcmp(f->moved, "removed") != 0;
+	fprintf(stderr,
+	        "ctrack: warning: the trace file '%s' was %s during the run%s: this run's trace, summed "
+	        "up and checked here, is lost when ctrack exits\n",
+	        f->parent.path, f->moved, replaced ? " (another run with --force and the same -o?)" : "");
+}
 
-static void print_parent(const char *name, int follow_children)
+static void print_parent(const struct ct_family *f)
 {
 	struct stat st;
 	char size[32], cmd[PATH_MAX + 32], html[PATH_MAX + 32];
-	if (stat(name, &st) < 0) {
+	const char *name = f->parent.path;
+	if (f->fd >= 0 ? fstat(f->fd, &st) < 0 : stat(name, &st) < 0) {
 		fprintf(stderr, "ctrack: trace file '%s' is gone: %s\n", name, strerror(errno));
 		return;
 	}
-	if (st.st_size == 0 && ct_tracefile_fill_empty(name, EMPTY_NOTE) == 0 && stat(name, &st) < 0)
-		st.st_size = 0;
-	fprintf(stderr, "ctrack: trace written to %s (%s)\n", name,
-	        fmt_bytes((uint64_t)st.st_size, size, sizeof(size)));
+	if (!f->moved)
+		fprintf(stderr, "ctrack: trace written to %s (%s)\n", name,
+		        fmt_bytes((uint64_t)st.st_size, size, sizeof(size)));
 	if (st.st_size == 0) {
 		fprintf(stderr, "ctrack: the trace is empty: the shim never wrote to it\n");
 		print_full_disk(name);
 		return;
 	}
-	if (!print_summary_line(name, "ctrack: ", follow_children))
+	if (!print_summary_line(&f->parent, f->follow))
 		print_full_disk(name);
+	if (f->moved)
+		return; /* the commands would read another run's file */
 	ct_locate_analyzer(cmd, sizeof(cmd));
 	print_command("analyze", cmd, NULL, name);
 	html_option(html, sizeof(html), name);
@@ -221,139 +211,100 @@ static void print_parent(const char *name, int follow_children)
 
 /* ---- the children's traces (--follow-children) ---- */
 
-static int is_trace_name(const char *s)
-{
-	size_t n = strlen(s);
-	return n > 11 && !strncmp(s, "ctrack.", 7) && !strcmp(s + n - 4, ".zst");
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void free_list(struct ct_trace_list *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-	*l = (struct ct_trace_list){0};
-}
-
-/* The ctrack.*.zst files in dir (as many as memory allows; none when dir cannot be read). */
-static void list_traces(const char *dir, struct ct_trace_list *l)
-{
-	*l = (struct ct_trace_list){0};
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));) {
-		char **v = is_trace_name(e->d_name) ? realloc(l->v, (l->n + 1) * sizeof(*v)) : NULL;
-		if (!v)
-			continue;
-		l->v = v;
-		if ((v[l->n] = strdup(e->d_name)))
-			l->n++;
-	}
-	closedir(d);
-	if (l->n)
-		qsort(l->v, l->n, sizeof(*l->v), cmp_name);
-}
-
-struct child {
-	const char *name;
-	struct summary sum;
-};
-
-/* Readable traces first, the most leaked bytes first, then by name. */
+/* Readable traces first, the most leaked bytes first, then in the order they started. */
 static int cmp_child(const void *a, const void *b)
 {
-	const struct child *x = a, *y = b;
-	if (x->sum.ok != y->sum.ok)
-		return y->sum.ok - x->sum.ok;
-	if (x->sum.ok && x->sum.s.leaked_bytes != y->sum.s.leaked_bytes)
-		return x->sum.s.leaked_bytes < y->sum.s.leaked_bytes ? 1 : -1;
-	return strcmp(x->name, y->name);
+	const struct ct_member *x = *(const struct ct_member *const *)a;
+	const struct ct_member *y = *(const struct ct_member *const *)b;
+	int xok = x->ok && !x->running, yok = y->ok && !y->running;
+	if (xok != yok)
+		return yok - xok;
+	if (xok && x->s.leaked_bytes != y->s.leaked_bytes)
+		return x->s.leaked_bytes < y->s.leaked_bytes ? 1 : -1;
+	if (x->start_ns != y->start_ns) /* in the order they ran */
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return strverscmp(x->file, y->file);
 }
 
-/* 1 if path is the file st describes (NULL: none). */
-static int is_file(const char *path, const struct stat *st)
+static void print_child(const struct ct_member *m)
 {
-	struct stat sp;
-	return st && stat(path, &sp) == 0 && sp.st_dev == st->st_dev && sp.st_ino == st->st_ino;
-}
-
-/* The traces of after that appeared during the run (not in before), other than the parent's
- * (name), summed up into v. Returns how many. */
-static size_t new_children(const char *dir, const struct ct_trace_list *after,
-                           const struct ct_trace_list *before, const char *name, struct child *v)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	const struct stat *parent = stat(name, &st) == 0 ? &st : NULL;
-	size_t n = 0;
-	for (size_t i = 0; i < after->n; i++) {
-		/* An empty list has no array, and bsearch's base must not be NULL even for 0 elements. */
-		if (before->n && bsearch(&after->v[i], before->v, before->n, sizeof(*before->v), cmp_name))
-			continue;
-		int len = snprintf(path, sizeof(path), "%s/%s", dir, after->v[i]);
-		if (len < 0 || (size_t)len >= sizeof(path) || is_file(path, parent))
-			continue;
-		v[n].name = after->v[i];
-		summarize(path, &v[n++].sum);
+	char prefix[NAME_MAX + 32];
+	if (m->running) {
+		fprintf(stderr,
+		        "ctrack:   %s: still running (pid %" PRIu64 "): its trace is whole once it ends\n",
+		        m->file, m->pid);
+		return;
 	}
-	return n;
+	snprintf(prefix, sizeof(prefix), "ctrack:   %s: ", m->file);
+	print_summary(m, prefix);
 }
 
 /* The children that leaked most get their summary lines, so nobody has to guess which of
  * ctrack.*.zst to look at. */
-static void print_children(const struct ct_closing *c, const char *name)
+static void print_children(const struct ct_family *f)
 {
-	struct ct_trace_list after;
-	char prefix[NAME_MAX + 32], total[32];
-	list_traces(c->dir, &after);
-	struct child *v = after.n ? calloc(after.n, sizeof(*v)) : NULL;
-	size_t n = v ? new_children(c->dir, &after, &c->before, name, v) : 0;
+	char total[32];
+	size_t n = f->nkids;
+	const struct ct_member **v = n ? calloc(n, sizeof(*v)) : NULL;
+	if (!v)
+		n = 0;
+	for (size_t i = 0; i < n; i++)
+		v[i] = &f->kids[i];
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_child);
 	if (n > CHILDREN_SHOWN)
-		fprintf(stderr, "ctrack: %zu child traces in %s; the %d that leaked most:\n", n, c->dir,
+		fprintf(stderr, "ctrack: %zu child traces in %s; the %d that leaked most:\n", n, f->dir,
 		        CHILDREN_SHOWN);
 	else if (n)
-		fprintf(stderr, "ctrack: %zu child trace%s in %s:\n", n, n == 1 ? "" : "s", c->dir);
+		fprintf(stderr, "ctrack: %zu child trace%s in %s:\n", n, n == 1 ? "" : "s", f->dir);
 	uint64_t rest = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i >= CHILDREN_SHOWN) {
-			rest += v[i].sum.ok ? v[i].sum.s.leaked_bytes : 0;
-			continue;
-		}
-		snprintf(prefix, sizeof(prefix), "ctrack:   %s: ", v[i].name);
-		print_summary(&v[i].sum, prefix);
+		if (i >= CHILDREN_SHOWN)
+			rest += v[i]->ok ? v[i]->s.leaked_bytes : 0;
+		else
+			print_child(v[i]);
 	}
 	if (n > CHILDREN_SHOWN)
 		fprintf(stderr, "ctrack:   and %zu more, which leaked %s in all\n", n - CHILDREN_SHOWN,
 		        fmt_bytes(rest, total, sizeof(total)));
 	free(v);
-	free_list(&after);
+}
+
+/* The children the shim could not trace: they ran all the same, unseen. */
+static void print_untraced(const struct ct_family *f)
+{
+	for (size_t i = 0; i < f->nuntraced && i < CHILDREN_SHOWN; i++) {
+		const struct ct_status_slot *u = &f->untraced[i];
+		fprintf(stderr,
+		        "ctrack: %s (pid %d, forked by pid %d) was not traced: it could not create its "
+		        "trace in %s (%s)\n",
+		        u->name[0] ? u->name : "a child", (int)u->pid, (int)u->ppid, f->dir,
+		        u->err ? strerror(u->err) : "unknown error");
+	}
+	size_t shown = f->nuntraced < CHILDREN_SHOWN ? f->nuntraced : CHILDREN_SHOWN;
+	if (f->untraced_total > shown)
+		fprintf(stderr, "ctrack: and %zu more children were not traced\n", f->untraced_total - shown);
+	for (size_t i = 0; i < f->ngaps; i++) {
+		const struct ct_member *m = f->gaps[i].m;
+		fprintf(stderr,
+		        "ctrack: %s (pid %" PRIu64 ") then ran '%s' (exec), which left no trace: it was not "
+		        "traced (a static or set-ID program, or one that could not create its trace)\n",
+		        m->s.program[0] ? m->s.program : "a process", m->pid, m->s.exec_path);
+	}
 }
 
 /* ---- the message ---- */
 
-void ct_closing_init(struct ct_closing *c, const char *trace, int follow_children, int quiet)
+void ct_closing_print(const struct ct_family *f, int quiet)
 {
-	*c = (struct ct_closing){.quiet = quiet, .follow_children = follow_children};
-	c->children = follow_children && !quiet && ct_tracefile_dir(trace, c->dir) == 0;
-	if (c->children)
-		list_traces(c->dir, &c->before);
-}
-
-void ct_closing_print(const struct ct_closing *c, const char *trace)
-{
-	if (c->quiet)
+	print_moved(f); /* even with -q: the trace is lost */
+	if (quiet)
 		return;
-	print_parent(trace, c->follow_children);
-	if (c->children)
-		print_children(c, trace);
+	print_parent(f);
+	if (f->children)
+		print_children(f);
+	if (f->follow)
+		print_untraced(f);
 }
 
 void ct_closing_signal(const char *prog, int sig)
@@ -361,9 +312,4 @@ void ct_closing_signal(const char *prog, int sig)
 	const char *abbrev = sigabbrev_np(sig), *what = strsignal(sig);
 	fprintf(stderr, "ctrack: %s was killed by SIG%s (%s)\n", prog, abbrev ? abbrev : "?",
 	        what ? what : "unknown signal");
-}
-
-void ct_closing_release(struct ct_closing *c)
-{
-	free_list(&c->before);
 }

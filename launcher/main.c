@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* ctrack: runs a program with libctrack.so preloaded and reports where its trace went. The options
- * table, and main: find the shim, check the program, run it (spawn.h), close (closing.h). Errors are
- * reported here, once; the program keeps its own stdio, argv and exit status. */
+ * table, and main: find the shim, check the program, run it (spawn.h), find the run's traces
+ * (family.h), close (closing.h), check them (verdict.h). Errors are reported here, once; the
+ * program keeps its own stdio, argv and exit status. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -19,6 +21,7 @@
 #include "spawn.h"
 #include "tracefile.h"
 #include "untraceable.h"
+#include "verdict.h"
 
 #define EXIT_USAGE 2
 #define EXIT_CANNOT_EXEC 126
@@ -34,7 +37,9 @@ struct options {
 	int force;
 	int checking;          /* --check, --fail-on, --max-leaked or --max-peak */
 	struct ct_check check; /* their rules (analyzer/check.h) */
-	char **argv;           /* PROGRAM ARGS..., NULL-terminated */
+	const char **supp;     /* the --suppressions files, read again for each trace checked */
+	size_t nsupp;
+	char **argv; /* PROGRAM ARGS..., NULL-terminated */
 };
 
 /* ---- the options table ---- */
@@ -135,6 +140,7 @@ static int add_suppressions(struct options *o, const char *arg)
 		fprintf(stderr, "ctrack: --suppressions: %s\n", err);
 		return 2;
 	}
+	o->supp[o->nsupp++] = arg; /* room for every argument */
 	return set_check(o, arg);
 }
 
@@ -248,6 +254,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 	getopt_tables(shorts, longs);
 	*o = (struct options){.depth = CT_DEPTH_DEFAULT, .check.builtin = 1};
+	o->supp = calloc((size_t)argc, sizeof(*o->supp));
+	if (!o->supp) {
+		fputs("ctrack: out of memory\n", stderr);
+		return 1;
+	}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct option_spec *t = find_option(c);
@@ -280,7 +291,7 @@ static int spawn_error(const struct ct_spawn_result *r, const char *prog, int er
 {
 	switch (r->stage) {
 	case CT_SPAWN_PIPE:
-		fprintf(stderr, "ctrack: pipe: %s\n", strerror(err));
+		fprintf(stderr, "ctrack: socketpair: %s\n", strerror(err));
 		return 1;
 	case CT_SPAWN_FORK:
 		fprintf(stderr, "ctrack: fork: %s\n", strerror(err));
@@ -343,22 +354,14 @@ static int find_program(const char *prog, char *buf, size_t len)
 	return t == CT_TRACE_REFUSE;
 }
 
-/* The check after the run. The program's own failure wins: its status is ctrack's, whatever the
- * leaks; a program that succeeded and broke a rule gives CT_CHECK_EXIT; one whose trace cannot be
- * checked gives 1. The verdict and the offending sites go to stderr, beside the closing message. */
-static int check(struct options *o, const char *trace, int status)
-{
-	char err[512];
-	int rc = ct_check_trace(trace, &o->check, stderr, err, sizeof(err));
-	if (rc < 0)
-		fprintf(stderr, "ctrack: cannot check the leaks: %s\n", err);
-	if (status)
-		return status;
-	return rc < 0 ? 1 : rc ? CT_CHECK_EXIT : 0;
-}
-
 static int run(struct options *o, const char *shim, const char *exe)
 {
+	struct ct_family family;
+	struct ct_spawn_result r;
+	char name[PATH_MAX];
+	/* Any pid will do: the family only needs the trace's directory, before the run. */
+	ct_tracefile_name(name, sizeof(name), o->output, o->argv[0], 0);
+	ct_family_init(&family, name, o->follow_children);
 	const struct ct_spawn s = {
 	    .shim = shim,
 	    .exe = exe,
@@ -367,23 +370,24 @@ static int run(struct options *o, const char *shim, const char *exe)
 	    .depth = o->depth,
 	    .follow_children = o->follow_children,
 	    .force = o->force,
+	    .status = ct_family_status(&family),
 	};
-	struct ct_closing closing;
-	struct ct_spawn_result r;
-	char name[PATH_MAX];
-	/* Any pid will do: the closing message only needs the trace's directory, before the run. */
-	ct_tracefile_name(name, sizeof(name), o->output, o->argv[0], 0);
-	ct_closing_init(&closing, name, o->follow_children, o->quiet);
 	fflush(stdout); /* the child must not inherit unwritten output */
 	int rc = ct_spawn_run(&s, &r);
-	if (rc == 0)
-		ct_closing_print(&closing, r.trace);
-	if (rc == 0 && r.signal)
-		ct_closing_signal(o->argv[0], r.signal);
-	ct_closing_release(&closing);
-	if (rc < 0)
+	if (rc < 0) {
+		ct_family_release(&family);
 		return spawn_error(&r, o->argv[0], -rc);
-	return o->checking ? check(o, r.trace, r.status) : r.status;
+	}
+	/* With -q and no check nothing is read: only a replaced trace file is said. */
+	int reading = !o->quiet || o->checking;
+	ct_family_collect(&family, &r, reading, reading && o->follow_children);
+	ct_closing_print(&family, o->quiet);
+	if (r.signal)
+		ct_closing_signal(o->argv[0], r.signal);
+	/* The program's own failure wins; the verdicts go to stderr, beside the closing message. */
+	rc = o->checking ? ct_verdict(&family, &o->check, o->supp, o->nsupp, r.status) : r.status;
+	ct_family_release(&family);
+	return rc;
 }
 
 /* Finds the shim and the program, then runs it; returns ctrack's exit status. */
@@ -406,5 +410,6 @@ int main(int argc, char **argv)
 	if (rc == GO_ON)
 		rc = trace(&o);
 	ct_check_release(&o.check); /* what --suppressions read, and the check its built-in list */
+	free(o.supp);
 	return rc;
 }

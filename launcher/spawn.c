@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fork, set up, exec, wait. The launcher has one thread, so the forked child may still allocate
- * and setenv; it reports a failure before exec as {stage, errno} on the pipe, then exits. */
+ * and setenv. It sends the trace's descriptor once it has created the file, and a failure before
+ * exec as {stage, errno}, on a close-on-exec socket (a pipe cannot carry descriptors). */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rules.h"
@@ -20,9 +23,10 @@
 /* The child's status when it could not run the program (the parent reports the real reason). */
 #define EXIT_NOT_RUN 127
 
-/* What the child writes on the pipe before dying. */
+/* What the child sends: CREATED with the trace's descriptor, or a failure before dying. */
+#define CREATED 0
 struct child_report {
-	int stage; /* enum ct_spawn_stage */
+	int stage; /* enum ct_spawn_stage, or CREATED */
 	int err;   /* positive errno */
 };
 
@@ -31,12 +35,34 @@ static volatile sig_atomic_t child_pid;
 
 /* ---- the child ---- */
 
-static _Noreturn void report_and_exit(int pipefd, int stage, int err)
+static _Noreturn void report_and_exit(int sock, int stage, int err)
 {
 	const struct child_report r = {stage, err};
-	ssize_t n = write(pipefd, &r, sizeof(r));
+	ssize_t n = write(sock, &r, sizeof(r));
 	(void)n; /* if the parent is gone there is no one to tell */
 	_exit(EXIT_NOT_RUN);
+}
+
+/* Hands the parent the trace's descriptor: it reads back the file the program wrote, whatever
+ * its name names by then (another run's file, with --force). Should this fail, the parent falls
+ * back on the name, checked against nothing: the program runs all the same. */
+static void send_trace(int sock, int fd)
+{
+	const struct child_report r = {CREATED, 0};
+	struct iovec iov = {(void *)&r, sizeof(r)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = {{0}};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	(void)n;
 }
 
 /* The shim first, then whatever the user preloads. Returns 0 or -ENOMEM. */
@@ -76,29 +102,32 @@ static int set_shim_env(const struct ct_spawn *s, const char *name, int fd)
 	if (setenv(CT_ENV_DEPTH, buf, 1))
 		return -ENOMEM;
 	rc = s->follow_children ? setenv(CT_ENV_FOLLOW, "1", 1) : unsetenv(CT_ENV_FOLLOW);
+	if (rc == 0)
+		rc = s->status ? setenv(CT_ENV_STATUS, s->status, 1) : unsetenv(CT_ENV_STATUS);
 	return rc ? -ENOMEM : 0;
 }
 
 /* The trace file is created here, so that its default name carries the program's pid. */
-static _Noreturn void run_child(const struct ct_spawn *s, int pipefd)
+static _Noreturn void run_child(const struct ct_spawn *s, int sock)
 {
 	char name[PATH_MAX];
 	int fd = ct_tracefile_name(name, sizeof(name), s->output, s->argv[0], getpid());
 	if (fd == 0)
 		fd = ct_tracefile_create(name, s->force);
 	if (fd < 0)
-		report_and_exit(pipefd, CT_SPAWN_CREATE, -fd);
+		report_and_exit(sock, CT_SPAWN_CREATE, -fd);
+	send_trace(sock, fd);
 	int rc = set_shim_env(s, name, fd);
 	if (rc == 0 && fcntl(fd, F_SETFD, 0) < 0) /* the one descriptor the program inherits */
 		rc = -errno;
 	if (rc < 0) {
 		unlink(name);
-		report_and_exit(pipefd, CT_SPAWN_SETUP, -rc);
+		report_and_exit(sock, CT_SPAWN_SETUP, -rc);
 	}
 	execv(s->exe, s->argv);
 	int err = errno;
 	unlink(name); /* still empty: nothing ran */
-	report_and_exit(pipefd, CT_SPAWN_EXEC, err);
+	report_and_exit(sock, CT_SPAWN_EXEC, err);
 }
 
 /* ---- the parent ---- */
@@ -138,14 +167,31 @@ static void block_signals(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
-/* 1 with *r filled if the child reported a failure, 0 if exec succeeded (EOF). */
-static int read_report(int fd, struct child_report *r)
+/* One report into *r, and the descriptor it carries into *fd (kept at -1 when none). 1 when a
+ * report came, 0 at EOF (the child exec'd the program, or died). */
+static int read_report(int sock, struct child_report *r, int *fd)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = {{0}};
+	struct iovec iov = {r, sizeof(*r)};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
 	ssize_t n;
-	do
-		n = read(fd, r, sizeof(*r));
-	while (n < 0 && errno == EINTR);
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
 	return n == (ssize_t)sizeof(*r);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 /* The exit status a shell would give, and the signal that killed the program (0: none). */
@@ -169,41 +215,53 @@ static int fail(struct ct_spawn_result *r, enum ct_spawn_stage stage, int err)
 	return err > 0 ? -err : -EIO;
 }
 
-static int wait_child(const struct ct_spawn *s, pid_t pid, int pipefd, struct ct_spawn_result *r)
+static int wait_child(const struct ct_spawn *s, pid_t pid, int sock, struct ct_spawn_result *r)
 {
 	struct child_report report;
 	/* the child's own name for the trace; one cut short only shows in messages */
 	ct_tracefile_name(r->trace, sizeof(r->trace), s->output, s->argv[0], pid);
-	int failed = read_report(pipefd, &report);
-	close(pipefd);
+	r->pid = pid;
+	int failed = read_report(sock, &report, &r->trace_fd);
+	if (failed && report.stage == CREATED)
+		failed = read_report(sock, &report, &r->trace_fd);
+	close(sock);
 	r->status = wait_status(pid, &r->signal);
-	return failed ? fail(r, report.stage, report.err) : 0;
+	r->end_ns = now_ns();
+	if (!failed)
+		return 0;
+	if (r->trace_fd >= 0) /* the child removed the file */
+		close(r->trace_fd);
+	r->trace_fd = -1;
+	return fail(r, report.stage, report.err);
 }
 
 int ct_spawn_run(const struct ct_spawn *s, struct ct_spawn_result *r)
 {
-	int pipefd[2];
+	int sock[2];
 	sigset_t old;
 	r->trace[0] = '\0';
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+	r->trace_fd = -1;
+	r->pid = 0;
+	r->start_ns = now_ns();
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
 		return fail(r, CT_SPAWN_PIPE, errno);
 	block_signals(&old);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int err = errno;
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(pipefd[0]);
-		close(pipefd[1]);
+		close(sock[0]);
+		close(sock[1]);
 		return fail(r, CT_SPAWN_FORK, err);
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(pipefd[0]);
-		run_child(s, pipefd[1]);
+		close(sock[0]);
+		run_child(s, sock[1]);
 	}
 	child_pid = pid;
-	close(pipefd[1]);
+	close(sock[1]);
 	install_parent_signals();
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	return wait_child(s, pid, pipefd[0], r);
+	return wait_child(s, pid, sock[0], r);
 }

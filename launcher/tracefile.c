@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Naming, locating and creating the trace file. Runs in the forked child too (create), so it
- * reports errors as negative errnos and prints nothing. */
+/* Naming, locating, creating and reading back the trace file. Runs in the forked child too
+ * (create), so it reports errors as negative errnos and prints nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,7 +74,7 @@ int ct_tracefile_create(const char *name, int force)
 	return moved < 0 ? -err : moved;
 }
 
-int ct_tracefile_fill_empty(const char *name, const char *text)
+int ct_tracefile_fill_empty(int fd, const char *text)
 {
 	uint8_t rec[1024], out[sizeof(rec) + CT_ZRAW_FRAME_HEADER + CT_ZRAW_BLOCK_HEADER];
 	struct ct_rec_buf b = {.data = rec, .cap = sizeof(rec)};
@@ -89,19 +89,40 @@ int ct_tracefile_fill_empty(const char *name, const char *text)
 	n += ct_zraw_block(out + n, b.len, 1);
 	memcpy(out + n, rec, b.len);
 	n += b.len;
-	int fd = open(name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int rc = 0;
 	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size != 0)
+		return -EEXIST; /* written to meanwhile: left alone */
+	if (pwrite(fd, out, n, 0) == (ssize_t)n)
+		return 0;
+	int rc = errno ? -errno : -ENOSPC;
+	if (ftruncate(fd, 0) < 0) /* a short write leaves it empty again, not half a frame */
 		rc = -errno;
-	else if (!S_ISREG(st.st_mode) || st.st_size != 0)
-		rc = -EEXIST; /* not the empty trace file any more: left alone */
-	else if (write(fd, out, n) != (ssize_t)n) {
-		rc = errno ? -errno : -ENOSPC;
-		if (ftruncate(fd, 0) < 0) /* a short write leaves it empty again, not half a frame */
-			rc = -errno;
-	}
-	close(fd);
 	return rc;
+}
+
+int ct_tracefile_reopen(int fd)
+{
+	char path[64];
+	struct stat held, st;
+	if (fstat(fd, &held) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int rd = open(path, O_RDONLY | O_CLOEXEC);
+	if (rd < 0)
+		return -errno;
+	if (fstat(rd, &st) == 0 && st.st_dev == held.st_dev && st.st_ino == held.st_ino)
+		return rd;
+	close(rd);
+	return -ESTALE;
+}
+
+const char *ct_tracefile_moved(const char *name, int fd)
+{
+	struct stat held, st;
+	if (fstat(fd, &held) < 0)
+		return NULL; /* nothing to compare with */
+	if (lstat(name, &st) < 0)
+		return errno == ENOENT ? "removed" : NULL;
+	return st.st_dev == held.st_dev && st.st_ino == held.st_ino ? NULL : "replaced by another file";
 }

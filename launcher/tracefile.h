@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The trace file the launcher makes for the program: its name (-o, or common/rules.h's default),
- * its directory (where the shim writes the traces of followed children), and its creation, which
- * never overwrites a file or follows a symlink unless told to replace it. */
+ * its directory (where the shim writes the traces of followed children), its creation, which
+ * never overwrites a file or follows a symlink unless told to replace it, and reading it back
+ * through the descriptor made then, whatever its name names by the end of the run. */
 #ifndef CTRACK_TRACEFILE_H
 #define CTRACK_TRACEFILE_H
 
@@ -28,9 +29,19 @@ int ct_tracefile_create(const char *name, int force);
  * device", "a directory", ...; NULL when it is one of those two, or absent. */
 const char *ct_tracefile_special(const char *name);
 
-/* Writes into name, when it is still an empty regular file, a trace made of the file header, a
- * warning NOTE with text and END (a zstd frame of raw blocks): the shim never wrote to it (it was
- * not loaded, or did not start), and the reports say so. 0, or a negative errno. */
-int ct_tracefile_fill_empty(const char *name, const char *text);
+/* Writes into the trace open for writing on fd, when it is still an empty regular file, a trace
+ * made of the file header, a warning NOTE with text and END (a zstd frame of raw blocks): the shim
+ * never wrote to it (it was not loaded, or did not start), and the reports say so. 0, or a
+ * negative errno. */
+int ct_tracefile_fill_empty(int fd, const char *text);
+
+/* A read-only descriptor (close-on-exec, from offset 0) on the file that fd, open for writing
+ * only, is open on, through /proc/self/fd: that file, even when its name was removed or now names
+ * another. Returns it, owned by the caller, or a negative errno. */
+int ct_tracefile_reopen(int fd);
+
+/* What became of name, the name of the file open on fd: NULL when it still names that file (or
+ * cannot be told), "removed" or "replaced by another file". */
+const char *ct_tracefile_moved(const char *name, int fd);
 
 #endif

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The loaded ELF objects, written as MODULE/UNMODULE records (path, load bias, build-id, PT_LOAD
  * segments) before any frame that needs them. Used by the writer thread (and the late path under
- * its lock); reads the loader's list with dl_iterate_phdr. Never allocates with malloc. */
+ * its lock); reads the loader's list with dl_iterate_phdr. Never allocates with malloc.
+ * A library loaded where an unloaded one was (dlclose, then dlopen of another: the kernel hands out
+ * the same range) has the same load bias and program headers' address as its predecessor: what it
+ * is, its name, build-id and segments, tells them apart. */
 #include <elf.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -10,12 +13,16 @@
 
 #include "ctrack/record.h"
 #include "procmaps.h"
+#include "unwind.h"
 #include "writer.h"
+
+_Static_assert(CT_UNWIND_EXACT == CT_REC_IP_EXACT, "the walk marks exact frames as the encoder reads them");
 
 struct module {
 	uintptr_t base;
-	const void *phdr; /* with base, identifies one load of one object */
-	uintptr_t lo, hi; /* span of its PT_LOAD segments */
+	const void *phdr;     /* with base and fingerprint, identifies one load of one object */
+	uint64_t fingerprint; /* of its name, build-id and segments (fingerprint()) */
+	uintptr_t lo, hi;     /* span of its PT_LOAD segments */
 	uint32_t id;
 	uint8_t alive, seen;
 };
@@ -42,6 +49,11 @@ void ct_modules_reset(void)
 
 int ct_modules_covers(uintptr_t ip)
 {
+	/* After a dlclose, another library may hold the range that was the unloaded one's: only a sync
+	 * can say which module holds ip now. */
+	if (ct_modules_dirty())
+		return 0;
+	ip &= ~(uintptr_t)CT_REC_IP_EXACT;
 	for (size_t i = 0; i < nmods; i++)
 		if (mods[i].alive && ip >= mods[i].lo && ip < mods[i].hi)
 			return 1;
@@ -70,6 +82,28 @@ static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len
 	}
 	*len = 0;
 	return NULL;
+}
+
+/* FNV-1a of n bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* What the object is, whatever its address: its name, its build-id and its PT_LOAD segments. */
+static uint64_t fingerprint(const struct dl_phdr_info *info)
+{
+	size_t id_len;
+	const uint8_t *id = find_build_id(info, &id_len);
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	uint64_t h = fnv(0xcbf29ce484222325ull, name, strlen(name) + 1);
+	h = fnv(h, id, id_len);
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD)
+			h = fnv(h, &info->dlpi_phdr[i], sizeof(info->dlpi_phdr[i]));
+	return h;
 }
 
 /* ---- a module's absolute path ----
@@ -140,7 +174,7 @@ static void emit_module(struct ct_rec_buf *o, const struct dl_phdr_info *info, u
 	ct_rec_module(o, &m);
 }
 
-static struct module *add(const struct dl_phdr_info *info)
+static struct module *add(const struct dl_phdr_info *info, uint64_t print)
 {
 	if (nmods == cap_mods) {
 		size_t cap = cap_mods ? cap_mods * 2 : 256;
@@ -157,6 +191,7 @@ static struct module *add(const struct dl_phdr_info *info)
 	struct module *m = &mods[nmods++];
 	m->base = info->dlpi_addr;
 	m->phdr = info->dlpi_phdr;
+	m->fingerprint = print;
 	m->lo = UINTPTR_MAX;
 	m->hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -177,14 +212,16 @@ static struct module *add(const struct dl_phdr_info *info)
 static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
+	uint64_t print = fingerprint(info);
 	for (size_t i = 0; i < nmods; i++) {
 		struct module *m = &mods[i];
-		if (m->alive && m->base == info->dlpi_addr && m->phdr == info->dlpi_phdr) {
+		if (m->alive && m->base == info->dlpi_addr && m->phdr == info->dlpi_phdr &&
+		    m->fingerprint == print) {
 			m->seen = 1;
 			return 0;
 		}
 	}
-	struct module *m = add(info);
+	struct module *m = add(info, print);
 	if (m) {
 		m->seen = 1;
 		emit_module(arg, info, m->id, m->lo);

@@ -439,13 +439,13 @@ static struct ct_defer_entry *defer_entry(int64_t pos)
 
 /* The walk runs here, in the handler, into the entry's own frames (the thread's hold the
  * interrupted report's). The unwinder allows it even nested in the report's own walk: it counts
- * walks in progress, and a nested one writes neither its rule cache nor its memo. The shim's frames
- * the walk passes through after the signal frame (the report, the hook) are dropped. */
+ * walks in progress, and a nested one writes neither its rule cache nor its memo. The frames of the
+ * report it passes through after the signal frame (the hook, the tracker, what they called) are
+ * dropped. */
 static void fill_alloc(struct ct_defer_entry *e, void *p, size_t size, const struct ct_caller *c)
 {
 	int truncated = 0;
-	int n = ct_unwind_from(c->ra, c->sp, c->bp, e->ips, ct_depth, &truncated);
-	e->frames = ct_unwind_drop_shim(e->ips, n);
+	e->frames = ct_unwind_from_handler(c->ra, c->sp, c->bp, e->ips, ct_depth, &truncated);
 	e->truncated = truncated;
 	e->w[0] = (uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p;
 	e->w[1] = size;

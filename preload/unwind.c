@@ -14,6 +14,7 @@
 
 #include "cfi.h"
 #include "procmaps.h"
+#include "rules.h"
 #include "threadslot.h"
 #include "unwind.h"
 
@@ -108,12 +109,22 @@ static int is_restorer(uintptr_t ip, uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+/* Whether ip, which no FDE covers, is the byte before one's first: the call a return address there
+ * would follow is not there, so the address was planted as a context's first frame (makecontext's
+ * __start_context, whose CFI does not say it is the outermost). */
+static int before_fde(const uint8_t *eh_frame_hdr, uintptr_t ip)
+{
+	struct ct_cfi_rule r;
+	return ct_cfi_lookup(eh_frame_hdr, ip + 1, &r) != -ENOENT;
+}
+
 /* The rule at ip: its CFI's, or a frame-pointer guess where no CFI covers ip. The cache's miss
  * path: kept out of line, so the walk's loop stays as small as when the decoder lived here. */
 static __attribute__((noinline)) struct ct_cfi_rule compute_rule(uintptr_t ip)
 {
 	static const struct ct_cfi_rule none = {0, 0, 0, CT_CFI_NONE}, fp = {16, -16, CT_CFI_RBP, RULE_FP},
-	                                fp_anon = {16, -16, CT_CFI_RBP, RULE_FP_ANON};
+	                                fp_anon = {16, -16, CT_CFI_RBP, RULE_FP_ANON},
+	                                end = {0, 0, 0, CT_CFI_END};
 	struct dl_find_object obj;
 	struct ct_cfi_rule r;
 
@@ -123,7 +134,7 @@ static __attribute__((noinline)) struct ct_cfi_rule compute_rule(uintptr_t ip)
 		return none;
 	int rc = ct_cfi_lookup(obj.dlfo_eh_frame, ip, &r);
 	if (rc == -ENOENT) /* no FDE covers ip */
-		return fp;
+		return before_fde(obj.dlfo_eh_frame, ip) ? end : fp;
 	if (!rc && r.kind == CT_CFI_SIGNAL &&
 	    !is_restorer(ip, (uintptr_t)obj.dlfo_map_start, (uintptr_t)obj.dlfo_map_end))
 		return none; /* another system's trampoline: its frame's layout is unknown */
@@ -205,7 +216,7 @@ struct frame {
 	uintptr_t ip, sp, bp;
 };
 
-/* Inlined: the walk's hot path, which ct_unwind_drop_shim() shares. */
+/* Inlined: the walk's hot path. */
 static inline __attribute__((always_inline)) void self_range(uintptr_t *lo, uintptr_t *hi)
 {
 	struct dl_find_object obj;
@@ -416,21 +427,55 @@ static void memo_record(struct fresh_frame *fr, const struct frame *f, struct ct
 	fr->flags = (r.cfa_reg == CT_CFI_RBP ? MEMO_CFA_RBP : 0u) | (r.rbp_off ? 0u : MEMO_KEEPS_RBP);
 }
 
+/* The walk cannot step its frame: it ends there, truncated, and counts as cut (ct_unwind_cuts). */
+static int cut_short(int n, int *truncated, int *cut)
+{
+	*truncated = *cut = 1;
+	return n;
+}
+
+/* The walk ends where a step failed: a return address of 0 marks the outermost frame, as some
+ * runtimes leave it; a frame that does not look like a caller's (a frame-pointer guess in code that
+ * keeps none, a corrupt stack) cuts it short. */
+static int stopped(int rc, int n, int *truncated, int *cut)
+{
+	return rc == -ENOENT ? n : cut_short(n, truncated, cut);
+}
+
+/* What a walk drops besides its leading frames inside the shim: past a signal frame, the shim's
+ * frames the signal interrupted, or (DROP_REPORT: the walk of a handler that interrupted a report)
+ * the report's frames as a whole, with the functions it had called. */
+enum drop { DROP_SHIM, DROP_REPORT };
+
+/* Past a signal frame, whose interrupted frames start at ips[ctx]: whether the frame at ip is the
+ * shim's work, not the program's. The shim's own frames are; and while *report holds, the frames
+ * stored since ctx once a frame of the shim follows them: they are what the report called. */
+static int shim_work(uintptr_t ip, uintptr_t lo, uintptr_t hi, int ctx, int *report, int *n)
+{
+	if (ip - lo >= hi - lo)
+		return 0;
+	if (*report)
+		*n = ctx;
+	*report = 0;
+	return 1;
+}
+
 /* Returns the frame count; *truncated = 1 when the stack had more frames than max, or when a frame
- * had no rule to step it (*cut = 1 then). The outermost walk of a thread (not one nested in a
- * signal handler) uses and renews the memo, unless it crosses a signal frame. */
+ * could not be stepped (*cut = 1 then). The outermost walk of a thread (not one nested in a signal
+ * handler) uses and renews the memo, unless it crosses a signal frame. */
 static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust, uintptr_t *ips, int max,
-                int *truncated, int *cut)
+                enum drop drop, int *truncated, int *cut)
 {
 	/* A copy whose address goes nowhere: its registers stay in registers, where through the
 	 * caller's pointer every store to ips[] or the memo would make the compiler load them again. */
 	struct frame here = *start, *f = &here;
 	uintptr_t lo, hi, scratch, last_pc = 0;
 	struct ct_cfi_rule r = {0, 0, 0, CT_CFI_NONE};
-	int n = 0, in_self = 1, use_cache = cache_usable(me);
+	int n = 0, in_self = 1, use_cache = cache_usable(me), rc;
 	int use_memo = use_cache && me->walk.depth == 1, m = 0;
 	struct ct_unwind_state *st = use_memo ? me->unwind : NULL;
 	int j = use_memo ? st->memo_n - 1 : -1; /* the memo's frame to compare with */
+	int ctx = -1, report = 0; /* past a signal frame: where its frames start in ips (shim_work) */
 
 	self_range(&lo, &hi);
 	for (;;) {
@@ -452,10 +497,10 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 				break;
 			ips[n++] = f->ip;
 			memo_record(&st->fresh[m], f, r);
-			if (step(me, f, r, &st->fresh[m++].rbp_slot))
-				return n;
+			if ((rc = step(me, f, r, &st->fresh[m++].rbp_slot)))
+				return stopped(rc, n, truncated, cut);
 		}
-		if (!in_self) {
+		if (!in_self && !(ctx >= 0 && shim_work(f->ip, lo, hi, ctx, &report, &n))) {
 			int met = memo_meet(me, &j, f, ips, n, m, max, truncated);
 			if (met >= 0)
 				return met;
@@ -463,7 +508,8 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 				*truncated = 1;
 				return n;
 			}
-			ips[n++] = f->ip;
+			/* Below a signal frame the ip is the interrupted instruction itself. */
+			ips[n++] = adjust ? f->ip : f->ip | CT_UNWIND_EXACT;
 		}
 		/* A return address points after the call; the call itself decides the rule. The frames
 		 * of a recursion share it: looked up once. */
@@ -471,17 +517,17 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 			last_pc = f->ip - adjust;
 			r = rule_for(me, last_pc, use_cache);
 		}
-		if (r.kind == CT_CFI_NONE) {
-			*truncated = *cut = 1;
-			return n;
-		}
+		if (r.kind == CT_CFI_NONE)
+			return cut_short(n, truncated, cut);
 		if (r.kind == CT_CFI_SIGNAL) {
 			/* The memo describes stacks that sp orders, read through return addresses. */
 			use_memo = 0;
 			j = -1;
 			if (signal_step(f))
-				return n;
+				return cut_short(n, truncated, cut);
 			adjust = 0;
+			ctx = n;
+			report = drop == DROP_REPORT;
 			continue;
 		}
 		use_memo = use_memo && m < MEMO_FRAMES;
@@ -495,15 +541,16 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 		/* A frame-pointer guess needs the body of a function: a signal may have stopped code
 		 * with no unwind information in its prologue or epilogue, where RBP is the caller's. */
 		if (!adjust && r.kind >= RULE_FP)
-			return n;
-		if (step(me, f, r, use_memo && !in_self ? &st->fresh[m - 1].rbp_slot : &scratch))
-			return n;
+			return cut_short(n, truncated, cut);
+		if ((rc = step(me, f, r, use_memo && !in_self ? &st->fresh[m - 1].rbp_slot : &scratch)))
+			return stopped(rc, n, truncated, cut);
 		adjust = 1;
 	}
 }
 
-/* Both entry points: the walk from frame f (adjust 1 when f->ip is a return address). */
-static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, int *truncated)
+/* Every entry point: the walk from frame f (adjust 1 when f->ip is a return address). */
+static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, enum drop drop,
+                        int *truncated)
 {
 	struct ct_slot *me = ct_slot();
 	int dummy, n, cut = 0;
@@ -518,7 +565,7 @@ static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int m
 	me->walk.memo_current = 0;
 	me->walk.depth++;
 	atomic_signal_fence(memory_order_seq_cst);
-	n = walk(me, f, adjust, ips, max, truncated, &cut);
+	n = walk(me, f, adjust, ips, max, drop, truncated, &cut);
 	atomic_signal_fence(memory_order_seq_cst);
 	me->walk.depth--;
 	if (cut) {
@@ -540,25 +587,24 @@ __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 	struct frame f;
 
 	HERE(f);
-	return unwind_frame(&f, 0, ips, max, truncated);
+	return unwind_frame(&f, 0, ips, max, DROP_SHIM, truncated);
 }
 
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated)
 {
 	struct frame f = {ra, sp, bp};
-	return unwind_frame(&f, 1, ips, max, truncated);
+	return unwind_frame(&f, 1, ips, max, DROP_SHIM, truncated);
 }
 
-int ct_unwind_drop_shim(uintptr_t *ips, int n)
+int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated)
 {
-	uintptr_t lo, hi;
-	int kept = 0;
-
-	self_range(&lo, &hi);
-	for (int i = 0; i < n; i++)
-		if (ips[i] - lo >= hi - lo)
-			ips[kept++] = ips[i];
-	return kept;
+	struct frame f = {ra, sp, bp};
+	int n = unwind_frame(&f, 1, ips, CT_DEPTH_MAX, DROP_REPORT, truncated);
+	if (n <= max)
+		return n;
+	if (truncated)
+		*truncated = 1;
+	return max < 0 ? 0 : max;
 }
 
 void ct_unwind_invalidate(void)

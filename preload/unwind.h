@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Backtraces for the shim: a walker driven by cached CFI rules that also steps Linux's x86_64
- * signal frames. Invariants: no allocation, no stdio, errno preserved, async-signal-safe; frames
- * inside the shim are never reported. */
+ * signal frames. Invariants: no allocation, no stdio, errno preserved, async-signal-safe; the
+ * shim's frames are not reported: neither those of the hook a walk starts from, nor those a signal
+ * interrupted (only a hook that calls the program back, dlclose's destructors or pthread_exit's,
+ * shows its own frame below the program's). */
 #ifndef CT_PRELOAD_UNWIND_H
 #define CT_PRELOAD_UNWIND_H
 
@@ -9,22 +11,35 @@
 
 #include "threadslot.h"
 
+/* ips[i] with this bit set holds an exact ip, not a return address: the instruction a signal
+ * interrupted (the frame below a signal frame), to be looked up at itself rather than at its call
+ * (ip - 1). Bit 63 is never set in a user-space address; the trace's encoder takes the same bit
+ * (CT_REC_IP_EXACT, ctrack/record.h). */
+#define CT_UNWIND_EXACT ((uintptr_t)1 << 63)
+
 /* Fills ips[] with the calling thread's return addresses, innermost first, skipping every leading
  * frame whose ip lies in the shim (the ELF object that contains this code), so ips[0] is the return
- * address into the program from the hooked allocation function. At most max frames; *truncated = 1
- * when the stack had more (or the walk was cut short at a frame it cannot step: see
- * ct_unwind_cuts). Returns the number of frames (0 if the stack cannot be walked).
- * Must not allocate, lock (after warm-up), use stdio or change errno: it runs inside malloc. */
+ * address into the program from the hooked allocation function. Past a signal frame, the frames
+ * inside the shim the signal interrupted (a hook, its report, a PLT stub) are dropped too: the
+ * program's stack never shows them. At most max frames; *truncated = 1 when the stack had more, or
+ * when the walk was cut short at a frame it cannot step (see ct_unwind_cuts): a walk ends complete
+ * only at the outermost frame (its CFI leaves the return address undefined, as _start's and a
+ * thread's clone's do; the return address is 0; or it was planted at a function's first byte, with
+ * no call before it, as makecontext plants __start_context's). Returns the number of frames (0 if
+ * the stack cannot be walked). Must not allocate, lock (after warm-up), use stdio or change errno:
+ * it runs inside malloc. */
 int ct_unwind(uintptr_t *ips, int max, int *truncated);
 /* The same walk from a known frame: ra is a return address into the program, sp the caller's stack
  * pointer after that return and bp its frame pointer (what the hooked function found on entry).
  * Saves the steps through the shim's own frames. */
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
-/* Removes from ips[0 .. n) the frames whose ip lies in the shim, keeping the others' order; returns
- * how many are left. A walk from a signal handler that interrupted the shim passes through the
- * shim's frames (the hook the program called, the report it was making): the program's are the
- * frames that matter. */
-int ct_unwind_drop_shim(uintptr_t *ips, int n);
+/* The walk of a signal handler's hook that interrupted a report of its thread (defer.h), from its
+ * caller's frame as ct_unwind_from: past the signal frame, the report's frames go as a whole, the
+ * shim's and those of the functions it had called (sched_yield, nanosleep, syscall, the real
+ * realloc), so the handler is shown interrupting the program's call to the hook. ips has room for
+ * CT_DEPTH_MAX frames (the report's are known to be its once the shim's frame below them is seen);
+ * the innermost max are kept. */
+int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
 /* How many outermost frames of the calling thread's last walk are known, from the memo at no cost,
  * to be the outermost frames of the walk before it (the same return addresses, in order, read from
  * the same stack): its last ct_unwind_shared() frames equal the last ones of the walk before. 0
@@ -34,8 +49,10 @@ static inline int ct_unwind_shared(void)
 {
 	return ct_slot()->walk.shared;
 }
-/* Walks cut short so far, in all threads, at a frame no simple rule steps (CFI expressions
- * outside signal trampolines, code described only by .debug_frame): they end truncated there. */
+/* Walks cut short so far, in all threads, at a frame they cannot step: no simple rule describes it
+ * (CFI expressions outside signal trampolines, code described only by .debug_frame), or, in code
+ * with no unwind information, a frame-pointer guess that leads nowhere (the code keeps no frame
+ * pointer either) or a signal that interrupted such code. They end truncated there. */
 unsigned long ct_unwind_cuts(void);
 /* Forget cached rules (an object was unloaded, its addresses may be reused). Cheap, thread-safe. */
 void ct_unwind_invalidate(void);

@@ -22,6 +22,8 @@
 #include "leakscan.h"
 #include "match.h"
 #include "procmaps.h"
+#include "rules.h"
+#include "status.h"
 #include "text.h"
 #include "unwind.h"
 #include "writer.h"
@@ -140,8 +142,8 @@ static void emit_notes(void)
 	note_count(NOTE_RECORDS, warn, w.out.dropped,
 	           " records were lost: out of memory for the record buffer");
 	note_count(NOTE_CUT_WALKS, CT_NOTE_INFO, ct_unwind_cuts(),
-	           " backtraces end early, at a frame the unwinder cannot step (CFI expressions, code "
-	           "described by .debug_frame only)");
+	           " backtraces end early, at a frame the unwinder cannot step (code with neither unwind "
+	           "tables nor frame pointers, CFI expressions, code described by .debug_frame only)");
 	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
 	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened "
 	           "the file again by its path");
@@ -820,8 +822,13 @@ static void give_up(int err)
 	w.stack = NULL;
 }
 
+/* The launcher's status page (common/status.h), with --follow-children: mapped by every image that
+ * starts a writer, inherited by its forked children, which may have no descriptor to open it. */
+static struct ct_status_page *status_page;
+
 int ct_writer_start(int fd)
 {
+	status_page = ct_status_attach(getenv(CT_ENV_STATUS));
 	int rc = open_file(fd);
 	if (rc == 0)
 		rc = start_thread();
@@ -832,6 +839,7 @@ int ct_writer_start(int fd)
 
 void ct_writer_after_fork_child(int fd)
 {
+	int err = errno; /* why fd is -1: the tracker's open of the child's trace left it */
 	pthread_mutex_init(&req_lock, NULL);
 	pthread_mutex_init(&late_lock, NULL);
 	pthread_mutex_init(&life_lock, NULL);
@@ -841,7 +849,9 @@ void ct_writer_after_fork_child(int fd)
 	atomic_store(&w.main_gone, 0);
 	atomic_store(&w.crash, 0);
 	atomic_store(&w.crash_done, 0);
-	ct_output_drop(); /* the parent's file: never written by a child */
+	ct_output_drop();          /* the parent's file: never written by a child */
+	if (fd < 0 && status_page) /* a followed child that could not create its trace */
+		ct_status_note(status_page, err);
 	if (fd < 0)
 		return;
 	/* A fresh buffer and context (open_file resets the matcher): what the parent's writer was

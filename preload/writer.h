@@ -34,7 +34,9 @@ size_t ct_writer_releasable(void) CT_HIDDEN;
 int ct_writer_give_back(uint64_t size) CT_HIDDEN;
 /* After finish: the event is written at once, followed by a new END, as a frame of its own. */
 void ct_writer_late(const uint64_t *ev) CT_HIDDEN;
-void ct_writer_after_fork_child(int fd) CT_HIDDEN; /* fd < 0: the child is not traced */
+/* fd < 0: the child is not traced; with --follow-children (the launcher's status page), it could
+ * not create its trace, and errno, as the failed open left it, says why. */
+void ct_writer_after_fork_child(int fd) CT_HIDDEN;
 /* The main thread called pthread_exit: once every other program thread is gone, the writer exits
  * the process as glibc's last thread would (exit(0)). */
 void ct_writer_main_exited(void) CT_HIDDEN;

@@ -16,7 +16,8 @@
  *   min_version:  the oldest reader version that can read this file; a reader whose version is
  *                 below it refuses the file, naming both versions. (Version 2 added RECENT,
  *                 version 3 the optional CLASSES, version 4 BATCH: a version 4 writer writes
- *                 min_version 4.)
+ *                 min_version 4; version 5 the optional EXACT, which a version 4 reader skips:
+ *                 a version 5 writer still writes min_version 4.)
  *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
  *                 reader skips header bytes it does not know.
  *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
@@ -45,11 +46,14 @@
  * A record only refers to ids defined before it.
  *
  * Addresses: a FRAME's ip is a return address (the call instruction's next byte), except that the
- * innermost frame of a stack is the return address into the program from the allocation function.
- * Symbolizers look up ip - 1, the call, for everything: module, function, file, line and inline
- * chain (a call that is the last instruction of a function, or of a module's code, returns to the
- * next one's first byte). A frame belongs to the module whose segment [base + vaddr,
- * base + vaddr + memsz) held ip - 1 when the FRAME record was read (modules come and go with
+ * innermost frame of a stack is the return address into the program from the allocation function,
+ * and that a node an EXACT record names holds an exact ip: the instruction a signal interrupted
+ * (the frame below a signal handler's trampoline), which may be a function's first byte.
+ * Symbolizers look up ip - 1, the call, for a return address: module, function, file, line and
+ * inline chain (a call that is the last instruction of a function, or of a module's code, returns
+ * to the next one's first byte); an exact ip they look up at ip itself. A frame belongs to the
+ * module whose segment [base + vaddr, base + vaddr + memsz) held the address looked up (ip - 1, or
+ * ip when exact) when the FRAME record (its EXACT record) was read (modules come and go with
  * MODULE/UNMODULE records, always written before the frames that need them).
  *
  * Time: TIME records advance the clock (microseconds since the process started, the PROCESS
@@ -66,7 +70,7 @@
 	"\x89" \
 	"CTRACK\n"
 #define CT_MAGIC_SIZE 8
-#define CTRACK_FORMAT_VERSION 4
+#define CTRACK_FORMAT_VERSION 5
 #define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
 #define CTRACK_FORMAT_READER_MIN 4  /* min_version this writer writes: readers older than 4 lack BATCH */
 #define CT_HEADER_SIZE 20           /* magic + version..features */
@@ -166,6 +170,12 @@
  *   A named point in the program's run, from ctrack_mark() (include/ctrack/ctrack.h): every event
  *   the program made before the call precedes it (events of other threads that raced with the call
  *   may fall on either side). Names may repeat. Example: 45 04 03 "req".
+ * EXACT   0x46  | (no payload) |   optional, since version 5 (a version 4 reader skips it)
+ *   The stack node the last FRAME record before it defined has an exact ip (see Addresses): the
+ *   instruction a signal interrupted, looked up at ip itself rather than at ip - 1. Written right
+ *   after that FRAME record; a trace without EXACT records has return addresses only, and a reader
+ *   that skips them looks every frame up at ip - 1. Example: 05 03 40 46 00 = a node under node 3,
+ *   32 bytes past the last FRAME's ip, and that ip is exact.
  */
 #define CT_RECORDS(X) \
 	X(ALLOC, 0x01) \
@@ -187,7 +197,8 @@
 	X(NOTE, 0x42) \
 	X(CLASSES, 0x43) \
 	X(SUPPRESSIONS, 0x44) \
-	X(MARK, 0x45)
+	X(MARK, 0x45) \
+	X(EXACT, 0x46)
 
 enum ct_record_tag {
 #define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,

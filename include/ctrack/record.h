@@ -150,15 +150,31 @@ static inline void ct_rec_info(struct ct_rec_buf *b, uint64_t size, uint64_t sta
 	ct_rec_v(b, stack);
 }
 
-/* The next stack node: return address ip called from node `parent`. */
+/* An ip given to ct_rec_frame with this bit set is exact (format.h's EXACT): the instruction a signal
+ * interrupted. Bit 63 is never set in a user-space address. */
+#define CT_REC_IP_EXACT (UINT64_C(1) << 63)
+
+/* EXACT: the node the last FRAME record defined has an exact ip. */
+static inline void ct_rec_exact(struct ct_rec_buf *b)
+{
+	size_t at = ct_rec_open(b, CT_REC_EXACT, 0);
+	if (at)
+		ct_rec_close(b, at);
+}
+
+/* The next stack node: return address ip called from node `parent`; with CT_REC_IP_EXACT, the exact
+ * ip (without the bit), followed by its EXACT record. */
 static inline void ct_rec_frame(struct ct_rec_buf *b, uint64_t parent, uint64_t ip)
 {
+	uint64_t at = ip & ~CT_REC_IP_EXACT;
 	if (!ct_rec_room(b, 1 + 2 * CT_VARINT_MAX))
 		return;
 	ct_rec_u8(b, CT_REC_FRAME);
 	ct_rec_v(b, parent);
-	ct_rec_v(b, ct_zigzag((int64_t)(ip - b->last_ip)));
-	b->last_ip = ip;
+	ct_rec_v(b, ct_zigzag((int64_t)(at - b->last_ip)));
+	b->last_ip = at;
+	if (ip & CT_REC_IP_EXACT)
+		ct_rec_exact(b);
 }
 
 /* ---- framed records ---- */

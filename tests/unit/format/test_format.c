@@ -7,7 +7,7 @@
  * same bytes and its comments' examples, and a buffer that cannot grow drops whole records and
  * counts them.
  *
- * Usage: test-format [TEST]  runs TEST (header, short, recent, tempfree, time, info, frame,
+ * Usage: test-format [TEST]  runs TEST (header, short, recent, tempfree, time, info, frame, exact,
  * process, module, unmodule, end, exec, thread, sample, note, version, examples, dropped), or all.
  * Prints PASS/FAIL lines; exit status 0 when all pass, 1 otherwise, 2 for an unknown TEST. */
 #include <stdint.h>
@@ -77,13 +77,14 @@ static void buf_init(struct ct_rec_buf *b)
 
 static void test_header(void)
 {
-	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 4, min_version 4 (version 4 added BATCH),
-	 * header_size 20, all u16 little-endian; pointer_size 8; flags 0; features 0 (u32). */
-	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x04, 0x00, 0x04,
+	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 5, min_version 4 (version 4 added BATCH; a
+	 * version 4 reader skips version 5's EXACT), header_size 20, all u16 little-endian; pointer_size
+	 * 8; flags 0; features 0 (u32). */
+	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x05, 0x00, 0x04,
 	       0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00);
 	uint8_t h[CT_HEADER_SIZE];
 	same_bytes("header: format.h's ct_put_header", h, ct_put_header(h),
-	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x04, 0x00, 0x04, 0x00, 0x14, 0x00,
+	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x05, 0x00, 0x04, 0x00, 0x14, 0x00,
 	                 0x08, 0x00, 0x00, 0x00, 0x00, 0x00));
 }
 
@@ -205,6 +206,27 @@ static void test_frame(void)
 	free(b.data);
 }
 
+/* EXACT 46, no payload: 46 00. A FRAME given an ip with CT_REC_IP_EXACT is written without the bit,
+ * EXACT right after it, and the next delta starts from the ip without the bit: 0x401010 exact after
+ * 0x400ff0 -> 05 03 40 46 00 (format.h's example); then 0x401020, +16 -> 05 04 20. */
+static void test_exact(void)
+{
+	GOLDEN("EXACT", ct_rec_exact(&b), 0x46, 0x00);
+	GOLDEN("FRAME of an exact ip, then EXACT",
+	       (ct_rec_frame(&b, 0, 0x401000), ct_rec_frame(&b, 2, 0x400ff0),
+	        ct_rec_frame(&b, 3, 0x401010 | CT_REC_IP_EXACT), ct_rec_frame(&b, 4, 0x401020)),
+	       0x05, 0x00, 0x80, 0xc0, 0x80, 0x04, 0x05, 0x02, 0x1f, 0x05, 0x03, 0x40, 0x46, 0x00, 0x05, 0x04,
+	       0x20);
+	struct ct_rec_buf b;
+	buf_init(&b);
+	ct_rec_frame(&b, 0, 0x401000 | CT_REC_IP_EXACT);
+	report("EXACT: last_ip is the exact frame's ip, without the bit", b.last_ip == 0x401000);
+	free(b.data);
+	/* A version 4 reader skips it as any optional record: a framed tag of 0x40..0x7f. */
+	report("EXACT: an optional framed record",
+	       ct_tag_is_optional(CT_REC_EXACT) && !ct_tag_is_core(CT_REC_EXACT));
+}
+
 /* ---- framed records: | tag | length v | payload | ---- */
 
 /* PROCESS 10: pid 1234 = 9 * 128 + 82 -> d2 09; ppid 1 -> 01; start 1000 ns -> e8 07;
@@ -318,10 +340,10 @@ static void test_classes(void)
 
 static void test_version(void)
 {
-	report("CTRACK_FORMAT_VERSION is 4, the goldens' version (a changed encoding needs a version bump "
+	report("CTRACK_FORMAT_VERSION is 5, the goldens' version (a changed encoding needs a version bump "
 	       "and new goldens here)",
-	       CTRACK_FORMAT_VERSION == 4);
-	report("a version 4 writer writes min_version 4 (readers older than 4 lack BATCH)",
+	       CTRACK_FORMAT_VERSION == 5);
+	report("a version 5 writer writes min_version 4 (readers older than 4 lack BATCH; EXACT is optional)",
 	       CTRACK_FORMAT_READER_MIN == 4);
 	report("tags are on-disk numbers",
 	       CT_REC_ALLOC == 0x01 && CT_REC_FREE == 0x02 && CT_REC_TEMP == 0x03 && CT_REC_INFO == 0x04 &&
@@ -330,7 +352,7 @@ static void test_version(void)
 	           CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
 	           CT_REC_BATCH == 0x15 && CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 &&
 	           CT_REC_NOTE == 0x42 && CT_REC_CLASSES == 0x43 && CT_REC_SUPPRESSIONS == 0x44 &&
-	           CT_REC_MARK == 0x45);
+	           CT_REC_MARK == 0x45 && CT_REC_EXACT == 0x46);
 }
 
 /* The examples in format.h's comments, through record.h and format.h's helpers. */
@@ -470,7 +492,7 @@ static void random_records(struct ct_rec_buf *b, int n)
 {
 	for (int i = 0; i < n; i++) {
 		uint64_t v = rnd() >> (rnd() % 64);
-		switch (rnd() % 12) {
+		switch (rnd() % 13) {
 		case 0:
 			ct_rec_alloc(b, v);
 			break;
@@ -487,7 +509,7 @@ static void random_records(struct ct_rec_buf *b, int n)
 			ct_rec_info(b, v, rnd() % 1000);
 			break;
 		case 5:
-			ct_rec_frame(b, rnd() % 1000, rnd());
+			ct_rec_frame(b, rnd() % 1000, rnd() & ~CT_REC_IP_EXACT);
 			break;
 		case 6:
 			ct_rec_time(b, v);
@@ -503,6 +525,9 @@ static void random_records(struct ct_rec_buf *b, int n)
 			break;
 		case 10:
 			ct_rec_note(b, CT_NOTE_INFO, "a note", 6);
+			break;
+		case 11:
+			ct_rec_exact(b);
 			break;
 		default:
 			ct_rec_thread(b, v, CT_THREAD_STARTED);
@@ -583,13 +608,13 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } tests[] = {
-    {"batch", test_batch},       {"header", test_header},     {"short", test_short},
-    {"recent", test_recent},     {"tempfree", test_tempfree}, {"time", test_time},
-    {"info", test_info},         {"frame", test_frame},       {"process", test_process},
-    {"module", test_module},     {"unmodule", test_unmodule}, {"end", test_end},
-    {"exec", test_exec},         {"thread", test_thread},     {"sample", test_sample},
-    {"note", test_note},         {"classes", test_classes},   {"version", test_version},
-    {"examples", test_examples}, {"dropped", test_dropped},
+    {"batch", test_batch},   {"header", test_header},     {"short", test_short},
+    {"recent", test_recent}, {"tempfree", test_tempfree}, {"time", test_time},
+    {"info", test_info},     {"frame", test_frame},       {"process", test_process},
+    {"module", test_module}, {"unmodule", test_unmodule}, {"end", test_end},
+    {"exec", test_exec},     {"thread", test_thread},     {"sample", test_sample},
+    {"note", test_note},     {"classes", test_classes},   {"version", test_version},
+    {"exact", test_exact},   {"examples", test_examples}, {"dropped", test_dropped},
 };
 
 int main(int argc, char **argv)

@@ -494,6 +494,35 @@ static void corrupt(const char *dir)
 	enc_write(&e, dir, "badtag.zst", SIZE_MAX);
 }
 
+/* Exact frames (EXACT records) in module()'s segment [0x401000, 0x402000): its first byte as an
+ * exact ip is inside it; as a return address it is not (its call, 0x400fff, would be outside):
+ *   site A: 100 bytes at node 3, 0x401000 exact, under main (node 2, 0x401010);
+ *   site B: 200 bytes at node 4, 0x401000 a return address, under main.
+ * exact_first.zst: an EXACT before any FRAME, which names no node: corrupt. */
+static void exact(const char *dir)
+{
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_READER_MIN);
+	process(&e, "/bin/prog", 0, NULL);
+	module(&e);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x401010);       /* 2: main */
+	ct_rec_frame(&e.b, 2, 0x401000 | CT_REC_IP_EXACT); /* 3: site A, EXACT follows */
+	ct_rec_frame(&e.b, 2, 0x401000);                   /* 4: site B */
+	ct_rec_info(&e.b, 100, 3);
+	ct_rec_info(&e.b, 200, 4);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_alloc(&e.b, 1);
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "exact.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_READER_MIN);
+	ct_rec_exact(&e.b); /* offset 20 */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "exact_first.zst", SIZE_MAX);
+}
+
 static void note(struct enc *e, unsigned level, const char *text)
 {
 	ct_rec_note(&e->b, level, text, strlen(text));
@@ -730,6 +759,7 @@ int main(int argc, char **argv)
 	cuts(dir, "cuts_nocheck.zst", 0);
 	newer(dir);
 	corrupt(dir);
+	exact(dir);
 	other(dir);
 	return 0;
 }

@@ -284,6 +284,21 @@ def test_errors(exe, d):
     check("usage: unknown option", analyze(exe, "--frobnicate", f"{d}/basic.zst")[0], 2)
 
 
+def test_exact(exe, d):
+    """gen_trace's exact(): an exact ip is looked up at itself, a return address at its call."""
+    doc, err = analyze_json(exe, f"{d}/exact.zst")
+    check("exact: stderr", err, "")
+    frames = [[(f["address"], f["function"], f["module"]) for f in s["frames"]] for s in doc["leaks"]]
+    check("exact: frames", frames,
+          [[("0x401000", "??", None), ("0x401010", "libfoo.so+0x1010", "/nonexistent/libfoo.so")],
+           [("0x401000", "libfoo.so+0x1000", "/nonexistent/libfoo.so"),
+            ("0x401010", "libfoo.so+0x1010", "/nonexistent/libfoo.so")]])
+    rc, out, err = analyze(exe, "--json", f"{d}/exact_first.zst")
+    check("exact_first: error", (rc, out, err),
+          (1, b"", "ctrack-analyze: corrupt trace at offset 20: EXACT record refers to an undefined or "
+                   "reused id\n"))
+
+
 def warning(path):
     return (f"ctrack-analyze: warning: {path} is truncated (the process was killed?); "
             "figures cover what was recorded\n")
@@ -420,6 +435,7 @@ def main():
             test_short_events(exe, d)
             test_argv(exe, d)
             test_errors(exe, d)
+            test_exact(exe, d)
             test_truncated(exe, d)
             test_cuts(exe, d)
             test_bombs(exe, gen, d)

@@ -9,14 +9,15 @@
 
 #include "capture.h"
 
-/* libunwind's walk of the calling thread, frames of this library skipped as ct_unwind does. */
+/* libunwind's walk of the calling thread, frames of this library skipped as ct_unwind does (the
+ * leading ones, and past a signal frame all of them), the ip below a signal frame marked exact. */
 static __attribute__((noinline)) int reference(uintptr_t *ips, int max, int *truncated)
 {
-	int saved_errno = errno, n = 0, in_self = 1;
+	int saved_errno = errno, n = 0, in_self = 1, past_signal = 0;
 	unw_context_t ctx;
 	unw_cursor_t cursor;
 	unw_word_t ip;
-	uintptr_t lo, hi;
+	uintptr_t lo, hi, exact = 0;
 
 	*truncated = 0;
 	self_range(&lo, &hi);
@@ -25,14 +26,18 @@ static __attribute__((noinline)) int reference(uintptr_t *ips, int max, int *tru
 	do {
 		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0)
 			break;
+		uintptr_t at = (uintptr_t)ip | exact;
+		/* A signal handler returns to the trampoline, whose caller is the interrupted ip. */
+		exact = !memcmp((const void *)ip, restorer, sizeof(restorer)) ? CT_UNWIND_EXACT : 0;
+		past_signal |= exact != 0;
 		in_self = in_self && ip - lo < hi - lo;
-		if (in_self)
+		if (in_self || (past_signal && ip - lo < hi - lo))
 			continue;
 		if (n == max) {
 			*truncated = 1;
 			break;
 		}
-		ips[n++] = (uintptr_t)ip;
+		ips[n++] = at;
 	} while (unw_step(&cursor) > 0);
 out:
 	errno = saved_errno;

@@ -258,7 +258,7 @@ static NOINLINE void through_jit(void)
 /* The same code with RBP pointing just past the thread's stack, into a PROT_NONE page: a
  * frame-pointer step there would fault; the fast walk must stop at the JIT frame instead. */
 static struct {
-	int n, cut, last_in_jit;
+	int n, cut, truncated, last_in_jit;
 } clobbered;
 
 static void clobber_callback(void)
@@ -268,6 +268,7 @@ static void clobber_callback(void)
 	unsigned long before = ctu_cuts();
 	clobbered.n = ctu_fast(ips, 64, &truncated);
 	clobbered.cut = ctu_cuts() != before;
+	clobbered.truncated = truncated;
 	clobbered.last_in_jit = clobbered.n > 0 && ips[clobbered.n - 1] - clobber_page < 4096;
 }
 
@@ -287,13 +288,15 @@ static int run_clobbered(void)
 	    pthread_attr_init(&attr) || pthread_attr_setstack(&attr, region, size) ||
 	    pthread_create(&t, &attr, clobber_thread, region + size) || pthread_join(t, NULL))
 		return fprintf(stderr, "FAIL clobbered RBP: setup\n"), 1;
-	/* ips: the return into clobber_callback, then the one into the JIT code, and no further. */
-	if (clobbered.n != 2 || clobbered.cut || !clobbered.last_in_jit) {
-		fprintf(stderr, "FAIL clobbered RBP: %d frames, cut %d, last in the JIT code %d\n",
-		        clobbered.n, clobbered.cut, clobbered.last_in_jit);
+	/* ips: the return into clobber_callback, then the one into the JIT code, and no further: the
+	 * stack goes on (clobber_thread, start_thread), so the walk is cut short, marked truncated. */
+	if (clobbered.n != 2 || !clobbered.cut || !clobbered.truncated || !clobbered.last_in_jit) {
+		fprintf(stderr,
+		        "FAIL clobbered RBP: %d frames, cut %d, truncated %d, last in the JIT code %d\n",
+		        clobbered.n, clobbered.cut, clobbered.truncated, clobbered.last_in_jit);
 		return 1;
 	}
-	printf("clobbered RBP: the walk stopped at the JIT frame\n");
+	printf("clobbered RBP: the walk stopped at the JIT frame, cut short and marked truncated\n");
 	return 0;
 }
 
