@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctrack/format.h"
+#include "ctrack/record.h"
 #include "model.h"
 
 /* Grows *arr (element size elem) so index `need - 1` fits. */
@@ -58,6 +59,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->proc.exe.data);
 	free(m->exec_path.data);
 	free(m->suppressions.data);
+	free(m->holders);
 	ct_model_marks_release(m);
 	for (size_t i = 0; i < m->nnotes; i++)
 		free(m->notes[i].text.data);
@@ -429,6 +431,27 @@ void ct_model_classes_begin(struct ct_model *m)
 		for (int k = 0; k < 4; k++)
 			m->infos[i].classes[k] = 0;
 	m->classified = 1;
+	m->nholders = 0; /* they were the superseded record's */
+	m->has_holders = 0;
+}
+
+int ct_model_holder(struct ct_model *m, uint64_t id, uint64_t holder, uint64_t count)
+{
+	const struct ct_info *info = info_at(m, id);
+	if (!info || !info_at(m, holder) || !m->classified || count > info->classes[CT_CLASS_INDIRECT])
+		return -EINVAL;
+	m->has_holders = 1;
+	if (!count)
+		return 0;
+	if (m->nholders == m->cap_holders) {
+		size_t cap = m->cap_holders ? 2 * m->cap_holders : 64;
+		struct ct_holder *v = realloc(m->holders, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->holders = v, m->cap_holders = cap;
+	}
+	m->holders[m->nholders++] = (struct ct_holder){id, holder, count};
+	return 0;
 }
 
 int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4])

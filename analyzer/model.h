@@ -125,8 +125,15 @@ struct ct_model {
 	uint64_t peak_version;
 	struct ct_totals t;
 	struct ct_process proc;
-	int complete;                 /* the last record read was END or EXEC */
-	int classified;               /* a CLASSES record gave every info's live blocks their leak classes */
+	int complete;   /* the last record read was END or EXEC */
+	int classified; /* a CLASSES record gave every info's live blocks their leak classes */
+	/* HOLDERS after the last CLASSES: indirectly lost blocks by the info of the definitely lost
+	 * block that holds them; has_holders: the record came (a trace may say nothing of them). */
+	struct ct_holder {
+		uint64_t info, holder, count;
+	} * holders;
+	size_t nholders, cap_holders;
+	int has_holders;
 	struct ct_bytes suppressions; /* the program's own (SUPPRESSIONS), empty when none */
 	int exec_last; /* ... and it was EXEC: the process went on as exec_path, in another trace or none */
 	struct ct_bytes exec_path; /* the last EXEC record's path */
@@ -166,6 +173,9 @@ int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta);
 /* EXACT: the last node a FRAME defined has an exact ip; its module becomes the one holding ip itself.
  * -EINVAL when no FRAME came before. */
 int ct_model_exact(struct ct_model *m);
+/* HOLDERS: count of info's indirectly lost blocks are held by a definitely lost block of holder.
+ * -EINVAL for an unknown info, or more blocks than info's indirectly lost ones; -ENOMEM. */
+int ct_model_holder(struct ct_model *m, uint64_t info, uint64_t holder, uint64_t count);
 void ct_model_time(struct ct_model *m, uint64_t delta_us);
 void ct_model_sample(struct ct_model *m, uint64_t rss);
 int ct_model_module(struct ct_model *m, const struct ct_module *mod);

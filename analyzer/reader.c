@@ -367,6 +367,22 @@ static int rec_classes(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+/* HOLDERS: | n v | n x (info v, holder v, count v) |, after a CLASSES record. */
+static int rec_holders(struct reader *r, struct cursor *c)
+{
+	uint64_t n = cur_v(c);
+	if (!r->m->classified)
+		return -EINVAL;
+	r->m->has_holders = 1;
+	for (uint64_t i = 0; i < n && !c->shorted; i++) {
+		uint64_t info = cur_v(c), holder = cur_v(c), count = cur_v(c);
+		int rc = c->shorted ? 0 : ct_model_holder(r->m, info, holder, count);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static long record(struct reader *r, const uint8_t *p, const uint8_t *end);
 static int within_bounds(struct reader *r, const uint8_t *p);
 
@@ -460,6 +476,9 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	}
 	case CT_REC_EXACT:
 		rc = ct_model_exact(r->m);
+		break;
+	case CT_REC_HOLDERS:
+		rc = rec_holders(r, &c);
 		break;
 	case CT_REC_THREAD:
 		break;

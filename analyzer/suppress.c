@@ -215,9 +215,36 @@ static void hang(struct ct_suppressions *s, const struct lost *l, struct ct_mode
 	}
 }
 
+/* The trace says which definitely lost blocks hold each indirectly lost one (HOLDERS): those held by
+ * a suppressed block's info go with it (held_*), as LeakSanitizer drops what only suppressed blocks
+ * reach; taken[i]: a suppression matched info i. */
+static void hold(struct ct_suppressions *s, struct ct_model *m, const uint8_t *taken, int take)
+{
+	uint64_t *left = calloc(m->ninfos ? m->ninfos : 1, sizeof(*left)); /* not yet held, by info */
+	for (size_t i = 0; left && i < m->ninfos; i++)
+		left[i] = taken[i] ? 0 : m->infos[i].classes[CT_CLASS_INDIRECT];
+	for (size_t i = 0; left && i < m->nholders; i++) {
+		const struct ct_holder *h = &m->holders[i];
+		if (!taken[h->holder] || !left[h->info])
+			continue;
+		uint64_t n = h->count < left[h->info] ? h->count : left[h->info];
+		struct ct_info *info = &m->infos[h->info];
+		left[h->info] -= n;
+		s->held_blocks += n, s->held_bytes += n * info->size;
+		if (take) {
+			info->classes[CT_CLASS_INDIRECT] -= n;
+			info->suppressed += n;
+		}
+	}
+	free(left);
+}
+
 int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym, int take)
 {
 	struct lost l = {0};
+	uint8_t *taken = m->has_holders ? calloc(m->ninfos ? m->ninfos : 1, 1) : NULL;
+	if (m->has_holders && !taken)
+		return -ENOMEM;
 	s->applied = take;
 	for (size_t i = 0; i < m->ninfos && s->n; i++) {
 		struct ct_info *info = &m->infos[i];
@@ -235,6 +262,8 @@ int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbo
 			continue;
 		s->v[k].blocks += classified;
 		s->v[k].bytes += classified * info->size;
+		if (taken)
+			taken[i] = 1;
 		l.definite_taken += kinds[CT_CLASS_DEFINITE];
 		l.taken += kinds[CT_CLASS_DEFINITE] + kinds[CT_CLASS_INDIRECT];
 		l.indirect_taken_blocks += kinds[CT_CLASS_INDIRECT];
@@ -244,7 +273,11 @@ int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbo
 			memset(info->classes, 0, sizeof(info->classes));
 		}
 	}
-	hang(s, &l, m, take);
+	if (taken)
+		hold(s, m, taken, take);
+	else
+		hang(s, &l, m, take);
+	free(taken);
 	return 0;
 }
 

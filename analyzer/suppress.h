@@ -48,11 +48,11 @@ struct ct_symbolizer;
 /* Suppresses the leaks of m whose allocation stack has a frame (any: allocator and runtime frames
  * too) whose function, source file or module matches a suppression: the first suppression that
  * matches counts them and, when `take`, their blocks leave every leak class (m must be classified;
- * they stay live). The indirectly lost blocks that hang from suppressed ones are suppressed with
- * them, as LeakSanitizer does; the trace does not say which lost block holds which, only that each
- * hangs from a definitely lost one, so that is known only when every definitely lost block is
- * suppressed (held_*); otherwise those that may are counted (unsure_*) and stay. Returns 0 or
- * -ENOMEM. */
+ * they stay live). The indirectly lost blocks that suppressed ones hold are suppressed with them,
+ * as LeakSanitizer does (held_*): the trace's HOLDERS say which site's definitely lost block holds
+ * them. A trace without HOLDERS says only that each hangs from a definitely lost block, so that is
+ * known only when every definitely lost block is suppressed; otherwise those that may are counted
+ * (unsure_*) and stay. Returns 0 or -ENOMEM. */
 int ct_supp_apply(struct ct_suppressions *s, struct ct_model *m, struct ct_symbolizer *sym, int take);
 
 /* What the suppressions matched, one line each on out ("suppressed by leak:P (ORIGIN): 64 bytes in

@@ -560,6 +560,38 @@ static void write_classes(struct ct_rec_buf *out, const struct ct_reach_block *b
 	ct_arena_unmap(at, index_bytes);
 }
 
+/* For the indirectly lost blocks, how many of each alloc info each alloc info of definitely lost
+ * blocks holds (the leaders of their cliques): one HOLDERS record, so a check that suppresses a
+ * holder can suppress what hangs from it. Counted in a table of at least twice as many slots as
+ * there are such blocks (open addressing; a slot is free while its count is 0). */
+static void write_holders(struct ct_rec_buf *out, struct ct_reach *r)
+{
+	size_t lost = 0, cap = 16;
+	for (size_t i = 0; i < r->n; i++)
+		lost += r->blocks[i].state == CT_REACH_INDIRECT;
+	while (cap < 2 * lost)
+		cap *= 2;
+	size_t bytes = cap * sizeof(struct ct_rec_holder);
+	struct ct_rec_holder *t = lost ? ct_arena_map(bytes) : NULL;
+	if (!t)
+		return;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->blocks[i].state != CT_REACH_INDIRECT)
+			continue;
+		uint64_t info = r->blocks[i].tag, holder = r->blocks[ct_reach_leader(r, i)].tag;
+		size_t s = (size_t)(((info << 32 ^ holder) * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+		while (t[s].count && (t[s].info != info || t[s].holder != holder))
+			s = (s + 1) & (cap - 1);
+		t[s] = (struct ct_rec_holder){info, holder, t[s].count + 1};
+	}
+	size_t k = 0;
+	for (size_t s = 0; s < cap; s++)
+		if (t[s].count)
+			t[k++] = t[s];
+	ct_rec_holders(out, t, k);
+	ct_arena_unmap(t, bytes);
+}
+
 /* The span of the module that holds address p, as [lo, hi), or [0, 0). */
 static void module_span(const void *p, uintptr_t span[2])
 {
@@ -710,16 +742,17 @@ int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES], uint64_t bloc
 		roots.failure = "no memory for the scan";
 		roots.failure_errno = ENOMEM;
 	}
+	struct ct_reach r = {.stack = stack, .heuristics = CT_REACH_HEURISTICS};
 	if (!rc) {
 		ct_match_live(add_block, &f);
 		ct_reach_sort(f.v, f.n);
-		struct ct_reach r = {
-		    .blocks = f.v, .n = f.n, .stack = stack, .heuristics = CT_REACH_HEURISTICS};
+		r.blocks = f.v, r.n = f.n;
 		ct_reach_begin(&r);
 		rc = scan_roots(&r);
 	}
 	if (!rc) {
 		write_classes(out, f.v, f.n);
+		write_holders(out, &r);
 		memset(lost, 0, CT_CLASSES * sizeof(*lost));
 		memset(blocks, 0, CT_CLASSES * sizeof(*blocks));
 		for (size_t i = 0; i < f.n; i++) {

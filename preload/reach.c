@@ -273,6 +273,7 @@ static void lose_word(struct ct_reach *r, uintptr_t p, size_t leader)
 	r->blocks[leader].indirect += b->size + b->indirect;
 	b->indirect = 0;
 	b->state = CT_REACH_INDIRECT;
+	b->leader = (uint32_t)leader; /* a former leader's blocks follow it here */
 	push(r, i);
 }
 
@@ -285,6 +286,19 @@ static void gather(struct ct_reach *r, size_t leader)
 		b->pending = 0;
 		FOR_EACH_BLOCK_WORD(r, b, w, lose_word(r, w, leader));
 	}
+}
+
+size_t ct_reach_leader(struct ct_reach *r, size_t i)
+{
+	size_t top = i;
+	while (r->blocks[top].state == CT_REACH_INDIRECT)
+		top = r->blocks[top].leader;
+	while (r->blocks[i].state == CT_REACH_INDIRECT) { /* every block on the way points at top now */
+		size_t next = r->blocks[i].leader;
+		r->blocks[i].leader = (uint32_t)top;
+		i = next;
+	}
+	return top;
 }
 
 void ct_reach_finish(struct ct_reach *r)

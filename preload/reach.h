@@ -51,6 +51,7 @@ struct ct_reach_block {
 	 * top chunk, a bin). A root word pointing exactly there is the allocator's, not the program's:
 	 * memcheck, whose allocator is its own, never sees it. */
 	uint32_t allocator_edge;
+	uint32_t leader; /* CT_REACH_INDIRECT: the block whose clique took it (ct_reach_leader) */
 	uint8_t state;   /* enum ct_reach_class once finished */
 	uint8_t pending; /* on the mark stack */
 	uint8_t partial; /* the caller's: not wholly readable, only its parts in `readable` are read */
@@ -97,5 +98,8 @@ long ct_reach_block_at(const struct ct_reach *r, uintptr_t p);
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word);
 /* After the roots: lost blocks grouped (definite and indirect), every state final. */
 void ct_reach_finish(struct ct_reach *r);
+/* After finish, for an indirectly lost block i: the definitely lost block that leads its clique. A
+ * leader taken into a later clique passes its blocks on; the chain is shortened as it is followed. */
+size_t ct_reach_leader(struct ct_reach *r, size_t i);
 
 #endif

@@ -176,6 +176,13 @@
  *   after that FRAME record; a trace without EXACT records has return addresses only, and a reader
  *   that skips them looks every frame up at ip - 1. Example: 05 03 40 46 00 = a node under node 3,
  *   32 bytes past the last FRAME's ip, and that ip is exact.
+ * HOLDERS 0x49  | n v | n x (info v, holder v, count v) |   optional, since version 5
+ *   Follows a CLASSES record, for its indirectly lost blocks: `count` blocks of alloc info `info`
+ *   are lost through a definitely lost block of alloc info `holder`, the one that leads their
+ *   clique (memcheck's grouping). A check that suppresses the holder's blocks suppresses these too,
+ *   as LeakSanitizer drops what only a suppressed block reaches. A CLASSES record without HOLDERS
+ *   says nothing of who holds its indirectly lost blocks. Example: 49 01 07 05 02 = 2 indirectly
+ *   lost blocks of info 7 are held by a definitely lost block of info 5.
  */
 #define CT_RECORDS(X) \
 	X(ALLOC, 0x01) \
@@ -198,7 +205,8 @@
 	X(CLASSES, 0x43) \
 	X(SUPPRESSIONS, 0x44) \
 	X(MARK, 0x45) \
-	X(EXACT, 0x46)
+	X(EXACT, 0x46) \
+	X(HOLDERS, 0x49)
 
 enum ct_record_tag {
 #define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,

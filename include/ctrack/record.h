@@ -356,4 +356,23 @@ static inline void ct_rec_classes(struct ct_rec_buf *b, const struct ct_rec_clas
 	ct_rec_close(b, at);
 }
 
+/* Indirectly lost blocks of one alloc info held by definitely lost blocks of another (HOLDERS). */
+struct ct_rec_holder {
+	uint64_t info, holder, count;
+};
+
+static inline void ct_rec_holders(struct ct_rec_buf *b, const struct ct_rec_holder *v, size_t n)
+{
+	size_t at = ct_rec_open(b, CT_REC_HOLDERS, CT_VARINT_MAX + n * 3 * CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_v(b, n);
+	for (size_t i = 0; i < n; i++) {
+		ct_rec_v(b, v[i].info);
+		ct_rec_v(b, v[i].holder);
+		ct_rec_v(b, v[i].count);
+	}
+	ct_rec_close(b, at);
+}
+
 #endif /* CTRACK_RECORD_H */

@@ -332,6 +332,13 @@ static void test_classes(void)
 	       ct_rec_classes(&b, ((const struct ct_rec_classes[]){{0, {1, 1, 1, 1}}, {300, {128, 0, 0, 0}}}),
 	                      2),
 	       0x43, 0x0d, 0x02, 0x00, 0x01, 0x01, 0x01, 0x01, 0xac, 0x02, 0x80, 0x01, 0x00, 0x00, 0x00);
+	/* HOLDERS: tag 49, length 4, n 1, info 7, holder 5, count 2 (format.h's example); then two pairs,
+	 * holder 200 = c8 01: payload 1 + 3 + 1+2+1 = 8. */
+	GOLDEN("HOLDERS", ct_rec_holders(&b, &(struct ct_rec_holder){7, 5, 2}, 1), 0x49, 0x04, 0x01, 0x07,
+	       0x05, 0x02);
+	GOLDEN("HOLDERS, two pairs",
+	       ct_rec_holders(&b, ((const struct ct_rec_holder[]){{7, 5, 2}, {8, 200, 1}}), 2), 0x49, 0x08,
+	       0x02, 0x07, 0x05, 0x02, 0x08, 0xc8, 0x01, 0x01);
 	/* MARK: tag 45, length 4 (string length 3 + its varint), "req" (format.h's example) */
 	GOLDEN("MARK", ct_rec_mark(&b, "req", 3), 0x45, 0x04, 0x03, 'r', 'e', 'q');
 }

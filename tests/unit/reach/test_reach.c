@@ -240,6 +240,23 @@ int main(void)
 	root(&h, at(&h, 0, 8));
 	expect("newarray heuristic: an implausible count", &h, "p", -1);
 
+	/* The clique leaders (HOLDERS): blocks 0 and 2 are lost, 0 holds 2; then 1, lost too, holds 0,
+	 * so 0's clique joins 1's, and 2's leader is 1 (leaders go in address order: the case needs
+	 * calloc's blocks in increasing order, which it checks). */
+	make(&h, 3, (size_t[]){32, 32, 32});
+	if (h.mem[0] < h.mem[1] && h.mem[1] < h.mem[2]) {
+		point(&h, 0, 0, at(&h, 2, 0));
+		point(&h, 1, 0, at(&h, 0, 0));
+		expect("a leader taken into a later clique", &h, "idi", -1);
+		size_t leader2 = ct_reach_leader(&h.r, (size_t)(block(&h, 2) - h.b));
+		size_t leader0 = ct_reach_leader(&h.r, (size_t)(block(&h, 0) - h.b));
+		int ok = h.b[leader2].tag == 1 && h.b[leader0].tag == 1;
+		printf("%s the leader of both indirectly lost blocks is block 1\n", ok ? "ok  " : "FAIL");
+		failures += !ok;
+	} else {
+		drop(&h);
+	}
+
 	/* multipleinheritance: a pointer at a second base's vtable pointer, 16 bytes in, counts as a
 	 * start pointer when both words are vtables (this test's is_vtable knows the two it made). */
 	make(&h, 2, (size_t[]){32, 32});
