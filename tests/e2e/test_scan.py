@@ -3,8 +3,9 @@
 # block with pages nobody may read (scan_guard), a program exiting on a heap-allocated stack
 # (scan_heapstack), a thread that forgot the block it just allocated (scan_deadword, -O2), a
 # program that left no descriptor for /proc (scan_fdlimit), a joined thread's TLS (scan_tls),
-# detached threads alive at exit (scan_detached), a program told to end by a signal (scan_killed)
-# and an object held through its second base (scan_inherit, C++). The classes equal memcheck's LEAK
+# detached threads alive at exit (scan_detached), a program told to end by a signal (scan_killed),
+# a pointer only a register holds (scan_regs), one in dynamic TLS (scan_tlsdyn) and an object held
+# through its second base (scan_inherit, C++). The classes equal memcheck's LEAK
 # SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
@@ -14,7 +15,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached, killed, inherit = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -131,4 +132,12 @@ for sig, status in (("TERM", 143), ("INT", 130), ("HUP", 129)):
         env.check("killed by SIG%s: the note says the classes are those of that moment" % sig,
                   any("killed by SIG%s" % sig in n["text"] and "leak classes are those of that moment"
                       in n["text"] for n in rep["notes"]), str(rep["notes"]))
+# 9. LeakSanitizer's use_registers and use_tls_dynamic shapes: a stopped thread's registers, and a
+# dlopened library's dynamic TLS, are roots.
+for name, args in (("regs", [regs]), ("tlsdyn", [tlsdyn, tlslib])):
+    vg = env.valgrind_main(args, env.fresh_dir(name + "-vg"))
+    rep = traced(name, args)
+    if rep and vg:
+        env.eq(name + ": classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+        env.check(name + ": the 1337 bytes still reachable", vg_classes(vg)[6] >= 1337, str(vg_classes(vg)))
 env.finish()
