@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding the program (PATH, as execvp), the shim and the analyzer (beside the launcher first).
- * Errors are negative errnos; nothing is printed here. */
+ * The shim: CTRACK_SHIM when the user sets it; else beside the launcher (a build tree), then where
+ * the install put it relative to the launcher (an installed tree copied or staged elsewhere), then
+ * where the install put it. Errors are negative errnos; nothing is printed here. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "ctrack-config.h"
 #include "locate.h"
+#include "rules.h"
 
 #define ANALYZER "ctrack-analyze"
 
@@ -92,12 +95,27 @@ static int is_regular(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* DIR/REL/NAME is a regular file, into buf. */
+static int found_in(char *buf, size_t len, const char *dir, const char *rel)
+{
+	char sub[PATH_MAX];
+	if (join(sub, sizeof(sub), dir, strlen(dir), rel) < 0)
+		return 0;
+	return join(buf, len, sub, strlen(sub), CTRACK_SHIM_NAME) == 0 && is_regular(buf);
+}
+
 int ct_locate_shim(char *buf, size_t len)
 {
+	const char *wanted = getenv(CT_ENV_SHIM);
+	if (wanted && *wanted) { /* the user's choice, or nothing */
+		int rc = join(buf, len, NULL, 0, wanted);
+		return rc < 0 ? rc : is_regular(buf) ? 0 : -ENOENT;
+	}
 	char dir[PATH_MAX];
-	if (self_dir(dir, sizeof(dir)) == 0 && join(buf, len, dir, strlen(dir), CTRACK_SHIM_NAME) == 0 &&
-	    is_regular(buf))
-		return 0;
+	if (self_dir(dir, sizeof(dir)) == 0 &&
+	    ((join(buf, len, dir, strlen(dir), CTRACK_SHIM_NAME) == 0 && is_regular(buf)) ||
+	     found_in(buf, len, dir, CTRACK_SHIM_RELDIR)))
+		return 0; /* a build tree, or an install moved as a whole (meson install --destdir) */
 	int rc = join(buf, len, CTRACK_SHIM_DIR, strlen(CTRACK_SHIM_DIR), CTRACK_SHIM_NAME);
 	if (rc < 0)
 		return rc;

@@ -176,7 +176,7 @@ static const struct option_spec option_table[] = {
      "leaks the check leaves out (leak:PATTERN lines, as LeakSanitizer)"},
     {0, "no-builtin-suppressions", NULL, no_builtin,
      "count what the C runtime and the loader keep until exit by design too"},
-    {0, "help", NULL, show_help, "show this help and exit"},
+    {'h', "help", NULL, show_help, "show this help and exit"},
     {0, "version", NULL, show_version, "show the version and exit"},
 };
 #define N_OPTIONS (sizeof(option_table) / sizeof(option_table[0]))
@@ -193,7 +193,9 @@ static int show_help(struct options *o, const char *arg)
 	for (size_t i = 0; i < N_OPTIONS; i++) {
 		const struct option_spec *t = &option_table[i];
 		const char *sep = t->arg ? " " : "", *arg_name = t->arg ? t->arg : "";
-		if (t->letter)
+		if (t->letter && t->name)
+			snprintf(left, sizeof(left), "  -%c, --%s%s%s", t->letter, t->name, sep, arg_name);
+		else if (t->letter)
 			snprintf(left, sizeof(left), "  -%c%s%s", t->letter, sep, arg_name);
 		else
 			snprintf(left, sizeof(left), "      --%s%s%s", t->name, sep, arg_name);
@@ -219,10 +221,10 @@ static void getopt_tables(char *shorts, struct option *longs)
 			*s++ = (char)t->letter;
 			if (t->arg)
 				*s++ = ':';
-			continue;
 		}
-		longs[n++] =
-		    (struct option){t->name, t->arg ? required_argument : no_argument, NULL, LONG_VAL(i)};
+		if (t->name) /* with a letter too, the long name gives the letter */
+			longs[n++] = (struct option){t->name, t->arg ? required_argument : no_argument, NULL,
+			                             t->letter ? t->letter : LONG_VAL(i)};
 	}
 	*s = '\0';
 	longs[n] = (struct option){0};
@@ -231,7 +233,7 @@ static void getopt_tables(char *shorts, struct option *longs)
 static const struct option_spec *find_option(int c)
 {
 	for (size_t i = 0; i < N_OPTIONS; i++)
-		if (option_table[i].letter ? c == option_table[i].letter : c == LONG_VAL(i))
+		if (c == (option_table[i].letter ? option_table[i].letter : LONG_VAL(i)))
 			return &option_table[i];
 	return NULL;
 }
@@ -321,9 +323,14 @@ static int spawn_error(const struct ct_spawn_result *r, const char *prog, int er
 /* The shim's path into buf: 0, or the exit status after saying why there is none. */
 static int find_shim(char *buf, size_t len)
 {
+	const char *wanted = getenv(CT_ENV_SHIM);
 	if (ct_locate_shim(buf, len) < 0) {
-		fprintf(stderr, "ctrack: cannot find %s beside ctrack or in %s\n", CTRACK_SHIM_NAME,
-		        CTRACK_SHIM_DIR);
+		if (wanted && *wanted)
+			fprintf(stderr, "ctrack: cannot use the shim %s=%s: no such regular file\n", CT_ENV_SHIM,
+			        wanted);
+		else
+			fprintf(stderr, "ctrack: cannot find %s beside ctrack, in %s beside it, or in %s\n",
+			        CTRACK_SHIM_NAME, CTRACK_SHIM_RELDIR, CTRACK_SHIM_DIR);
 		return EXIT_USAGE;
 	}
 	if (strpbrk(buf, " :")) { /* LD_PRELOAD splits on both */
