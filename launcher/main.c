@@ -326,8 +326,8 @@ static int find_shim(char *buf, size_t len)
 	const char *wanted = getenv(CT_ENV_SHIM);
 	if (ct_locate_shim(buf, len) < 0) {
 		if (wanted && *wanted)
-			fprintf(stderr, "ctrack: cannot use the shim %s=%s: no such regular file\n", CT_ENV_SHIM,
-			        wanted);
+			fprintf(stderr, "ctrack: cannot use the shim %s=%s: no such regular file\n",
+			        CT_ENV_SHIM, wanted);
 		else
 			fprintf(stderr, "ctrack: cannot find %s beside ctrack, in %s beside it, or in %s\n",
 			        CTRACK_SHIM_NAME, CTRACK_SHIM_RELDIR, CTRACK_SHIM_DIR);
