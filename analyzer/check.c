@@ -89,6 +89,23 @@ static int put_entries(const struct ct_report *r, enum ct_rank by, enum ct_fail_
 	return rc;
 }
 
+/* Invalid frees are errors, as memcheck's "Invalid free()" are, whatever the rules: the verdict's
+ * first lines, each free as the text report shows it. Returns 0 or -ENOMEM. */
+static int put_invalid(const struct ct_report *r, FILE *out)
+{
+	const struct ct_invalid **v;
+	uint64_t n = r->m->t.invalid_frees;
+	long k = ct_report_invalid(r, &v);
+	fprintf(out, "check failed: %" PRIu64 " invalid free%s (memcheck's \"Invalid free()\")\n", n,
+	        n == 1 ? "" : "s");
+	int rc = k < 0 ? (int)k : 0;
+	for (long i = 0; i < k && !rc; i++)
+		rc = ct_report_text_invalid(r, v[i]);
+	fputs(rc ? "" : "\n", out);
+	free(v);
+	return rc;
+}
+
 int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 {
 	const struct ct_model *m = r->m;
@@ -99,7 +116,11 @@ int ct_check_run(const struct ct_report *r, const struct ct_check *c, FILE *out)
 	if (c->supp)
 		ct_supp_put(c->supp, out);
 	uint64_t bytes = 0, blocks = 0;
-	if (c->fail_on) {
+	if (m->t.invalid_frees) {
+		broken = 1;
+		rc = put_invalid(&to, out);
+	}
+	if (!rc && c->fail_on) {
 		leaked(m, c->fail_on, &bytes, &blocks);
 		/* No allowance means no block at all: a lost malloc(0) is lost memory all the same. */
 		if (bytes > c->max_leaked || (!c->max_leaked && blocks)) {

@@ -38,9 +38,18 @@ static const char adv_debug_stripped[] =
 static const char adv_minidebuginfo[] =
     "MiniDebugInfo only (.gnu_debugdata): function names, no file:line or inlined frames; ";
 #define REMEDY "install the debug package (-dbgsym), pass --debug-dir or set DEBUGINFOD_URLS"
-static const char adv_changed[] =
-    "changed since the trace (its build-id differs): frames shown as addresses; analyze with the "
-    "binary that ran, or trace again";
+/* A traced module whose file is not the one that ran (symbolize.h's ct_module_file). */
+#define NOT_READ ": frames shown as addresses; analyze with the binary that ran, or trace again"
+static const char *const adv_file[] = {
+    [CT_FILE_GONE] = "gone since the trace (no file at this path)" NOT_READ,
+    [CT_FILE_NOT_ELF] = "changed since the trace (not an ELF file now)" NOT_READ,
+    [CT_FILE_REBUILT] = "changed since the trace (its build-id differs)" NOT_READ,
+    [CT_FILE_NO_BUILD_ID] =
+        "changed since the trace (the traced file had a build-id, this one has none)" NOT_READ,
+    [CT_FILE_RELAID] = "changed since the trace (its loadable segments differ from the traced ones)" NOT_READ,
+    [CT_FILE_NEWER] = "modified after the trace loaded it, and no build-id tells whether it is the binary "
+                      "that ran: names may be wrong; link with a build-id (-Wl,--build-id)",
+};
 static const char adv_lines_only[] =
     "line tables only (-gline-tables-only, Rust debug = 1 / line-tables-only): inlined frames are folded "
     "into their caller; build with -g / debug = 2 for inline attribution";
@@ -481,26 +490,55 @@ int ct_diagnose_file(struct ct_quality_list *l, const char *path)
 	return rc ? rc : name_packages(l, start);
 }
 
-/* The verdict of a module the symbolizer has open; falls back to opening the file. */
-static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m)
+/* The build-id the trace recorded for m, in q (none: NULL). 0 or -ENOMEM. */
+static int traced_build_id(struct ct_quality *q, const struct ct_module *m)
 {
-	int changed;
-	Dwfl_Module *mod = ct_symbolizer_module(s, m, &changed);
-	if (!mod && !changed)
-		return diagnose_file(l, m->path);
-	struct ct_quality *q = push(l);
-	if (!q || !(q->path = strdup(m->path)))
-		return -ENOMEM;
-	if (mod)
-		return judge(q, mod);
-	q->symbols = "none"; /* nothing of the traced binary can be read */
-	if (!(q->advice = strdup(adv_changed)))
-		return -ENOMEM;
 	if (m->build_id_len && !(q->build_id = malloc(2 * m->build_id_len + 1)))
 		return -ENOMEM;
 	for (size_t i = 0; i < m->build_id_len; i++)
 		snprintf(q->build_id + 2 * i, 3, "%02x", (unsigned char)m->build_id[i]);
 	return 0;
+}
+
+/* q's advice for a module read from a file that may not be the traced one: that first, then the
+ * symbols' own. 0 or -ENOMEM. */
+static int warn_newer(struct ct_quality *q)
+{
+	char *a = NULL;
+	int n = q->advice ? asprintf(&a, "%s; %s", adv_file[CT_FILE_NEWER], q->advice)
+	                  : asprintf(&a, "%s", adv_file[CT_FILE_NEWER]);
+	if (n < 0)
+		return -ENOMEM;
+	free(q->advice);
+	q->advice = a;
+	return 0;
+}
+
+/* The verdict of a module the symbolizer has open, or of why it has not: its file is gone, or not
+ * the traced one. */
+static int diagnose_traced(struct ct_quality_list *l, struct ct_symbolizer *s, const struct ct_module *m)
+{
+	enum ct_module_file file;
+	int err;
+	Dwfl_Module *mod = ct_symbolizer_module(s, m, &file, &err);
+	if (!mod && (file == CT_FILE_SAME || file == CT_FILE_NONE))
+		return diagnose_file(l, m->path);
+	struct ct_quality *q = push(l);
+	if (!q || !(q->path = strdup(m->path)))
+		return -ENOMEM;
+	if (mod) {
+		int rc = judge(q, mod);
+		return rc || file != CT_FILE_NEWER ? rc : warn_newer(q);
+	}
+	q->symbols = "none"; /* nothing of the traced binary can be read */
+	int n = file == CT_FILE_UNREADABLE
+	            ? asprintf(&q->advice, "cannot be read (%s): frames shown as addresses", strerror(err))
+	            : asprintf(&q->advice, "%s", adv_file[file]);
+	if (n < 0) {
+		q->advice = NULL;
+		return -ENOMEM;
+	}
+	return traced_build_id(q, m);
 }
 
 int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s)
@@ -517,7 +555,7 @@ int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struc
 	int rc = 0;
 	for (size_t i = 0; i < m->nmodules && rc != -ENOMEM; i++) {
 		const char *p = m->modules[i].path;
-		/* Pseudo modules (the vdso) have no file; a file gone since the trace is skipped. */
+		/* Pseudo modules (the vdso) have no file. */
 		if (seen[i] && p && p[0] == '/')
 			rc = diagnose_traced(l, s, &m->modules[i]);
 	}

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* ctrack-analyze: reads a trace, builds the model, writes the outputs asked for (the `outputs` table:
  * the text or JSON report on stdout, flame graphs, HTML, pprof, ...), or compares two traces.
- * Exit status: 0 (also for a truncated trace, with a warning), 1 on error, 2 on a usage error, 23
- * (CT_CHECK_EXIT) when a rule of --fail-on, --max-leaked or --max-peak is broken. */
+ * Exit status: 0 (also for a truncated or damaged trace, with a warning), 1 on error or when a check
+ * of a damaged trace holds on what was read (a damaged trace never passes), 2 on a usage error, 23
+ * (CT_CHECK_EXIT) when a rule of --fail-on, --max-leaked, --max-peak or --baseline is broken. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <time.h>
@@ -21,6 +23,7 @@
 #include "reader.h"
 #include "report.h"
 #include "size.h"
+#include "suppress.h"
 
 #define PROG "ctrack-analyze"
 
@@ -198,7 +201,8 @@ static const char usage_tail[] =
     "                   than it allows) is definitely or indirectly lost (definite; the default with\n"
     "                   --max-leaked), or also possibly lost (possible), or leaked at all (reachable,\n"
     "                   any), listing them under a verdict that replaces the text report; 1 when\n"
-    "                   the trace has no leak classes for definite or possible\n"
+    "                   the trace has no leak classes for definite or possible, or is damaged\n"
+    "                   (then no check passes: 'check incomplete', 1 unless a rule is broken)\n"
     "  --max-leaked SIZE, --max-peak SIZE  the leaked bytes allowed (0, the default: no block, not\n"
     "                   even of 0 bytes); the highest peak heap allowed (exit 23 above it). SIZE:\n"
     "                   4096, 10KiB, 1.5MB, ...\n"
@@ -709,8 +713,27 @@ static FILE *check_stream(const struct options *o)
 	return o->std_out->f;
 }
 
+/* A damaged trace's SUPPRESSIONS record may be damaged bytes read as one: text that is not
+ * suppressions is left out (the damage warning says so) rather than failing the whole report.
+ * Returns 1 when it was. */
+static int drop_damaged_suppressions(struct ct_model *m)
+{
+	struct ct_suppressions s = {0};
+	char err[512];
+	if (!m->damaged || !m->suppressions.len)
+		return 0;
+	int rc = ct_supp_parse(&s, m->suppressions.data, m->suppressions.len, "", err, sizeof(err));
+	ct_supp_release(&s);
+	if (rc != -EINVAL)
+		return 0;
+	free(m->suppressions.data);
+	m->suppressions = (struct ct_bytes){0};
+	return 1;
+}
+
 /* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
- * 0, or -1 after one line on stderr. A truncated trace is read up to the cut, with a warning. */
+ * 0, or -1 after one line on stderr. A truncated or damaged trace is read up to the cut or the
+ * damage, with a warning. */
 static int load(const char *path, struct ct_model *m, const struct options *o)
 {
 	char err[512];
@@ -727,7 +750,15 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
 	}
-	if (!m->complete)
+	if (m->damaged)
+		fprintf(stderr,
+		        PROG ": warning: %s: corrupt trace near byte %llu (%s); figures cover what was read "
+		             "before it%s\n",
+		        path, (unsigned long long)m->damaged_at, m->damage,
+		        drop_damaged_suppressions(m)
+		            ? " (the program's suppressions, which do not parse, left out)"
+		            : "");
+	else if (!m->complete)
 		fprintf(
 		    stderr,
 		    PROG
@@ -738,6 +769,19 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 		return -1;
 	}
 	return 0;
+}
+
+/* A check of a damaged trace (or baseline) covers only what was read before the damage, and never
+ * passes: said on out, one line. Returns 1 when m is damaged. */
+static int incomplete(FILE *out, const char *path, const struct ct_model *m)
+{
+	if (!m->damaged)
+		return 0;
+	fprintf(out,
+	        "check incomplete: %s is damaged near byte %" PRIu64 ": its figures cover only what was read "
+	        "before it, and a damaged trace never passes\n",
+	        path, m->damaged_at);
+	return 1;
 }
 
 /* A trace has the leak classes that level needs (said on stderr when not). */
@@ -771,11 +815,14 @@ static int suppress_other(const struct options *o, const char *path, struct ct_m
 	return rc ? -1 : 0;
 }
 
-static int trace_baseline(const struct options *o, const struct ct_fold *fold, struct ct_baseline **out)
+static int trace_baseline(const struct options *o, const struct ct_fold *fold, struct ct_baseline **out,
+                          int *partial)
 {
 	struct ct_model m;
 	struct ct_report r = {0};
 	int rc = load(o->baseline, &m, o);
+	if (!rc)
+		*partial |= incomplete(check_stream(o), o->baseline, &m);
 	if (!rc)
 		rc = suppress_other(o, o->baseline, &m);
 	if (!rc && !has_classes(o->baseline, &m, o->level))
@@ -790,8 +837,10 @@ static int trace_baseline(const struct options *o, const struct ct_fold *fold, s
 }
 
 /* NEW (r) against --baseline BASE, a trace or a saved JSON report: 1 when a site grew past the
- * allowance, 0 when none did, or -1 after one line on stderr. */
-static int against_baseline(const struct options *o, const struct ct_report *r, const struct ct_fold *fold)
+ * allowance, 0 when none did, or -1 after one line on stderr; *partial set when BASE is a damaged
+ * trace. */
+static int against_baseline(const struct options *o, const struct ct_report *r, const struct ct_fold *fold,
+                            int *partial)
 {
 	struct ct_baseline *b = NULL;
 	char err[512];
@@ -801,14 +850,15 @@ static int against_baseline(const struct options *o, const struct ct_report *r, 
 	else if (json && ct_baseline_of_json(o->baseline, o->level, &b, err, sizeof(err)) < 0)
 		fprintf(stderr, PROG ": --baseline: %s\n", err), rc = -1;
 	else if (!json)
-		rc = trace_baseline(o, fold, &b);
+		rc = trace_baseline(o, fold, &b, partial);
 	if (!rc && (rc = ct_baseline_check(b, r, o->level, &o->growth, check_stream(o))) < 0)
 		fprintf(stderr, PROG ": out of memory\n");
 	ct_baseline_free(b);
 	return rc;
 }
 
-/* Returns 0, CT_CHECK_EXIT when a rule of the check is broken, or -1 after one line on stderr. */
+/* Returns 0, CT_CHECK_EXIT when a rule of the check is broken, 1 when none is but the trace is
+ * damaged (the check is incomplete), or -1 after one line on stderr. */
 static int report(const struct options *o, const struct ct_model *m)
 {
 	struct ct_fold *fold;
@@ -818,7 +868,7 @@ static int report(const struct options *o, const struct ct_model *m)
 		return -1;
 	if (load_fold(o, &fold) < 0)
 		return -1;
-	int rc = open_report(o, o->trace, m, fold, &r), broken = 0;
+	int rc = open_report(o, o->trace, m, fold, &r), broken = 0, partial = 0;
 	r.supp = o->check.supp;
 	if (!rc)
 		rc = write_outputs(o, &r);
@@ -827,7 +877,7 @@ static int report(const struct options *o, const struct ct_model *m)
 		rc = broken < 0 ? broken : 0;
 	}
 	if (!rc && o->baseline) {
-		int grown = against_baseline(o, &r, fold);
+		int grown = against_baseline(o, &r, fold, &partial);
 		if (grown < 0) {
 			ct_report_close(&r);
 			ct_fold_free(fold);
@@ -835,11 +885,13 @@ static int report(const struct options *o, const struct ct_model *m)
 		}
 		broken |= grown;
 	}
+	if (!rc && (o->check.fail_on || o->check.peak_rule || o->baseline))
+		partial |= incomplete(check_stream(o), o->trace, m);
 	ct_report_close(&r);
 	ct_fold_free(fold);
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
-	return rc ? -1 : broken > 0 ? CT_CHECK_EXIT : 0;
+	return rc ? -1 : broken > 0 ? CT_CHECK_EXIT : partial;
 }
 
 /* --diff with --fail-on or --max-growth: NEW against BASE as --baseline compares them; the verdict
@@ -868,7 +920,7 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		return -1;
 	struct exports x = {
 	    .r = &rn, .has_tree = 1, .cost = pick_cost(o, base, new), .reverse = o->reverse, .diff = 1};
-	int broken = 0;
+	int broken = 0, partial = 0;
 	if (o->growth_given &&
 	    (!has_classes(o->args[0], base, o->level) || !has_classes(o->args[1], new, o->level))) {
 		ct_fold_free(fold);
@@ -889,6 +941,10 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		rc = ct_write_diff(o->std_out->f, &x.tree, &rb, &rn, asked(o, "--json"));
 	if (!rc && o->growth_given)
 		rc = compare_runs(o, &rb, &rn, &broken);
+	if (!rc && o->growth_given) {
+		FILE *out = asked(o, "--json") ? stderr : o->std_out->f; /* compare_runs' */
+		partial = incomplete(out, o->args[0], base) | incomplete(out, o->args[1], new);
+	}
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
@@ -898,7 +954,7 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	ct_report_close(&rb);
 	ct_report_close(&rn);
 	ct_fold_free(fold);
-	return rc ? -1 : broken ? CT_CHECK_EXIT : 0;
+	return rc ? -1 : broken ? CT_CHECK_EXIT : partial;
 }
 
 /* --symbols: 0 when every given binary keeps inline attribution, 3 when one does not, 1 on error. */

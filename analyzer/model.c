@@ -61,6 +61,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->suppressions.data);
 	free(m->holders);
 	ct_model_marks_release(m);
+	ct_model_invalid_release(m);
 	for (size_t i = 0; i < m->nnotes; i++)
 		free(m->notes[i].text.data);
 	free(m->notes);

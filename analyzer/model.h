@@ -42,6 +42,8 @@ struct ct_segment {
 struct ct_module {
 	uint32_t id;
 	int loaded;
+	uint64_t loaded_unix_ns; /* wall clock when its MODULE record came (the trace's start + its
+	                          * clock), or 0 without a PROCESS record */
 	uint64_t base;
 	char *path;
 	uint8_t *build_id;
@@ -69,6 +71,7 @@ struct ct_point {
 
 struct ct_totals {
 	uint64_t allocations, frees, bytes_allocated, temporary;
+	uint64_t invalid_frees; /* INVALID records (invalid.c) */
 	uint64_t current, live_allocations;
 	uint64_t peak, peak_time_us, peak_rss;
 	uint64_t now_us;
@@ -89,6 +92,17 @@ struct ct_note {
 	struct ct_bytes text; /* as the shim wrote it (any bytes), cut at CT_NOTE_TEXT_MAX */
 	uint64_t count;       /* NOTE records with this level and text */
 	uint64_t hash;        /* of level and kept text: a repeat is found without comparing texts */
+};
+
+/* INVALID records: invalid frees (memcheck's "Invalid free()"), each distinct one (kind, call and
+ * stacks, block) once with its count. A hostile trace may hold any number: the model keeps the first
+ * CT_INVALID_MAX distinct ones and counts the records of the others (invalid_others). */
+#define CT_INVALID_MAX 1024
+struct ct_invalid {
+	unsigned kind, call;   /* CT_INVALID_* of ctrack/record.h; a later writer's kind is shown plainly */
+	uint32_t stack, freed; /* the call's backtrace; the earlier free's call site (0: unknown) */
+	uint64_t block;        /* the block's alloc info + 1 (0: unknown) */
+	uint64_t count;        /* INVALID records like this one */
 };
 
 /* MARK records: named points in the run (ctrack_mark()). A hostile trace may hold any number: the
@@ -127,6 +141,12 @@ struct ct_model {
 	struct ct_process proc;
 	int complete;   /* the last record read was END or EXEC */
 	int classified; /* a CLASSES record gave every info's live blocks their leak classes */
+	/* Damage after the file header (a zstd block that cannot be decoded, a record that cannot be, a
+	 * frame checksum that does not match): the reader stopped there, complete is 0. damaged_at: the
+	 * file offset near which decoding failed; damage: what was wrong, one line. */
+	int damaged;
+	uint64_t damaged_at;
+	char damage[200];
 	/* HOLDERS after the last CLASSES: indirectly lost blocks by the info of the definitely lost
 	 * block that holds them; has_holders: the record came (a trace may say nothing of them). */
 	struct ct_holder {
@@ -149,6 +169,15 @@ struct ct_model {
 	size_t nmarks;
 	uint64_t marks_total;       /* MARK records, those not kept included */
 	struct ct_between *between; /* --between asked (NULL: not), owned */
+	/* Invalid frees (invalid.c) in the order they came, and the INVALID records past the
+	 * CT_INVALID_MAX kept. */
+	struct ct_invalid *invalid;
+	size_t ninvalid, cap_invalid;
+	uint64_t invalid_others;
+	/* CRASH: the program died of signal crash_signal, taken by a thread at stack crash_stack. */
+	int crashed;
+	uint64_t crash_signal;
+	uint32_t crash_stack;
 	/* Downsampled time series: at most CT_SERIES_MAX points, buckets of series_width_us. */
 	struct ct_point *series;
 	size_t nseries;
@@ -207,6 +236,17 @@ int ct_model_node_exact(const struct ct_model *m, uint32_t node);
 void ct_info_kinds(const struct ct_model *m, const struct ct_info *info, uint64_t kinds[CT_KINDS]);
 /* The live blocks and their bytes by leak kind, summed over the infos. */
 void ct_model_class_totals(const struct ct_model *m, uint64_t blocks[CT_KINDS], uint64_t bytes[CT_KINDS]);
+
+/* ---- invalid.c ---- */
+/* An INVALID record (kind, call, the stacks, the block's info + 1): -EINVAL when it names an undefined
+ * node or info, or -ENOMEM. */
+int ct_model_invalid(struct ct_model *m, unsigned kind, unsigned call, uint64_t stack, uint64_t freed,
+                     uint64_t block);
+/* A CRASH record: -EINVAL when the stack is undefined. */
+int ct_model_crash(struct ct_model *m, uint64_t signal, uint64_t stack);
+/* Frees of blocks allocated before tracing: END's unmatched frees less the invalid ones. */
+uint64_t ct_model_frees_before_tracing(const struct ct_model *m);
+void ct_model_invalid_release(struct ct_model *m);
 
 /* ---- marks.c ---- */
 /* A MARK record at the current time; takes ownership of name. 0 or -ENOMEM. */

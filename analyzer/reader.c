@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The trace reader: zstd stream (any number of frames) -> header check -> records -> model.
- * Memory is a fixed window of decompressed bytes (grown only for a framed record bigger than it). */
+ * Memory is a fixed window of decompressed bytes (grown only for a framed record bigger than it).
+ * Damage after the file header (a block zstd cannot decode, a record that cannot be, a frame
+ * checksum that does not match) ends the reading as a cut does: the model keeps what came before,
+ * and says where and what (damaged, damaged_at, damage). zstd is given one part of a frame per call
+ * (a frame header, a block's header, its data, the checksum), so a damaged block costs only its own
+ * records, and is named by its offset in the file. */
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_nextInputType: which part of a frame zstd decodes next */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +21,7 @@
 
 #include "ctrack/columns.h"
 #include "ctrack/format.h"
+#include "ctrack/zraw.h"
 #include "reader.h"
 #include "rec_heap.h"
 #include "regfile.h"
@@ -48,11 +55,21 @@ struct reader {
 	ZSTD_inBuffer zin;
 	size_t in_cap;
 	int eof;        /* the file has no more bytes */
+	int fifo;       /* the file is a FIFO or a pipe: each read waits FIFO_WAIT_MS at most */
 	int mid_frame;  /* the last zstd call ended inside a frame */
 	int pending;    /* the last zstd call filled the output buffer */
 	int zstd_magic; /* the file starts like a zstd frame */
 	uint64_t file_off;
-	uint8_t *buf; /* decompressed bytes [pos, len) not decoded yet */
+	/* The part of a frame zstd decodes next (ZSTD_nextInputType, or -1 before the first) and the
+	 * input it wants (its last hint; after a frame, first_hint), and where the file holds it: that
+	 * part, the frame and the block it belongs to, and the block whose data were decoded last. */
+	int unit;
+	size_t hint, first_hint;
+	uint64_t unit_at, frame_at, block_at, out_block;
+	int damaged;        /* ... damage was found: nothing is read past it */
+	uint64_t damage_at; /* the file offset near which decoding failed */
+	char damage[200];   /* what was wrong */
+	uint8_t *buf;       /* decompressed bytes [pos, len) not decoded yet */
 	size_t pos, len, cap;
 	uint64_t base; /* stream offset of buf[0] */
 	unsigned last_tag;
@@ -79,25 +96,38 @@ static int fail(struct reader *r, const char *fmt, ...)
 	return -1;
 }
 
-/* A corrupt record at p (inside buf). */
+/* Damage near byte `at` of the file: the reading stops there. Returns -1. */
+static int damaged(struct reader *r, uint64_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int damaged(struct reader *r, uint64_t at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->damage, sizeof(r->damage), fmt, ap);
+	va_end(ap);
+	r->damaged = 1;
+	r->damage_at = at;
+	return -1;
+}
+
+/* A corrupt record at p (inside buf, or inside the BATCH being decoded): damage in the zstd block
+ * whose data showed it. Returns -1. */
 static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
 {
-	char why[256];
+	char why[128];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	const struct ct_rec_buf *j = &r->joined;
-	if (r->batch && p >= j->data && p < j->data + j->len) {
-		unsigned long long off = r->base + (unsigned long long)(r->batch - r->buf);
-		return fail(
-		    r, "corrupt trace at offset %llu: in the BATCH record there, byte %zu of its records: %s",
-		    off, (size_t)(p - j->data), why);
-	}
-	unsigned long long off = r->base + (unsigned long long)(p - r->buf);
-	return fail(r, "corrupt trace at offset %llu: %s", off, why);
+	if (r->batch && p >= j->data && p < j->data + j->len)
+		return damaged(
+		    r, r->out_block,
+		    "%s, byte %zu of the records of the BATCH at byte %llu of the decompressed trace", why,
+		    (size_t)(p - j->data), (unsigned long long)(r->base + (uint64_t)(r->batch - r->buf)));
+	return damaged(r, r->out_block, "%s, in the record at byte %llu of the decompressed trace", why,
+	               (unsigned long long)(r->base + (uint64_t)(p - r->buf)));
 }
 
 /* ---- decompression ---- */
@@ -110,8 +140,96 @@ static int starts_like_zstd(const uint8_t *p, size_t n)
 	return magic == ZSTD_MAGICNUMBER || (magic & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START;
 }
 
+/* The bytes of the file read so far. */
+static uint64_t bytes_read(const struct reader *r)
+{
+	return r->file_off + r->zin.size;
+}
+
+/* How long a FIFO may stay silent (before its first byte, or between two) before the reader gives
+ * up on it: a steady writer, however slow, is read; one that stalls is an error, not a hang. */
+#define FIFO_WAIT_MS 10000
+
+/* A FIFO's next bytes, FIFO_WAIT_MS at most: 0 when there are (or its writer is gone), else -1
+ * after the error. */
+static int wait_fifo(struct reader *r)
+{
+	struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+	int n;
+	while ((n = poll(&pfd, 1, FIFO_WAIT_MS)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	if (n > 0)
+		return 0;
+	if (!bytes_read(r))
+		return fail(r, "cannot read '%s': it is a FIFO that nothing wrote to in %d s", r->path,
+		            FIFO_WAIT_MS / 1000);
+	return fail(r, "cannot read '%s': its writer sent nothing for %d s (after %llu bytes)", r->path,
+	            FIFO_WAIT_MS / 1000, (unsigned long long)bytes_read(r));
+}
+
+/* The next bytes of the file into r->in. 0, or -1 after the error. */
+static int read_more(struct reader *r)
+{
+	ssize_t n;
+	do {
+		if (r->fifo && wait_fifo(r) < 0)
+			return -1;
+		n = read(r->fd, r->in, r->in_cap);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	if (!r->file_off && !r->zin.size)
+		r->zstd_magic = starts_like_zstd(r->in, (size_t)n);
+	r->file_off += r->zin.size;
+	r->zin = (ZSTD_inBuffer){r->in, (size_t)n, 0};
+	r->eof = n == 0;
+	if (r->progress)
+		r->progress(bytes_read(r), r->file_size, r->progress_arg);
+	return 0;
+}
+
+/* The input of zstd's next call: the rest of the part of a frame it decodes next, no more (its
+ * hint adds the next block's header to a block's data: a damaged header would cost the block's
+ * output too), and none while its output waits to be flushed. Notes where that part starts. */
+static ZSTD_inBuffer next_unit(struct reader *r)
+{
+	uint64_t at = r->file_off + r->zin.pos;
+	int unit = ZSTD_nextInputType(r->z);
+	if (unit != r->unit) { /* a block's data follow its header, which zstd may take with the frame's */
+		int data = unit == ZSTDnit_block || unit == ZSTDnit_lastBlock;
+		r->unit = unit;
+		r->unit_at = at;
+		r->frame_at = unit == ZSTDnit_frameHeader ? at : r->frame_at;
+		r->block_at = unit == ZSTDnit_blockHeader ? at
+		              : data                      ? at - CT_ZRAW_BLOCK_HEADER
+		                                          : r->block_at;
+	}
+	size_t want = r->hint ? r->hint : r->first_hint;
+	if (unit == ZSTDnit_block && want > CT_ZRAW_BLOCK_HEADER)
+		want -= CT_ZRAW_BLOCK_HEADER;
+	size_t left = r->zin.size - r->zin.pos;
+	return (ZSTD_inBuffer){r->in, r->zin.pos + (r->pending ? 0 : want < left ? want : left), r->zin.pos};
+}
+
+/* zstd found the part of a frame it was given damaged. Returns -1. */
+static int zstd_damaged(struct reader *r, size_t err)
+{
+	const char *why = ZSTD_getErrorName(err);
+	if (r->unit == ZSTDnit_checksum)
+		return damaged(
+		    r, r->unit_at,
+		    "the checksum of the zstd frame at byte %llu does not match: a byte of the frame "
+		    "is damaged, and records read from it may be wrong",
+		    (unsigned long long)r->frame_at);
+	if (r->unit == ZSTDnit_frameHeader || r->unit == ZSTDnit_skippableFrame)
+		return damaged(r, r->unit_at, "a damaged zstd frame header: %s", why);
+	return damaged(r, r->block_at, "a damaged zstd block: %s", why);
+}
+
 /* Appends decompressed bytes to buf, moving the undecoded tail to the front first.
- * Returns 1 if bytes were added, 0 at the end of the file, -1 on error. */
+ * Returns 1 if bytes were added, 0 at the end of the file or at damage (r->damaged), -1 on error. */
 static int fill(struct reader *r)
 {
 	if (r->pos) {
@@ -131,42 +249,43 @@ static int fill(struct reader *r)
 		if (r->zin.pos == r->zin.size && !r->pending) {
 			if (r->eof)
 				return 0;
-			ssize_t n = read(r->fd, r->in, r->in_cap);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
-			if (!r->file_off && !r->zin.size)
-				r->zstd_magic = starts_like_zstd(r->in, (size_t)n);
-			r->file_off += r->zin.size;
-			r->zin = (ZSTD_inBuffer){r->in, (size_t)n, 0};
-			r->eof = n == 0;
-			if (r->progress)
-				r->progress(r->file_off + (uint64_t)n, r->file_size, r->progress_arg);
+			if (read_more(r) < 0)
+				return -1;
 			continue;
 		}
 		ZSTD_outBuffer out = {r->buf, r->cap, r->len};
-		size_t ret = ZSTD_decompressStream(r->z, &out, &r->zin);
+		ZSTD_inBuffer in = next_unit(r);
+		size_t ret = ZSTD_decompressStream(r->z, &out, &in);
+		if (ZSTD_isError(ret) && ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
+			return fail(r, "out of memory");
 		if (ZSTD_isError(ret)) {
-			if (ZSTD_getErrorCode(ret) == ZSTD_error_memory_allocation)
-				return fail(r, "out of memory");
-			if (!r->base && !r->len)
-				return fail(r, "'%s' is not a ctrack trace", r->path);
-			return fail(r,
-			            "corrupt trace: damaged compressed data near byte %llu of the file (%s)",
-			            (unsigned long long)(r->file_off + r->zin.pos), ZSTD_getErrorName(ret));
+			zstd_damaged(r, ret);
+			return 0;
 		}
+		r->zin.pos = in.pos;
+		r->hint = ret;
 		/* A full output buffer may leave decompressed bytes inside zstd: ask again before reading. */
 		r->pending = out.pos == out.size;
 		r->mid_frame = ret != 0;
 		int added = out.pos > r->len;
 		r->len = out.pos;
-		if (added)
+		if (added) {
+			r->out_block = r->block_at;
 			return 1;
+		}
 	}
 }
 
 /* ---- the header ---- */
+
+/* The file ends, or is damaged, before the end of its header: nothing can be read. -1. */
+static int cut_in_header(struct reader *r)
+{
+	if (r->damaged)
+		return fail(r, "corrupt trace near byte %llu of '%s', before the end of its header: %s",
+		            (unsigned long long)r->damage_at, r->path, r->damage);
+	return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)", r->path);
+}
 
 static int read_header(struct reader *r)
 {
@@ -176,11 +295,12 @@ static int read_header(struct reader *r)
 	if (rc < 0)
 		return -1;
 	size_t magic = r->len < CT_MAGIC_SIZE ? r->len : CT_MAGIC_SIZE;
-	if (memcmp(r->buf, CTRACK_MAGIC, magic) || (!r->len && !r->zstd_magic))
+	/* Nothing but zstd's first frame header failed: a foreign file, as one that is not zstd. */
+	int foreign = !r->len && r->damaged && !r->unit_at && r->unit == ZSTDnit_frameHeader;
+	if (memcmp(r->buf, CTRACK_MAGIC, magic) || (!r->len && !r->zstd_magic) || foreign)
 		return fail(r, "'%s' is not a ctrack trace", r->path);
 	if (r->len < CT_HEADER_SIZE)
-		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)",
-		            r->path);
+		return cut_in_header(r);
 	const uint8_t *h = r->buf;
 	unsigned version = ct_get_u16(h + 8), min_version = ct_get_u16(h + 10), size = ct_get_u16(h + 12);
 	if (min_version > CTRACK_FORMAT_VERSION)
@@ -193,7 +313,8 @@ static int read_header(struct reader *r)
 		            "'%s' has trace format version %u; this ctrack-analyze reads versions %u to %u",
 		            r->path, version, CTRACK_FORMAT_MIN_VERSION, CTRACK_FORMAT_VERSION);
 	if (size < CT_HEADER_SIZE)
-		return corrupt(r, h + 12, "header size %u is below %u", size, CT_HEADER_SIZE);
+		return fail(r, "corrupt trace: the header of '%s' gives its size as %u bytes, below %u",
+		            r->path, size, CT_HEADER_SIZE);
 	r->version = version;
 	if (h[14] != 8)
 		return fail(r, "'%s' was recorded with %u-byte pointers; only 8 is supported", r->path,
@@ -203,8 +324,7 @@ static int read_header(struct reader *r)
 	if (rc < 0)
 		return -1;
 	if (r->len < size)
-		return fail(r, "'%s' is cut before the end of its header (the process was killed at once?)",
-		            r->path);
+		return cut_in_header(r);
 	r->pos = size;
 	return 0;
 }
@@ -297,6 +417,8 @@ static int rec_module(struct reader *r, struct cursor *c)
 	struct ct_module mod = {0};
 	uint64_t id = cur_v(c);
 	mod.id = (uint32_t)id;
+	if (r->m->proc.seen) /* whether its file changed since, without a build-id to tell (symbolize.c) */
+		mod.loaded_unix_ns = r->m->proc.start_unix_ns + r->m->t.now_us * 1000;
 	mod.base = cur_v(c);
 	struct ct_bytes path = cur_s(c), build_id = cur_s(c);
 	mod.path = path.data;
@@ -477,6 +599,17 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	case CT_REC_EXACT:
 		rc = ct_model_exact(r->m);
 		break;
+	case CT_REC_INVALID: {
+		unsigned kind = cur_u8(&c), call = cur_u8(&c);
+		uint64_t stack = cur_v(&c), freed = cur_v(&c), block = cur_v(&c);
+		rc = c.shorted ? 0 : ct_model_invalid(r->m, kind, call, stack, freed, block);
+		break;
+	}
+	case CT_REC_CRASH: {
+		uint64_t sig = cur_v(&c), stack = cur_v(&c);
+		rc = c.shorted ? 0 : ct_model_crash(r->m, sig, stack);
+		break;
+	}
 	case CT_REC_HOLDERS:
 		rc = rec_holders(r, &c);
 		break;
@@ -595,7 +728,7 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 static int within_bounds(struct reader *r, const uint8_t *p)
 {
 	const struct ct_model *m = r->m;
-	uint64_t in = r->file_off + r->zin.pos, ids = m->ninfos + m->nnodes;
+	uint64_t in = bytes_read(r), ids = m->ninfos + m->nnodes;
 	if (ids > IDS_FLOOR + IDS_PER_BYTE * in)
 		return corrupt(r, p,
 		               "%llu stack nodes and alloc infos from %llu compressed bytes, more than a "
@@ -630,24 +763,40 @@ static int decode(struct reader *r)
 	return 0;
 }
 
+/* Decodes the records up to the end of the file, the PROCESS record (process_only) or damage.
+ * 0, or -1 after an error. */
+static int read_records(struct reader *r)
+{
+	int rc = 1;
+	while (rc > 0 && !r->stop && !r->damaged) {
+		if (decode(r) < 0 && !r->damaged)
+			return -1;
+		if (!r->stop && !r->damaged)
+			rc = fill(r);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
 static int read_all(struct reader *r)
 {
-	if (read_header(r) < 0)
+	if (read_header(r) < 0 || read_records(r) < 0)
 		return -1;
-	int rc;
-	do {
-		if (decode(r) < 0)
-			return -1;
-		if (r->stop)
-			return 0;
-	} while ((rc = fill(r)) > 0);
-	if (rc < 0)
-		return -1;
+	if (r->stop)
+		return 0;
+	if (r->process_only && r->damaged)
+		return fail(r, "corrupt trace near byte %llu of '%s', before its PROCESS record: %s",
+		            (unsigned long long)r->damage_at, r->path, r->damage);
 	if (r->process_only)
 		return fail(r, "'%s' has no PROCESS record", r->path);
+	struct ct_model *m = r->m;
+	if (r->damaged) {
+		m->damaged = 1;
+		m->damaged_at = r->damage_at;
+		snprintf(m->damage, sizeof(m->damage), "%s", r->damage);
+	}
 	int ended = r->last_tag == CT_REC_END || r->last_tag == CT_REC_EXEC;
-	r->m->complete = ended && !r->mid_frame && r->pos == r->len;
-	r->m->exec_last = r->m->complete && r->last_tag == CT_REC_EXEC;
+	m->complete = ended && !r->mid_frame && r->pos == r->len && !r->damaged;
+	m->exec_last = m->complete && r->last_tag == CT_REC_EXEC;
 	return 0;
 }
 
@@ -663,18 +812,16 @@ static int open_stream(struct reader *r)
 	r->buf = malloc(r->cap);
 	if (!r->z || !r->in || !r->buf)
 		return fail(r, "out of memory");
-	ZSTD_initDStream(r->z);
+	r->first_hint = ZSTD_initDStream(r->z);
+	r->unit = -1;
 	/* A frame may ask for a window of up to 2 GiB; the shim's is 4 MiB (windowLog 22). */
 	ZSTD_DCtx_setParameter(r->z, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
 	return 0;
 }
 
-/* How long a FIFO may stay without a writer before the reader gives up on it. */
-#define FIFO_WAIT_MS 10000
-
-/* A FIFO (a named pipe, a shell's <(...), /dev/stdin from a pipe) is read as a stream, but its open
- * and first read would wait forever for a writer that never comes: opened without blocking, it gets
- * FIFO_WAIT_MS for its first bytes. 0 with r->fd open (blocking again), or -1 after the error. */
+/* A FIFO (a named pipe, a shell's <(...), /dev/stdin from a pipe) is read as a stream. Its open
+ * would wait for a writer that may never come: opened without blocking, then made blocking again
+ * for reads that wait_fifo bounds. 0 with r->fd open, or -1 after the error. */
 static int open_fifo(struct reader *r)
 {
 	struct stat st;
@@ -683,15 +830,9 @@ static int open_fifo(struct reader *r)
 		return fail(r, "cannot open '%s': %s", r->path, strerror(errno));
 	if (fstat(r->fd, &st) < 0 || !S_ISFIFO(st.st_mode))
 		return fail(r, "cannot read '%s': it changed while it was opened", r->path);
-	struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
-	int n;
-	while ((n = poll(&pfd, 1, FIFO_WAIT_MS)) < 0 && errno == EINTR)
-		;
-	if (n == 0)
-		return fail(r, "cannot read '%s': it is a FIFO that nothing wrote to in %d s", r->path,
-		            FIFO_WAIT_MS / 1000);
-	if (n < 0 || fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) & ~O_NONBLOCK) < 0)
+	if (fcntl(r->fd, F_SETFL, fcntl(r->fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+	r->fifo = 1;
 	return 0;
 }
 

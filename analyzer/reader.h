@@ -10,8 +10,10 @@
 #include "model.h"
 
 /* Reads the trace at path into m (initialised by the caller). Returns 0, with m->complete == 0 when
- * the trace is cut short (everything up to the cut is in m), or -1 with a one-line reason in err
- * (no program name, no newline), e.g. "'x' is not a ctrack trace". */
+ * the trace is cut short or damaged after its header (everything before the cut or the damage is
+ * in m; m->damaged, damaged_at and damage say where and what), or -1 with a one-line reason in err
+ * (no program name, no newline), e.g. "'x' is not a ctrack trace". A FIFO or pipe is read as long
+ * as its bytes keep coming: 10 s without one is an error. */
 int ct_read_trace(const char *path, struct ct_model *m, char *err, size_t errlen);
 
 /* The same, calling progress(bytes of the file read so far, its size or 0, arg) after each read. */

@@ -83,6 +83,54 @@ const char *ct_kind_label(int kind)
 	return kind >= 1 && kind <= CT_KINDS ? labels[kind - 1] : "leaked";
 }
 
+const char *ct_invalid_name(unsigned kind)
+{
+	static const char *const names[CT_INVALID_KINDS] = {"double_free", "static", "stack",
+	                                                    "not_allocated"};
+	return kind < CT_INVALID_KINDS ? names[kind] : "invalid";
+}
+
+const char *ct_invalid_label(unsigned kind)
+{
+	static const char *const labels[CT_INVALID_KINDS] = {
+	    "of a block already freed (a double free)",
+	    "of an address in a loaded object (a global or a constant), no heap block",
+	    "of an address on the stack, no heap block",
+	    "of an address never allocated, which the allocator refused (the program died in the call)",
+	};
+	return kind < CT_INVALID_KINDS ? labels[kind] : "of an address that was no live block";
+}
+
+const char *ct_invalid_call(unsigned call)
+{
+	return call == CT_INVALID_REALLOC ? "realloc" : "free";
+}
+
+static int cmp_invalid(const void *a, const void *b)
+{
+	const struct ct_invalid *x = *(const struct ct_invalid *const *)a,
+	                        *y = *(const struct ct_invalid *const *)b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x < y ? -1 : x > y; /* in the order they came */
+}
+
+long ct_report_invalid(const struct ct_report *r, const struct ct_invalid ***out)
+{
+	size_t n = r->m->ninvalid;
+	*out = NULL;
+	if (!n)
+		return 0;
+	const struct ct_invalid **v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = &r->m->invalid[i];
+	qsort(v, n, sizeof(*v), cmp_invalid);
+	*out = v;
+	return (long)n;
+}
+
 /* s with its leaked figures those of one leak kind (CT_CLASS_* + 1); kind 0 leaves them. */
 static struct ct_site of_kind(const struct ct_site *s, int kind)
 {

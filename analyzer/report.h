@@ -74,6 +74,16 @@ enum ct_rank { CT_BY_LEAKED, CT_BY_PEAK, CT_BY_ALLOCATIONS, CT_BY_TEMPORARY };
 const char *ct_kind_name(int kind);
 const char *ct_kind_label(int kind);
 
+/* An invalid free's kind (CT_INVALID_*; another is a later writer's): its JSON name ("double_free",
+ * "static", "stack", "not_allocated", "invalid"), and what it freed in words, after "free()": "of a
+ * block already freed (a double free)", ...; its call's name ("free", "realloc"). */
+const char *ct_invalid_name(unsigned kind);
+const char *ct_invalid_label(unsigned kind);
+const char *ct_invalid_call(unsigned call);
+/* The model's invalid frees, most frequent first (then in the order they came), as a malloc'd array of
+ * pointers (*out; NULL when there are none). Returns the count or -ENOMEM. */
+long ct_report_invalid(const struct ct_report *r, const struct ct_invalid ***out);
+
 /* The sites whose key for `by` is not zero, best first, as a malloc'd array of pointers (*out; NULL
  * when there are none). Returns the count or -ENOMEM. In a classified trace, CT_BY_LEAKED gives one
  * entry per site and leak kind it has blocks of, with that kind's figures as its leaked ones. */
@@ -115,6 +125,9 @@ int ct_same_str(const char *a, const char *b);
 void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address);
 
 int ct_report_text(const struct ct_report *r);
+/* One invalid free as the text report prints it: a blank line, what it was, its backtrace, where the
+ * address was freed before and the block's allocation when known. Returns 0 or -ENOMEM. */
+int ct_report_text_invalid(const struct ct_report *r, const struct ct_invalid *v);
 /* One entry of a ranking as the text report prints it: a blank line, its figures, its backtraces.
  * Returns 0 or -ENOMEM. */
 int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struct ct_site *s);

@@ -44,6 +44,8 @@ static const char style[] =
     ".js .flame.off{display:none}.flame svg{max-width:100%;height:auto}\n"
     "details.leak{border:1px solid #e3e3e3;border-radius:4px;margin:6px 0;padding:4px 8px}\n"
     "details.leak summary{cursor:pointer;font-weight:600}\n"
+    "details.err{border:1px solid #e3c4c4;border-left:4px solid #c0392b;border-radius:4px;margin:6px 0;"
+    "padding:4px 8px}details.err summary{cursor:pointer;font-weight:600}\n"
     "ol.bt{margin:4px 0;padding-left:36px;font:13px ui-monospace,monospace}\n"
     "p.caller,p.callers{margin:4px 0 0 20px;font-size:13px}p.caller+ol.bt{padding-left:56px}\n"
     ".bt .addr,.bt .mod{color:#777}.bt .loc{color:#0b6e75}.bt .inl{color:#8a5a00}\n"
@@ -107,7 +109,10 @@ static void put_head(FILE *out, const struct ct_report *r)
 	        error_script);
 	fputs("<h1>ctrack heap report</h1>\n<p class=\"meta\">trace <code id=\"trace\">", out);
 	ct_xml_text(out, r->path);
-	fprintf(out, "</code>%s", r->m->complete ? "" : " (truncated)");
+	if (r->m->damaged)
+		fprintf(out, "</code> (damaged near byte %" PRIu64 ": read up to there)", r->m->damaged_at);
+	else
+		fprintf(out, "</code>%s", r->m->complete ? "" : " (truncated)");
 	if (p->seen) {
 		/* One <code> per argument: unambiguous without shell quoting. */
 		fprintf(out, ", pid %" PRIu64 ", command <span id=\"command\">", p->pid);
@@ -118,7 +123,12 @@ static void put_head(FILE *out, const struct ct_report *r)
 		}
 		fputs("</span>", out);
 	}
-	fputs("</p>\n<p class=\"meta\"><a href=\"#chart-section\">memory over time</a> · "
+	fputs("</p>\n<p class=\"meta\">", out);
+	if (r->m->ninvalid)
+		fputs("<a href=\"#invalid-frees\">invalid frees</a> · ", out);
+	if (r->m->crashed)
+		fputs("<a href=\"#fatal-signal\">fatal signal</a> · ", out);
+	fputs("<a href=\"#chart-section\">memory over time</a> · "
 	      "<a href=\"#flames\">flame graphs</a> · <a href=\"#leaks\">leaks</a> · "
 	      "<a href=\"#symbols\">symbols</a></p>\n",
 	      out);
@@ -194,10 +204,14 @@ static void put_summary(FILE *out, const struct ct_report *r)
 			put_figure(out, ids[k], ct_kind_label(k + 1), bytes[k], s);
 		}
 	}
-	if (t->unmatched_frees) {
-		snprintf(s, sizeof(s), "%" PRIu64, t->unmatched_frees);
-		put_figure(out, "unmatched-frees", "frees of blocks allocated before tracing",
-		           t->unmatched_frees, s);
+	if (t->invalid_frees) {
+		snprintf(s, sizeof(s), "%" PRIu64, t->invalid_frees);
+		put_figure(out, "invalid-frees-count", "invalid frees", t->invalid_frees, s);
+	}
+	uint64_t before = ct_model_frees_before_tracing(r->m);
+	if (before) {
+		snprintf(s, sizeof(s), "%" PRIu64, before);
+		put_figure(out, "unmatched-frees", "frees of blocks allocated before tracing", before, s);
 	}
 	fputs("</div>\n", out);
 	if (r->nwrappers) {
@@ -564,6 +578,87 @@ static void put_rest(FILE *out, const struct ct_site *const *v, size_t n)
 	        n, ct_fmt_bytes(b, sizeof(b), bytes), allocations);
 }
 
+/* ---- invalid frees and the fatal signal ---- */
+
+/* A stack as a list of frames, after a caption (none when empty); a word when it is cut or unknown. */
+static int put_stack(FILE *out, const struct ct_report *r, const char *caption, uint32_t stack)
+{
+	struct frame_list l = {out, NULL, 0, UINT_MAX};
+	int truncated = 0, rc = 0;
+	if (*caption)
+		fprintf(out, "<p class=\"caller\">%s</p>\n", caption);
+	fputs("<ol class=\"bt\">\n", out);
+	if (stack)
+		rc = ct_report_frames(r, stack, put_frame, &l, &truncated);
+	if (!stack)
+		fputs("<li class=\"cut\">(no backtrace: it could not be recorded)</li>\n", out);
+	else if (truncated)
+		fputs("<li class=\"cut\">... (deeper frames were not captured)</li>\n", out);
+	fputs("</ol>\n", out);
+	return rc;
+}
+
+static int put_invalid_one(FILE *out, const struct ct_report *r, const struct ct_invalid *v)
+{
+	char b[64], caption[160];
+	fprintf(out,
+	        "<details class=\"err\" open data-kind=\"%s\" data-call=\"%s\" data-count=\"%" PRIu64
+	        "\"><summary>invalid %s() %s: %" PRIu64 " time%s</summary>\n",
+	        ct_invalid_name(v->kind), ct_invalid_call(v->call), v->count, ct_invalid_call(v->call),
+	        ct_invalid_label(v->kind), v->count, v->count == 1 ? "" : "s");
+	int rc = put_stack(out, r, "", v->stack);
+	if (!rc && v->freed)
+		rc = put_stack(out, r, "freed before at:", v->freed);
+	if (!rc && v->block) {
+		const struct ct_info *info = &r->m->infos[v->block - 1];
+		snprintf(caption, sizeof(caption),
+		         "the block, %s, was allocated at:", ct_fmt_bytes(b, sizeof(b), info->size));
+		rc = put_stack(out, r, caption, info->stack);
+	}
+	fputs("</details>\n", out);
+	return rc;
+}
+
+/* memcheck's "Invalid free()" errors, the most frequent first; nothing when there are none. */
+static int put_invalid(FILE *out, const struct ct_report *r)
+{
+	const struct ct_invalid **v;
+	long n = ct_report_invalid(r, &v);
+	if (n <= 0)
+		return (int)n;
+	fprintf(out,
+	        "<h2 id=\"invalid-frees\">Invalid frees</h2>\n<div id=\"invalid-list\" data-count=\"%ld\">\n",
+	        n);
+	int rc = 0;
+	for (long i = 0; i < n && i < MAX_LEAKS && !rc; i++)
+		rc = put_invalid_one(out, r, v[i]);
+	if (n > MAX_LEAKS || r->m->invalid_others)
+		fputs(
+		    "<p id=\"invalid-rest\">More invalid frees than shown (ctrack-analyze --json lists those "
+		    "kept).</p>\n",
+		    out);
+	fputs("</div>\n", out);
+	free(v);
+	return rc;
+}
+
+/* The signal the program died of, and where the thread that took it was. */
+static int put_crash(FILE *out, const struct ct_report *r)
+{
+	const struct ct_model *m = r->m;
+	if (!m->crashed)
+		return 0;
+	int sig = m->crash_signal < 256 ? (int)m->crash_signal : 0;
+	const char *abbrev = sig ? sigabbrev_np(sig) : NULL, *what = sig ? sigdescr_np(sig) : NULL;
+	fprintf(out, "<h2 id=\"fatal-signal\">Fatal signal</h2>\n<p data-signal=\"%" PRIu64 "\">",
+	        m->crash_signal);
+	if (abbrev)
+		fprintf(out, "SIG%s (", abbrev);
+	ct_xml_text(out, what ? what : "signal");
+	fputs(abbrev ? "), taken at:</p>\n" : ", taken at:</p>\n", out);
+	return put_stack(out, r, "", m->crash_stack);
+}
+
 static int put_leaks(FILE *out, const struct ct_report *r)
 {
 	const struct ct_site **v;
@@ -631,8 +726,12 @@ int ct_write_html(FILE *out, const struct ct_report *r)
 	put_head(out, r);
 	put_notes(out, r->m);
 	put_summary(out, r);
+	int rc = put_invalid(out, r);
+	if (!rc)
+		rc = put_crash(out, r);
 	put_chart(out, r->m);
-	int rc = put_flames(out, r);
+	if (!rc)
+		rc = put_flames(out, r);
 	if (!rc)
 		rc = put_leaks(out, r);
 	if (!rc)

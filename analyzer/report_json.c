@@ -114,10 +114,11 @@ static void put_summary(const struct ct_report *r)
 	        ", \"temporary_allocations\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64
 	        ", \"peak_heap_time_ns\": %" PRIu64 ", \"peak_rss_bytes\": %" PRIu64
 	        ", \"leaked_bytes\": %" PRIu64 ", \"leaked_allocations\": %" PRIu64
-	        ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64,
+	        ", \"runtime_ns\": %" PRIu64 ", \"unmatched_frees\": %" PRIu64
+	        ", \"invalid_frees\": %" PRIu64,
 	        t->allocations, t->frees, t->bytes_allocated, t->temporary, t->peak, t->peak_time_us * 1000,
 	        t->peak_rss, t->current, t->live_allocations, ct_model_runtime_us(r->m) * 1000,
-	        t->unmatched_frees);
+	        ct_model_frees_before_tracing(r->m), t->invalid_frees);
 	put_classes(r);
 	fputc('}', r->out);
 }
@@ -272,6 +273,76 @@ void ct_quality_json(FILE *out, const struct ct_quality_list *l)
 	fputs(l->n ? "\n]" : "]", out);
 }
 
+/* {"frames": [...], "truncated": false} of a stack, or null for none (0). */
+static int put_stack(const struct ct_report *r, uint32_t stack)
+{
+	int truncated = 0, rc = 0;
+	if (!stack) {
+		fputs("null", r->out);
+		return 0;
+	}
+	struct frame_list l = {r->out, 0, UINT_MAX};
+	fputs("{\"frames\": [", r->out);
+	rc = ct_report_frames(r, stack, put_frame, &l, &truncated);
+	fprintf(r->out, "], \"truncated\": %s}", truncated ? "true" : "false");
+	return rc;
+}
+
+/* The invalid frees (docs/json-schema.md), the most frequent first, all of them. */
+static int put_invalid(const struct ct_report *r)
+{
+	const struct ct_invalid **v;
+	long n = ct_report_invalid(r, &v);
+	int rc = n < 0 ? (int)n : 0;
+	fputs(",\n\"invalid_frees\": [", r->out);
+	for (long i = 0; i < n && !rc; i++) {
+		fprintf(r->out,
+		        "%s\n  {\"kind\": \"%s\", \"call\": \"%s\", \"count\": %" PRIu64 ", \"frames\": [",
+		        i ? "," : "", ct_invalid_name(v[i]->kind), ct_invalid_call(v[i]->call), v[i]->count);
+		int truncated = 0;
+		struct frame_list l = {r->out, 0, UINT_MAX};
+		rc = ct_report_frames(r, v[i]->stack, put_frame, &l, &truncated);
+		fprintf(r->out, "], \"truncated\": %s, \"freed\": ", truncated ? "true" : "false");
+		if (!rc)
+			rc = put_stack(r, v[i]->freed);
+		fputs(", \"block\": ", r->out);
+		if (!rc && v[i]->block) {
+			const struct ct_info *info = &r->m->infos[v[i]->block - 1];
+			fprintf(r->out, "{\"size\": %" PRIu64 ", \"allocated\": ", info->size);
+			rc = put_stack(r, info->stack);
+			fputc('}', r->out);
+		} else {
+			fputs("null", r->out);
+		}
+		fputc('}', r->out);
+	}
+	fputs(n > 0 ? "\n]" : "]", r->out);
+	fprintf(r->out, ",\n\"invalid_frees_not_kept\": %" PRIu64, r->m->invalid_others);
+	free(v);
+	return rc;
+}
+
+/* The signal the program died of and where (CRASH), or null. */
+static int put_crash(const struct ct_report *r)
+{
+	const struct ct_model *m = r->m;
+	fputs(",\n\"fatal_signal\": ", r->out);
+	if (!m->crashed) {
+		fputs("null", r->out);
+		return 0;
+	}
+	const char *abbrev = m->crash_signal < 256 ? sigabbrev_np((int)m->crash_signal) : NULL;
+	fputs("{\"signal\": ", r->out);
+	if (abbrev)
+		fprintf(r->out, "\"SIG%s\"", abbrev);
+	else
+		fputs("null", r->out);
+	fprintf(r->out, ", \"number\": %" PRIu64 ", \"taken_at\": ", m->crash_signal);
+	int rc = put_stack(r, m->crash_stack);
+	fputc('}', r->out);
+	return rc;
+}
+
 /* The functions folded as allocator wrappers. */
 static void put_wrappers(const struct ct_report *r)
 {
@@ -284,6 +355,18 @@ static void put_wrappers(const struct ct_report *r)
 		fprintf(r->out, ", \"callers\": %zu}", r->wrappers[i].callers);
 	}
 	fputs(r->nwrappers ? "\n]" : "]", r->out);
+}
+
+/* Where the trace is damaged and why, or null. */
+static void put_damage(FILE *out, const struct ct_model *m)
+{
+	if (!m->damaged) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"near_byte\": %" PRIu64 ", \"why\": ", m->damaged_at);
+	ct_json_cstring(out, m->damage);
+	fputc('}', out);
 }
 
 /* The modules holding frames of the trace's stacks, with their symbol quality. */
@@ -304,7 +387,9 @@ int ct_report_json(const struct ct_report *r)
 	FILE *out = r->out;
 	fputs("{\"trace\": ", out);
 	ct_json_cstring(out, r->path);
-	fprintf(out, ", \"complete\": %s,\n\"notes\": ", r->m->complete ? "true" : "false");
+	fprintf(out, ", \"complete\": %s,\n\"damaged\": ", r->m->complete ? "true" : "false");
+	put_damage(out, r->m);
+	fputs(",\n\"notes\": ", out);
 	put_notes(out, r->m);
 	put_marks(out, r->m);
 	fputs(",\n\"process\": ", out);
@@ -313,7 +398,11 @@ int ct_report_json(const struct ct_report *r)
 	put_summary(r);
 	put_suppressions(r);
 	put_wrappers(r);
-	int rc = put_ranking(r, CT_BY_LEAKED, "leaks", SIZE_MAX);
+	int rc = put_invalid(r);
+	if (!rc)
+		rc = put_crash(r);
+	if (!rc)
+		rc = put_ranking(r, CT_BY_LEAKED, "leaks", SIZE_MAX);
 	if (!rc)
 		rc = put_ranking(r, CT_BY_PEAK, "peak", r->top);
 	if (!rc)

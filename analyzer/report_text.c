@@ -138,7 +138,11 @@ static void put_summary(const struct ct_report *r)
 	const struct ct_totals *t = &m->t;
 	FILE *out = r->out;
 	char b[64];
-	fprintf(out, "trace: %s%s\n", r->path, m->complete ? "" : " (truncated)");
+	fprintf(out, "trace: %s", r->path);
+	if (m->damaged)
+		fprintf(out, " (damaged near byte %" PRIu64 ": read up to there)\n", m->damaged_at);
+	else
+		fputs(m->complete ? "\n" : " (truncated)\n", out);
 	put_notes(out, m);
 	if (m->proc.seen) {
 		put_command(out, &m->proc);
@@ -171,8 +175,11 @@ static void put_summary(const struct ct_report *r)
 	}
 	if (r->supp)
 		ct_supp_put(r->supp, out);
-	if (t->unmatched_frees)
-		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n", t->unmatched_frees);
+	if (t->invalid_frees)
+		fprintf(out, "invalid frees: %" PRIu64 " (INVALID FREES below)\n", t->invalid_frees);
+	if (ct_model_frees_before_tracing(m))
+		fprintf(out, "frees of blocks allocated before tracing: %" PRIu64 "\n",
+		        ct_model_frees_before_tracing(m));
 	if (r->nwrappers) {
 		fputs("allocator wrappers folded:", out);
 		for (size_t i = 0; i < r->nwrappers && i < 10; i++)
@@ -295,6 +302,74 @@ int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struc
 	return rc;
 }
 
+/* The frames of stack under a title line, then a word when the stack was cut or is unknown. */
+static int put_stack(const struct ct_report *r, const char *title, uint32_t stack)
+{
+	struct frame_printer p = {r->out, use_colour(r->out), NULL, 0, UINT_MAX, "  "};
+	int truncated = 0, rc = 0;
+	fputs(title, r->out);
+	if (stack)
+		rc = ct_report_frames(r, stack, put_frame, &p, &truncated);
+	if (!stack)
+		fputs("  (no backtrace: it could not be recorded)\n", r->out);
+	else if (!rc && truncated)
+		fputs("  ... (deeper frames were not captured)\n", r->out);
+	return rc;
+}
+
+int ct_report_text_invalid(const struct ct_report *r, const struct ct_invalid *v)
+{
+	char b[64];
+	int colour = use_colour(r->out);
+	fprintf(r->out, "\n%sinvalid %s() %s: %" PRIu64 " time%s%s\n", BOLD(colour), ct_invalid_call(v->call),
+	        ct_invalid_label(v->kind), v->count, v->count == 1 ? "" : "s", RESET(colour));
+	int rc = put_stack(r, "", v->stack);
+	if (!rc && v->freed)
+		rc = put_stack(r, "  freed before at:\n", v->freed);
+	if (!rc && v->block) {
+		const struct ct_info *info = &r->m->infos[v->block - 1];
+		fprintf(r->out, "  the block, %s, was allocated at:\n",
+		        ct_fmt_bytes(b, sizeof(b), info->size));
+		rc = put_stack(r, "", info->stack);
+	}
+	return rc;
+}
+
+/* memcheck's "Invalid free()" errors, the most frequent first. */
+static int put_invalid(const struct ct_report *r)
+{
+	const struct ct_invalid **v;
+	long n = ct_report_invalid(r, &v);
+	if (n <= 0)
+		return (int)n;
+	fputs("\nINVALID FREES:\n", r->out);
+	int rc = 0;
+	for (long i = 0; i < n && (size_t)i < r->top && !rc; i++)
+		rc = ct_report_text_invalid(r, v[i]);
+	if (!rc && (size_t)n > r->top)
+		fprintf(r->out, "\n(%ld more; --top N shows more)\n", n - (long)r->top);
+	if (!rc && r->m->invalid_others)
+		fprintf(r->out, "\n(%" PRIu64 " more invalid frees, of other kinds or stacks, not kept)\n",
+		        r->m->invalid_others);
+	free(v);
+	return rc;
+}
+
+/* The signal the program died of, and where the thread that took it was. */
+static int put_crash(const struct ct_report *r)
+{
+	const struct ct_model *m = r->m;
+	if (!m->crashed)
+		return 0;
+	int sig = m->crash_signal < 256 ? (int)m->crash_signal : 0;
+	const char *abbrev = sig ? sigabbrev_np(sig) : NULL, *what = sig ? sigdescr_np(sig) : NULL;
+	if (abbrev)
+		fprintf(r->out, "\nFATAL SIGNAL: SIG%s (%s), taken at:\n", abbrev, what ? what : "?");
+	else
+		fprintf(r->out, "\nFATAL SIGNAL: signal %" PRIu64 ", taken at:\n", m->crash_signal);
+	return put_stack(r, "", m->crash_stack);
+}
+
 static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *title)
 {
 	const struct ct_site **v;
@@ -364,8 +439,13 @@ int ct_report_text(const struct ct_report *r)
 	    {CT_BY_TEMPORARY, "MOST TEMPORARY ALLOCATIONS"},
 	};
 	put_summary(r);
+	int rc = put_invalid(r);
+	if (!rc)
+		rc = put_crash(r);
+	if (rc < 0)
+		return rc;
 	for (size_t i = 0; i < sizeof(rankings) / sizeof(rankings[0]); i++) {
-		int rc = put_ranking(r, rankings[i].by, rankings[i].title);
+		rc = put_ranking(r, rankings[i].by, rankings[i].title);
 		if (rc < 0)
 			return rc;
 	}

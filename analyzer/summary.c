@@ -33,8 +33,11 @@ static void fill(struct ct_trace_summary *s, const struct ct_model *m)
 	    .peak_heap_bytes = m->t.peak,
 	    .leaked_bytes = m->t.current,
 	    .leaked_allocations = m->t.live_allocations,
+	    .invalid_frees = m->t.invalid_frees,
 	    .runtime_ns = ct_model_runtime_us(m) * 1000,
 	    .complete = m->complete,
+	    .damaged = m->damaged,
+	    .damaged_at = m->damaged_at,
 	    .warnings = m->warnings,
 	    .pid = m->proc.pid,
 	    .ppid = m->proc.ppid,
@@ -46,6 +49,12 @@ static void fill(struct ct_trace_summary *s, const struct ct_model *m)
 			           m->notes[i].text.len);
 			break;
 		}
+	const struct ct_invalid *most = NULL;
+	for (size_t i = 0; i < m->ninvalid; i++)
+		if (!most || m->invalid[i].count > most->count)
+			most = &m->invalid[i];
+	s->invalid_kind = most ? most->kind : 0;
+	snprintf(s->damage, sizeof(s->damage), "%s", m->damage);
 	if (m->exec_last && m->exec_path.data)
 		snprintf(s->exec_path, sizeof(s->exec_path), "%s", m->exec_path.data);
 	const struct ct_bytes *exe = &m->proc.exe;

@@ -15,8 +15,13 @@ struct ct_trace_summary {
 	uint64_t peak_heap_bytes; /* highest sum of live bytes */
 	uint64_t leaked_bytes;    /* live at the end of the trace */
 	uint64_t leaked_allocations;
+	uint64_t invalid_frees; /* memcheck's "Invalid free()": double frees, frees of no heap block */
+	unsigned invalid_kind;  /* the most frequent one's kind (CT_INVALID_* of ctrack/record.h) */
 	uint64_t runtime_ns;
 	int complete;         /* 1: the trace ends with END or EXEC; 0: it was cut (killed process) */
+	int damaged;          /* ... or damaged after its header (complete is 0): read up to there */
+	uint64_t damaged_at;  /* the file offset near which it is (model.h) */
+	char damage[200];     /* what was wrong, one line */
 	char exec_path[4096]; /* when the trace ends with EXEC: the program the process became */
 	uint64_t warnings;    /* NOTE records of level warning: the shim saw trouble (dropped events, ...) */
 	/* The first warning's text, cut to fit, control bytes as '?' (one printable line); "" if none. */
@@ -28,8 +33,8 @@ struct ct_trace_summary {
 };
 
 /* Reads the trace at path and fills *s. Returns 0 on success, or -1 with a one-line reason in
- * err (no program name, no newline), e.g. "not a ctrack trace". A trace that is cut short is a
- * success with s->complete == 0. */
+ * err (no program name, no newline), e.g. "not a ctrack trace". A trace that is cut short, or
+ * damaged after its header, is a success with s->complete == 0 (s->damaged for the latter). */
 int ct_trace_summarize(const char *path, struct ct_trace_summary *s, char *err, size_t errlen);
 
 /* The same for the trace open on fd (read from its current offset; fd stays open), named name in

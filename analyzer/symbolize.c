@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctrack/format.h"
 #include "debuginfo.h"
 #include "regfile.h"
 #include "symbolize.h"
@@ -27,7 +29,8 @@ struct cu_range {
 /* Per module id: its Dwfl, opened on first use. */
 struct dso {
 	int tried;
-	int changed; /* the file at the path is not the one traced: its build-id differs */
+	enum ct_module_file file; /* what is at the path: the traced file, or why not */
+	int err;                  /* CT_FILE_UNREADABLE: why */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias; /* dwfl address = ELF vaddr + bias */
@@ -102,25 +105,84 @@ void ct_symbolizer_free(struct ct_symbolizer *s)
 
 /* ---- modules ---- */
 
-/* A module whose file's build-id differs from the recorded one would give wrong names: none is better. */
-static int build_id_matches(Dwfl_Module *mod, const struct ct_module *m)
+/* ELF prot bits as a MODULE record writes them. */
+static uint8_t seg_prot(const GElf_Phdr *ph)
+{
+	return (uint8_t)(((ph->p_flags & PF_R) ? CT_SEG_READ : 0) |
+	                 ((ph->p_flags & PF_W) ? CT_SEG_WRITE : 0) |
+	                 ((ph->p_flags & PF_X) ? CT_SEG_EXEC : 0));
+}
+
+/* Whether elf's PT_LOAD segments are the ones m recorded (a writer may record fewer than a file
+ * has: those it did must match). */
+static int segments_match(Elf *elf, const struct ct_module *m)
+{
+	size_t n, k = 0;
+	if (!elf || elf_getphdrnum(elf, &n) < 0)
+		return 1; /* nothing to compare */
+	for (size_t i = 0; i < n && k < m->nseg; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		const struct ct_segment *seg = &m->segs[k++];
+		if (seg->vaddr != ph.p_vaddr || seg->memsz != ph.p_memsz || seg->offset != ph.p_offset ||
+		    seg->prot != seg_prot(&ph))
+			return 0;
+	}
+	return k == m->nseg;
+}
+
+/* Whether the file open on fd was modified after m was loaded. */
+static int modified_since(int fd, const struct ct_module *m)
+{
+	struct stat st;
+	if (!m->loaded_unix_ns || fstat(fd, &st) < 0)
+		return 0;
+	uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	return mtime > m->loaded_unix_ns;
+}
+
+/* Whether mod is the file m recorded: the same build-id, or when the trace has none, the same
+ * segments (a file that is not would give wrong names: none is better); CT_FILE_NEWER when only its
+ * time (newer: it was modified after m was loaded) says it may not be. */
+static enum ct_module_file compare(Dwfl_Module *mod, const struct ct_module *m, int newer)
 {
 	const unsigned char *bits;
-	GElf_Addr vaddr;
+	GElf_Addr vaddr, bias;
 	int n = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (n <= 0 || !m->build_id_len)
-		return 1; /* nothing to compare */
-	return (size_t)n == m->build_id_len && !memcmp(bits, m->build_id, (size_t)n);
+	if (n > 0 && m->build_id_len)
+		return (size_t)n == m->build_id_len && !memcmp(bits, m->build_id, (size_t)n)
+		           ? CT_FILE_SAME
+		           : CT_FILE_REBUILT;
+	if (m->build_id_len)
+		return CT_FILE_NO_BUILD_ID;
+	if (!segments_match(dwfl_module_getelf(mod, &bias), m))
+		return CT_FILE_RELAID;
+	return newer ? CT_FILE_NEWER : CT_FILE_SAME;
+}
+
+/* What the failed open of a module's file says of it. */
+static enum ct_module_file open_failed(int err)
+{
+	if (err == -ENOENT || err == -ENOTDIR)
+		return CT_FILE_GONE;
+	return err == -EINVAL || err == -EISDIR ? CT_FILE_NOT_ELF : CT_FILE_UNREADABLE;
 }
 
 static void open_dso(struct dso *d, const struct ct_module *m)
 {
 	d->tried = 1;
+	d->file = CT_FILE_NONE;
 	if (!m->path || m->path[0] != '/')
 		return;                          /* the vdso and other pseudo files have no file to read */
 	int fd = ct_regfile_open(m->path, NULL); /* a trace may name a FIFO or a device */
-	if (fd < 0)
+	if (fd < 0) {
+		d->file = open_failed(fd);
+		d->err = -fd;
 		return;
+	}
+	d->file = CT_FILE_NOT_ELF;
+	int newer = modified_since(fd, m);
 	d->dwfl = dwfl_begin(ct_debuginfo_callbacks());
 	if (d->dwfl) {
 		dwfl_report_begin(d->dwfl);
@@ -129,13 +191,15 @@ static void open_dso(struct dso *d, const struct ct_module *m)
 	}
 	if (!d->mod)
 		close(fd);
+	if (d->mod)
+		d->file = compare(d->mod, m, newer);
 	if (!d->dwfl)
 		return;
-	int changed = d->mod && !build_id_matches(d->mod, m);
-	if (d->mod && !changed && dwfl_module_getelf(d->mod, &d->bias))
+	if (d->mod && (d->file == CT_FILE_SAME || d->file == CT_FILE_NEWER) &&
+	    dwfl_module_getelf(d->mod, &d->bias))
 		return;
 	dwfl_end(d->dwfl);
-	*d = (struct dso){.tried = 1, .changed = changed};
+	*d = (struct dso){.tried = 1, .file = d->file};
 }
 
 static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
@@ -157,10 +221,12 @@ static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
 	return d;
 }
 
-struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod, int *changed)
+struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod,
+                                         enum ct_module_file *file, int *err)
 {
 	struct dso *d = dso_for(s, mod);
-	*changed = d && d->changed;
+	*file = d ? d->file : CT_FILE_NONE;
+	*err = d ? d->err : ENOMEM;
 	return d ? d->mod : NULL;
 }
 
@@ -575,8 +641,9 @@ int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_
 
 uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)
 {
-	int changed = 0;
-	Dwfl_Module *dm = mod ? ct_symbolizer_module(s, mod, &changed) : NULL;
+	enum ct_module_file file;
+	int err;
+	Dwfl_Module *dm = mod ? ct_symbolizer_module(s, mod, &file, &err) : NULL;
 	Dwarf_Addr bias = 0;
 	if (!dm || !dwfl_module_getelf(dm, &bias))
 		return 0;

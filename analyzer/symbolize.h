@@ -49,11 +49,27 @@ int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_
  * or 0 when no sized symbol holds it (no symbols, a label, a module that cannot be opened). */
 uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip);
 
-/* The libdwfl module the symbolizer opened for mod (opened now if it was not yet), or NULL when the
- * file is missing, not ELF or not the traced one; *changed = 1 in the last case (the file's
- * build-id differs from the trace's: it was rebuilt, and its frames are shown as addresses rather
- * than misresolved). Owned by the symbolizer; the symbol checks reuse it. */
+/* What is at a traced module's path now, compared with the MODULE record (build-id, PT_LOAD
+ * segments) and the time the module was loaded. Only CT_FILE_SAME and CT_FILE_NEWER are read: a
+ * file that is not the traced one would give wrong names, so its frames are shown as addresses. */
+enum ct_module_file {
+	CT_FILE_SAME,        /* the traced file, as far as can be told */
+	CT_FILE_NEWER,       /* no build-id in the trace, the same segments, but modified after it was
+	                      * loaded: read, though it may not be the code that ran */
+	CT_FILE_NONE,        /* not a file at all (the vdso), or never opened */
+	CT_FILE_GONE,        /* nothing at the path */
+	CT_FILE_UNREADABLE,  /* it cannot be opened (ct_symbolizer_module's *err) */
+	CT_FILE_NOT_ELF,     /* not a regular file, or not ELF */
+	CT_FILE_REBUILT,     /* ELF with another build-id than the traced one */
+	CT_FILE_NO_BUILD_ID, /* the traced file had a build-id, this one has none */
+	CT_FILE_RELAID,      /* no build-id in the trace, and PT_LOAD segments unlike the traced ones */
+};
+
+/* The libdwfl module the symbolizer opened for mod (opened now if it was not yet), or NULL when
+ * *file says it is not the traced one or cannot be read (*err: the errno of CT_FILE_UNREADABLE).
+ * Owned by the symbolizer; the symbol checks reuse it. */
 struct Dwfl_Module;
-struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod, int *changed);
+struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct ct_module *mod,
+                                         enum ct_module_file *file, int *err);
 
 #endif

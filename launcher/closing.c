@@ -13,6 +13,7 @@
 #include <sys/statvfs.h>
 
 #include "closing.h"
+#include "ctrack/record.h"
 #include "family.h"
 #include "locate.h"
 
@@ -89,11 +90,29 @@ static void print_summary(const struct ct_member *m, const char *prefix)
 		fprintf(stderr, "%sno summary: %s\n", prefix, m->err);
 		return;
 	}
-	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s%s\n", prefix,
+	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s", prefix,
 	        fmt_count(s->allocations, a, sizeof(a)), s->allocations == 1 ? "" : "s",
 	        fmt_bytes(s->bytes_allocated, b, sizeof(b)), fmt_bytes(s->peak_heap_bytes, c, sizeof(c)),
 	        fmt_bytes(s->leaked_bytes, d, sizeof(d)), fmt_count(s->leaked_allocations, e, sizeof(e)),
-	        s->leaked_allocations == 1 ? "" : "s", s->complete ? "" : " (trace is truncated)");
+	        s->leaked_allocations == 1 ? "" : "s");
+	if (s->invalid_frees)
+		fprintf(stderr, ", %s invalid free%s", fmt_count(s->invalid_frees, a, sizeof(a)),
+		        s->invalid_frees == 1 ? "" : "s");
+	fprintf(stderr, "%s\n",
+	        s->complete  ? ""
+	        : s->damaged ? " (trace is damaged)"
+	                     : " (trace is truncated)");
+}
+
+/* Where the trace is damaged, and that its figures stop there. */
+static void print_damage(const struct ct_trace_summary *s)
+{
+	if (s->damaged)
+		fprintf(stderr,
+		        "ctrack: warning: corrupt trace near byte %" PRIu64
+		        " (%s); figures cover what was read "
+		        "before it\n",
+		        s->damaged_at, s->damage);
 }
 
 /* The trace's first warning (what the shim could not record, a write error), and how many more. */
@@ -108,19 +127,39 @@ static void print_warnings(const struct ct_trace_summary *s)
 	fputc('\n', stderr);
 }
 
-/* The summary line of the program's trace, its warnings, and a word on an exec'd image left
- * untraced. Returns 0 when the trace is cut short and none of its warnings can say why, else 1. */
+/* The invalid frees (memcheck's errors), named by the most frequent one's kind. */
+static void print_invalid(const struct ct_trace_summary *s)
+{
+	static const char *const kinds[CT_INVALID_KINDS] = {
+	    "a double free", "a free of a global or a constant", "a free of a stack address",
+	    "a free of an address never allocated"};
+	if (!s->invalid_frees)
+		return;
+	fprintf(stderr, "ctrack: error: %" PRIu64 " invalid free%s (%s%s): ctrack-analyze shows %s\n",
+	        s->invalid_frees, s->invalid_frees == 1 ? "" : "s",
+	        s->invalid_kind < CT_INVALID_KINDS ? kinds[s->invalid_kind] : "a free of no live block",
+	        s->invalid_frees == 1 ? "" : ", the most frequent",
+	        s->invalid_frees == 1 ? "its backtrace" : "their backtraces");
+}
+
+/* The summary line of the program's trace, its warnings and invalid frees, and a word on an exec'd
+ * image left untraced. Returns 0 when the trace is cut short and neither its damage nor its
+ * warnings can say why, else 1. */
 static int print_summary_line(const struct ct_member *m, int follow_children)
 {
 	print_summary(m, "ctrack: ");
 	if (m->ok)
+		print_damage(&m->s);
+	if (m->ok)
 		print_warnings(&m->s);
+	if (m->ok)
+		print_invalid(&m->s);
 	if (m->ok && m->s.exec_path[0] && !follow_children)
 		fprintf(stderr,
 		        "ctrack: the program then ran '%s' (exec), which was not traced: "
 		        "--follow-children traces it too\n",
 		        m->s.exec_path);
-	return !m->ok || m->s.complete || m->s.warnings;
+	return !m->ok || m->s.complete || m->s.damaged || m->s.warnings;
 }
 
 /* ---- the parent's trace ---- */

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "family.h"
+#include "rules.h"
 #include "tracefile.h"
 
 /* How far clocks and scheduling may put a child's trace from its parent's: a child forked just
@@ -313,9 +315,32 @@ static int exec_of_ours(const struct ct_family *f, const struct ct_trace_origin 
 	return 0;
 }
 
+/* Whether the live process pid carries this run's CTRACK_STATUS in its environment: a followed
+ * process keeps the shim's settings, and the status page's name is this run's alone. */
+static int carries_status(const struct ct_family *f, uint64_t pid)
+{
+	char path[64], buf[65536], want[sizeof(f->status) + 32];
+	if (!f->status[0])
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%" PRIu64 "/environ", pid);
+	int n = snprintf(want, sizeof(want), "%s=%s", CT_ENV_STATUS, f->status);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (k > 0)
+		buf[k] = 0;
+	for (ssize_t at = 0; at < k; at += (ssize_t)strlen(buf + at) + 1)
+		if (!strcmp(buf + at, want))
+			return n > 0;
+	return 0;
+}
+
 /* Whether c is the run's: forked by one of the run's processes while it ran, or an image one of
- * them became. A trace with no PROCESS record (empty, cut at once) has only its name's pid: the
- * run's when that pid is, or when its live process's parent is. */
+ * them became. A trace with no PROCESS record (empty, cut at once: its writer has not flushed yet,
+ * a daemon on a loaded machine) has only its name's pid: the run's when that pid is, when its live
+ * process's parent is, or when its live process carries this run's status page name (a daemon's
+ * parent is gone: its parent is now init). */
 static int belongs(const struct ct_family *f, const struct candidate *c)
 {
 	if (c->known)
@@ -326,7 +351,8 @@ static int belongs(const struct ct_family *f, const struct candidate *c)
 		return 0;
 	if (proc_stat(c->o.pid, &ppid, &start) < 0)
 		return ours(f, c->o.pid, 0);
-	return start + SLACK_NS >= f->start_ns && (ours(f, c->o.pid, 0) || ours(f, ppid, 0));
+	return start + SLACK_NS >= f->start_ns &&
+	       (ours(f, c->o.pid, 0) || ours(f, ppid, 0) || carries_status(f, c->o.pid));
 }
 
 static int take(struct ct_family *f, struct candidate *c, size_t cap)
@@ -364,6 +390,53 @@ static void collect_children(struct ct_family *f)
 	for (size_t i = 0; i < n; i++)
 		free(v[i].file);
 	free(v);
+}
+
+/* Whether one of the run's traces is pid's. */
+static int has_member(const struct ct_family *f, uint64_t pid)
+{
+	for (size_t i = 0; i < f->nkids; i++)
+		if (f->kids[i].pid == pid)
+			return 1;
+	return f->parent.pid == pid;
+}
+
+/* The run's processes that still run and left no trace in the directory yet: a daemon forked on a
+ * loaded machine may not have created its trace by the time the program is reaped, and its parent
+ * may be gone. Each is found by the run's status page name in its environment (carries_status),
+ * and becomes a member that is still running, named as its trace will be. */
+static void collect_running(struct ct_family *f)
+{
+	DIR *proc = f->status[0] ? opendir("/proc") : NULL;
+	for (struct dirent *e; proc && (e = readdir(proc));) {
+		char *end, exe[PATH_MAX], name[PATH_MAX];
+		uint64_t pid = strtoull(e->d_name, &end, 10), ppid, start;
+		if (*end || !pid || pid == (uint64_t)getpid() || has_member(f, pid) ||
+		    proc_stat(pid, &ppid, &start) < 0 || start + SLACK_NS < f->start_ns ||
+		    !carries_status(f, pid))
+			continue;
+		snprintf(name, sizeof(name), "/proc/%" PRIu64 "/exe", pid);
+		ssize_t k = readlink(name, exe, sizeof(exe) - 1);
+		exe[k > 0 ? k : 0] = 0;
+		struct ct_member *v = realloc(f->kids, (f->nkids + 1) * sizeof(*v));
+		if (!v || ct_trace_name(name, sizeof(name), f->dir, k > 0 ? ct_basename(exe) : "?",
+		                        (pid_t)pid, 0) < 0) {
+			f->kids = v ? v : f->kids;
+			continue;
+		}
+		f->kids = v;
+		struct ct_member *m = &f->kids[f->nkids];
+		*m = (struct ct_member){.path = strdup(name), .pid = pid, .ppid = ppid, .start_ns = start};
+		if (!m->path)
+			continue;
+		m->file = m->path + strlen(f->dir) + 1;
+		m->end_ns = UINT64_MAX;
+		m->running = 1;
+		snprintf(m->err, sizeof(m->err), "its trace is not written yet");
+		f->nkids++;
+	}
+	if (proc)
+		closedir(proc);
 }
 
 /* The images the run's processes exec'd into that left no trace of theirs. */
@@ -419,6 +492,7 @@ void ct_family_collect(struct ct_family *f, struct ct_spawn_result *r, int sum, 
 	if (f->dir[0]) {
 		f->children = 1;
 		collect_children(f);
+		collect_running(f);
 	}
 	find_gaps(f);
 }

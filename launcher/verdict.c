@@ -52,6 +52,11 @@ static int check_one(const struct ct_family *f, const struct ct_member *m, const
 {
 	struct ct_check c;
 	char proc[64];
+	if (m->ok && m->s.damaged) { /* a check of the part before the damage would be incomplete */
+		snprintf(err, len, "corrupt trace near byte %" PRIu64 " of '%s' (%s): not checked",
+		         m->s.damaged_at, m->path, m->s.damage);
+		return -1;
+	}
 	int fd = ct_family_open(f, m);
 	if (fd < 0) {
 		snprintf(err, len, "cannot read '%s' (%s)%s", m->path, strerror(-fd),
@@ -90,9 +95,10 @@ static int checkable(const struct ct_family *f, const struct ct_member *m)
 		fputs("ctrack: not checked: ", stderr);
 		print_who(m);
 		fprintf(stderr, ": %s\n",
-		        m->running ? "it still runs"
-		        : m->ok    ? "its trace is cut short (killed?)"
-		                   : m->err);
+		        m->running     ? "it still runs"
+		        : m->s.damaged ? "its trace is damaged"
+		        : m->ok        ? "its trace is cut short (killed?)"
+		                       : m->err);
 		return 0;
 	}
 	return 1;

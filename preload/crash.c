@@ -5,6 +5,7 @@
  * have. The program never sees the handler: sigaction and signal (hooks.c) show SIG_DFL, and a
  * handler the program installs replaces it. The handler is async-signal-safe: no malloc, no lock. */
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -45,6 +46,52 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	 * it): raised again in every case. */
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 	errno = e;
+}
+
+/* ---- work that may fault, in the handler ----
+ * The crash's backtrace is walked over a stack the crash may have damaged: a saved frame pointer
+ * overwritten with an address near the stack can send the walk to a guard page. A fault there,
+ * with every signal blocked in the handler, would kill the process with SIGSEGV before its trace
+ * ends, and with a status that is not the program's. So the walk runs with its faults caught: the
+ * thread's SIGSEGV and SIGBUS lead back here, and the walk is given up. */
+
+static sigjmp_buf guard_escape;
+static _Atomic pid_t guard_tid;
+static struct sigaction guard_old[2];
+static const int guard_signals[2] = {SIGSEGV, SIGBUS};
+
+static void guard_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)si, (void)uc;
+	if ((pid_t)syscall(SYS_gettid) == atomic_load(&guard_tid))
+		siglongjmp(guard_escape, 1);
+	/* Another thread's fault in the moment the guard stands: its own handler takes it when the
+	 * instruction runs again. */
+	__sigaction(sig, &guard_old[sig == SIGBUS], NULL);
+}
+
+int ct_crash_guarded(void (*fn)(void *), void *arg)
+{
+	struct sigaction guard = {.sa_sigaction = guard_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+	sigset_t faults, was;
+	sigfillset(&guard.sa_mask);
+	sigemptyset(&faults);
+	atomic_store(&guard_tid, (pid_t)syscall(SYS_gettid));
+	for (int i = 0; i < 2; i++) {
+		sigaddset(&faults, guard_signals[i]);
+		__sigaction(guard_signals[i], &guard, &guard_old[i]);
+	}
+	/* The mask saved here, faults blocked as the handler has them, comes back with a fault. */
+	int faulted = sigsetjmp(guard_escape, 1);
+	if (!faulted) {
+		sigprocmask(SIG_UNBLOCK, &faults, &was);
+		fn(arg);
+		sigprocmask(SIG_SETMASK, &was, NULL);
+	}
+	for (int i = 0; i < 2; i++)
+		__sigaction(guard_signals[i], &guard_old[i], NULL);
+	atomic_store(&guard_tid, 0);
+	return faulted ? -1 : 0;
 }
 
 static void install(int sig)

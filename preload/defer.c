@@ -50,11 +50,41 @@ static struct ct_defer_entry *lowest_before(struct ct_slot *s, struct ct_defer *
 	return best;
 }
 
+/* The ready entry that must be written before e: of e's counter, numbered below it (the lowest);
+ * NULL when none. */
+static struct ct_defer_entry *predecessor(struct ct_slot *s, struct ct_defer *d,
+                                          const struct ct_defer_entry *e)
+{
+	if (CT_EV_KIND(e->w[0]) == CT_EV_RFREE)
+		return NULL;
+	return lowest_before(s, d, ct_seq_bucket(CT_EV_PTR(e->w[0])), ct_event_seq(e->w));
+}
+
+/* Whether ready entry e's handler ran before the thread took number seq of counter bucket: it saw
+ * another counter named (the thread had not named this one yet), or this one not yet past seq. Its
+ * predecessors ran before it, so they pass too. */
+static int ran_before(const struct ct_defer_entry *e, uint32_t bucket, uint32_t seq)
+{
+	return e->seen_bucket != bucket || (int32_t)(e->seen - seq) <= 0;
+}
+
 struct ct_defer_entry *ct_defer_before(struct ct_slot *s, struct ct_defer *d, const uint64_t *w)
 {
-	if (CT_EV_KIND(w[0]) == CT_EV_RFREE)
+	unsigned kind = CT_EV_KIND(w[0]);
+	if (kind == CT_EV_RFREE)
 		return NULL;
-	return lowest_before(s, d, ct_seq_bucket(CT_EV_PTR(w[0])), ct_event_seq(w));
+	uint32_t bucket = ct_seq_bucket(CT_EV_PTR(w[0])), seq = ct_event_seq(w);
+	if (kind == CT_EV_RFAIL)
+		return lowest_before(s, d, bucket, seq);
+	uint32_t tail = atomic_load_explicit(&s->defer.tail, memory_order_relaxed);
+	for (uint32_t pos = s->defer.head; pos != tail; pos++) {
+		struct ct_defer_entry *e = ct_defer_at(d, pos);
+		if (e->state != CT_DEFER_READY || !ran_before(e, bucket, seq))
+			continue;
+		struct ct_defer_entry *first = predecessor(s, d, e);
+		return first ? first : e;
+	}
+	return NULL;
 }
 
 struct ct_defer_entry *ct_defer_next(struct ct_slot *s, struct ct_defer *d, unsigned *abandoned)
@@ -64,7 +94,7 @@ struct ct_defer_entry *ct_defer_next(struct ct_slot *s, struct ct_defer *d, unsi
 		struct ct_defer_entry *e = ct_defer_at(d, pos);
 		if (e->state != CT_DEFER_READY)
 			continue;
-		struct ct_defer_entry *first = ct_defer_before(s, d, e->w);
+		struct ct_defer_entry *first = predecessor(s, d, e);
 		return first ? first : e;
 	}
 	/* Nothing ready: what is left was claimed by handlers that never came back to fill it (no

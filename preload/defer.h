@@ -3,15 +3,25 @@
  * guard, CT_GUARD_HOOK): the thread's ring and backtrace buffer are in use, so the handler's hook
  * calls the real function at once, takes the event's sequence number where a reported event would
  * (after the real allocation, before the real free), walks its backtrace into an entry of its own,
- * and leaves the event here; the interrupted report writes it when it ends (tracker.c).
+ * and leaves the event here; the interrupted report writes it (tracker.c): before its own event
+ * when the handler ran before that event took its number, else when the report ends.
+ *
+ * Why before: the writer applies each counter's events in number order, so every ring must hold
+ * its events in the order their numbers were taken, across counters too. A handler's event that
+ * took its number before the report's own event, written after it, lets two rings wait for each
+ * other: the report's event waits for another thread's event numbered below it, which waits in its
+ * ring behind one that waits for the handler's (seen: every ring full, the program stopped for the
+ * writer's 2 s stall limit, then events applied out of order and frees unmatched). So each entry
+ * records the counter the thread named for its own event's number (tracker.c names it before
+ * taking) and that counter's value as the handler saw it: a handler runs whole between two
+ * instructions of its thread, so a value not past the own event's number means it ran before.
  *
  * Contract: only the owning thread and its signal handlers touch a thread's buffer. Handlers claim
  * entries (they may nest: a compare-and-swap on the slot's tail), fill them and mark them ready;
  * the writing side (a report of the thread, which no handler of the thread runs above while it
  * runs) takes them in an order that keeps every sequence counter's numbers increasing along the
- * ring, since the writer applies each counter's events in number order and a ring whose next
- * event must wait for one behind it in the same ring would never move again. No lock, no malloc,
- * errno untouched. */
+ * ring, since a ring whose next event must wait for one behind it in the same ring would never
+ * move again. No lock, no malloc, errno untouched. */
 #ifndef CTRACK_DEFER_H
 #define CTRACK_DEFER_H
 
@@ -29,6 +39,9 @@ struct ct_defer_entry {
 	int state;     /* enum ct_defer_state: READY once the handler has filled it */
 	int frames;    /* an ALLOC's backtrace: ips[0 .. frames) */
 	int truncated;
+	/* The counter the thread had named for its own event's number when the handler ran, and that
+	 * counter's value then: whether the handler ran before the number was taken (defer.c). */
+	uint32_t seen_bucket, seen;
 	uintptr_t ips[CT_DEPTH_MAX];
 };
 
@@ -55,8 +68,12 @@ static inline struct ct_defer_entry *ct_defer_at(struct ct_defer *d, int64_t pos
 /* The handler has filled e: it may be written from now on. */
 void ct_defer_ready(struct ct_defer_entry *e) __attribute__((visibility("hidden")));
 
-/* The ready entry to write before the event w (words as in a ring) may be: the one with w's
- * sequence counter and the lowest number below w's; NULL when none. */
+/* The next ready entry to write before the thread's own event w (words as in a ring, numbered):
+ * one whose handler ran before w took its number, the first in claim order or one that must precede
+ * it; NULL when none. An RFAIL (a realloc failed: its old block is live again) is preceded only by
+ * the entries of its counter numbered below it: the matcher ends a realloc's old block at the next
+ * allocation of the thread's stream, so an allocation written between the realloc's start and its
+ * failure would end a block that lives on. An RFREE has no number: nothing precedes it. */
 struct ct_defer_entry *ct_defer_before(struct ct_slot *s, struct ct_defer *d, const uint64_t *w)
     __attribute__((visibility("hidden")));
 

@@ -173,14 +173,15 @@ static void report_alloc(void *p, size_t size, const struct ct_caller *c, int ho
 	errno = e;
 }
 
-static void report_event(enum ct_event kind, void *p, int how)
+/* A free of p, called at ra (the return address into its caller). */
+static void report_free(void *p, uintptr_t ra, int how)
 {
 	int e = errno;
 	if (CT_UNLIKELY(how == TRACK_DEFER)) {
-		ct_track_defer_event(kind, p);
+		ct_track_defer_event(CT_EV_FREE, p, ra);
 	} else {
 		struct ct_slot *s = report_begin();
-		ct_track_event(kind, p);
+		ct_track_free(p, ra);
 		report_end(s);
 	}
 	errno = e;
@@ -266,8 +267,10 @@ EXPORT void free(void *p)
 	if (CT_UNLIKELY(atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed)))
 		ct_lsan_forget(p);
 	int how = tracking();
+	/* The call site goes with the event: an invalid free gets a place in the program without a walk
+	 * of the stack, which would double a free's cost (match.c). */
 	if (how != TRACK_NO)
-		report_event(CT_EV_FREE, p, how);
+		report_free(p, (uintptr_t)__builtin_return_address(0), how);
 	ct_real.free(p);
 }
 
@@ -303,7 +306,7 @@ static void *realloc_deferred(void *old, size_t size, const struct ct_caller *c)
 	int e = errno;
 	int64_t pair = ct_track_defer_pair();
 	if (pair >= 0)
-		ct_track_defer_start(pair, old);
+		ct_track_defer_start(pair, old, c->ra);
 	errno = e;
 	void *p = ct_real.realloc(old, size);
 	e = errno;
@@ -315,8 +318,9 @@ static void *realloc_deferred(void *old, size_t size, const struct ct_caller *c)
 
 /* realloc and reallocarray: the old block is reported before the real call, since the real call
  * may free it and another thread may get the address back before this one reports anything. The
- * report spans the real call: a signal handler's events meanwhile are deferred, so none comes
- * between the start and the end in the ring (the writer pairs them as adjacent). */
+ * report spans the real call: nothing of the thread's own comes between the start and the end in
+ * the ring, only the deferred events of signal handlers that ran during the call, where their
+ * numbers put them (after the end of a realloc that failed: defer.h). */
 static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 {
 	int e = errno;
@@ -337,7 +341,7 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 	if (CT_UNLIKELY(how == TRACK_DEFER))
 		return realloc_deferred(old, size, c);
 	struct ct_slot *s = report_begin();
-	ct_track_event(CT_EV_RBEGIN, old);
+	ct_track_event(CT_EV_RBEGIN, old, c->ra);
 	errno = e;
 	void *p = ct_real.realloc(old, size);
 	int after = errno;
@@ -346,7 +350,8 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 	if (p && CT_UNLIKELY(s->lsan_disabled))
 		ct_lsan_ignore(p);
 	if (!p)
-		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old); /* the old block is live again */
+		/* the old block is freed, or live again */
+		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old, 0);
 	report_end(s);
 	errno = after;
 	if (!p && size && after == ENOMEM && retry_after_oom(size, e))

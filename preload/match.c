@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Matching frees to allocations (see match.h): per-stream held and pending blocks, the live table,
- * alloc info interning, sequence order across streams, the totals. One thread at a time, no locks,
- * no malloc. */
+ * alloc info interning, sequence order across streams, the recently freed addresses and the
+ * verdict on frees of other addresses, the totals. One thread at a time, no locks, no malloc. */
 #include <errno.h>
 #include <stdatomic.h>
 
@@ -14,12 +14,39 @@ static struct {
 	struct ct_live_map live;
 	struct ct_info_map infos;
 	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
+	struct freed *freed;    /* recently freed addresses (FREED_SLOTS) */
 	int numbered;           /* events may have taken numbers: a reset was done before */
 	uint32_t stacks;        /* stack node ids below this are defined in the output */
 	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
 	uint64_t allocations, frees, bytes, unmatched, lost, dropped, bytes_since_taken;
 	struct ct_match_stream *streams;
 } m;
+
+/* ---- recently freed addresses ----
+ * A direct-mapped table of the last free of each address it holds (a newer free of another address
+ * with the same slot takes it): the call site and the block. An address found here that is no live
+ * block was freed and not allocated again since, as far as ctrack saw (a block allocated there later
+ * would have been found live): freeing it again is a double free. 8192 slots, 192 KiB: a double
+ * free a few thousand frees after the first is still told; one the table forgot is judged as any
+ * other unknown address (glibc's abort still makes it an invalid free, ct_match_crash). */
+
+#define FREED_BITS 13
+#define FREED_SLOTS (1u << FREED_BITS)
+
+struct freed {
+	uint64_t p, ra; /* the address, and the call that freed it */
+	uint32_t block; /* its alloc info + 1, 0 unknown */
+};
+
+static struct freed *freed_slot(uint64_t p)
+{
+	return &m.freed[(p * 0x9E3779B97F4A7C15ull) >> (64 - FREED_BITS)];
+}
+
+static inline void remember_free(uint64_t p, uint64_t ra, uint32_t block)
+{
+	*freed_slot(p) = (struct freed){p, ra, block};
+}
 
 /* ---- alloc infos ---- */
 
@@ -94,14 +121,6 @@ static void flush_held(struct ct_match_stream *s)
 	s->has_held = s->held_written = 0;
 }
 
-void ct_match_write_held(struct ct_match_stream *s)
-{
-	if (s->has_held && !s->held_written) {
-		s->held = write_alloc(s->held);
-		s->held_written = 1;
-	}
-}
-
 /* The stream, other than s, whose held allocation is p: a block freed by another thread before
  * its own thread did anything else. Rare, so a scan. */
 static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, uint64_t p)
@@ -112,20 +131,10 @@ static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, u
 	return NULL;
 }
 
-/* Block b ends: now, or when the realloc it belongs to completes. */
-static void end_block(struct ct_match_stream *s, uint64_t b, int temp, int written, int as_pending)
+/* Block b at p ends, freed by the call at ra. */
+static inline void end_block(uint64_t p, uint64_t ra, uint64_t b, int temp, int written)
 {
-	if (as_pending) {
-		/* Another realloc's start, before the end of the one waiting (signal handlers' reallocs
-		 * whose events had to be interleaved): that one's old block ends now, not never. */
-		if (s->has_pending)
-			end_block(s, s->pending, s->pending_temp, s->pending_written, 0);
-		s->pending = b;
-		s->pending_temp = (uint8_t)temp;
-		s->pending_written = (uint8_t)written;
-		s->has_pending = 1;
-		return;
-	}
+	remember_free(p, ra, block_info(b) + 1);
 	if (!temp)
 		write_free(b);
 	else if (written)
@@ -135,13 +144,108 @@ static void end_block(struct ct_match_stream *s, uint64_t b, int temp, int writt
 	m.frees++;
 }
 
+/* The same when the realloc it belongs to completes. */
+static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint64_t b, int temp, int written)
+{
+	/* Another realloc's start, before the end of the one waiting (signal handlers' reallocs whose
+	 * events had to be interleaved): that one's old block ends now, not never. */
+	if (s->has_pending)
+		end_block(s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
+	s->pending = b;
+	s->pending_ptr = p;
+	s->pending_ra = ra;
+	s->pending_temp = (uint8_t)temp;
+	s->pending_written = (uint8_t)written;
+	s->has_pending = 1;
+}
+
+/* Block b at p ends, freed by the call at ra: now, or as_pending, when its realloc completes. */
+static inline void end_or_pend(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint64_t b, int temp,
+                               int written, int as_pending)
+{
+	if (as_pending)
+		pend_block(s, p, ra, b, temp, written);
+	else
+		end_block(p, ra, b, temp, written);
+}
+
 /* The realloc that the current event completes has freed its old block. */
 static void settle_pending(struct ct_match_stream *s)
 {
 	if (!s->has_pending)
 		return;
 	s->has_pending = 0;
-	end_block(s, s->pending, s->pending_temp, s->pending_written, 0);
+	end_block(s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
+}
+
+/* ---- frees of addresses that are no live block ---- */
+
+/* The stack node of backtrace ips[0 .. n), defined in the output (0: none). */
+static uint32_t stack_of(const uint64_t *ips, int n, int truncated)
+{
+	uint32_t stack = n > 0 && m.sink.intern ? m.sink.intern(ips, n, truncated, m.sink.arg) : 0;
+	if (stack >= m.stacks)
+		m.stacks = m.sink.define_stacks(stack + 1, m.sink.arg);
+	return stack;
+}
+
+/* A call site alone: the frame of return address ra, under the truncated root (the rest of the
+ * backtrace was never walked). */
+static uint32_t call_site(uint64_t ra)
+{
+	return ra ? stack_of(&ra, 1, 1) : 0;
+}
+
+/* The INVALID record of s's odd free, its call's backtrace at node stack. */
+static void write_invalid(const struct ct_match_stream *s, uint32_t stack)
+{
+	struct ct_rec_invalid v = {s->odd_kind, s->odd_call, stack, call_site(s->odd_freed_ra), s->odd_block};
+	ct_rec_invalid(m.sink.out, &v);
+}
+
+/* The stream's odd free is judged: an invalid free at its call site, or a free of a block
+ * allocated before tracing (counted, not written). */
+static void settle_odd(struct ct_match_stream *s)
+{
+	if (!s->has_odd)
+		return;
+	s->has_odd = 0;
+	if (s->odd_kind != CT_INVALID_NOT_ALLOCATED)
+		write_invalid(s, call_site(s->odd_ra));
+}
+
+/* free(p) or realloc(p, n) at ra (call), p no live block: counted, and held for judgement. */
+static void odd_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int call)
+{
+	int where = m.sink.classify ? m.sink.classify(p, m.sink.arg) : CT_WHERE_HEAP;
+	const struct freed *f = freed_slot(p);
+	int again = f->p == p && !(where & CT_WHERE_UNSURE) && !m.dropped;
+	where &= ~CT_WHERE_UNSURE;
+	m.unmatched++;
+	s->odd_kind = where == CT_WHERE_STATIC  ? CT_INVALID_STATIC
+	              : where == CT_WHERE_STACK ? CT_INVALID_STACK
+	              : again                   ? CT_INVALID_DOUBLE
+	                                        : CT_INVALID_NOT_ALLOCATED;
+	s->odd_freed_ra = s->odd_kind == CT_INVALID_DOUBLE ? f->ra : 0;
+	s->odd_block = s->odd_kind == CT_INVALID_DOUBLE ? f->block : 0;
+	s->odd_ra = ra;
+	s->odd_call = (uint8_t)call;
+	s->odd_aged = 0;
+	s->has_odd = 1;
+	remember_free(p, ra, s->odd_block); /* freeing it once more is a double free */
+}
+
+int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int truncated)
+{
+	if (!s || !s->has_odd)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if ((ips[i] & ~CT_REC_IP_EXACT) == s->odd_ra) {
+			s->has_odd = 0;
+			write_invalid(s, stack_of(ips + i, n - i, truncated));
+			return 1;
+		}
+	return 0;
 }
 
 /* ---- events ---- */
@@ -163,13 +267,24 @@ static void on_alloc(struct ct_match_stream *s, uint64_t p, uint64_t size, uint3
 	m.bytes_since_taken += size;
 }
 
-/* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does). */
-static void on_free(struct ct_match_stream *s, uint64_t p, int as_pending)
+void ct_match_write_held(struct ct_match_stream *s)
+{
+	if (s->has_held && !s->held_written) {
+		s->held = write_alloc(s->held);
+		s->held_written = 1;
+	}
+	if (CT_UNLIKELY(s->has_odd) && s->odd_aged++)
+		settle_odd(s);
+}
+
+/* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does), by the
+ * call at ra. */
+static void on_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pending)
 {
 	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
 		int written = s->held_written;
 		s->has_held = s->held_written = 0;
-		end_block(s, s->held, 1, written, as_pending);
+		end_or_pend(s, p, ra, s->held, 1, written, as_pending);
 		return;
 	}
 	flush_held(s);
@@ -177,18 +292,18 @@ static void on_free(struct ct_match_stream *s, uint64_t p, int as_pending)
 	if (v) {
 		uint64_t b = *v;
 		ct_live_erase(&m.live, v);
-		end_block(s, b, 0, 0, as_pending);
+		end_or_pend(s, p, ra, b, 0, 0, as_pending);
 		return;
 	}
 	struct ct_match_stream *o = held_elsewhere(s, p);
-	if (!o) {
-		m.unmatched++; /* allocated before ctrack started, or by a path it cannot see */
+	if (!o) { /* allocated before ctrack started, by a path it cannot see, or never */
+		odd_free(s, p, ra, as_pending ? CT_INVALID_REALLOC : CT_INVALID_FREE);
 		return;
 	}
 	if (!o->held_written)
 		o->held = write_alloc(o->held);
 	o->has_held = o->held_written = 0;
-	end_block(s, o->held, 0, 0, as_pending);
+	end_or_pend(s, p, ra, o->held, 0, 0, as_pending);
 }
 
 /* The realloc failed: its old block is live again, exactly as before. */
@@ -220,15 +335,17 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 		if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
 			*next = ct_event_seq(ev) + 1;
 	}
+	if (CT_UNLIKELY(s->has_odd)) /* the thread went on after its odd free */
+		settle_odd(s);
 	switch (kind) {
 	case CT_EV_ALLOC:
 		on_alloc(s, p, ev[1], (uint32_t)ev[2]);
 		break;
 	case CT_EV_FREE:
-		on_free(s, p, 0);
+		on_free(s, p, ev[2], 0);
 		break;
 	case CT_EV_RBEGIN:
-		on_free(s, p, 1);
+		on_free(s, p, ev[2], 1);
 		break;
 	case CT_EV_RFAIL:
 		on_realloc_failed(s, p);
@@ -253,6 +370,7 @@ void ct_match_settle(struct ct_match_stream *s)
 {
 	flush_held(s);
 	settle_pending(s);
+	settle_odd(s);
 }
 
 void ct_match_settle_all(void)
@@ -276,7 +394,11 @@ int ct_match_reset(const struct ct_match_sink *sink)
 	ct_info_release(&m.infos);
 	if (!m.expect)
 		m.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*m.expect));
-	if (!m.expect || ct_info_init(&m.infos, 1u << 14) < 0 || ct_live_init(&m.live, 1u << 12) < 0)
+	/* Fresh zero pages: what a parent freed before a fork is not the child's to judge. */
+	ct_arena_unmap(m.freed, FREED_SLOTS * sizeof(*m.freed));
+	m.freed = ct_arena_map(FREED_SLOTS * sizeof(*m.freed));
+	if (!m.expect || !m.freed || ct_info_init(&m.infos, 1u << 14) < 0 ||
+	    ct_live_init(&m.live, 1u << 12) < 0)
 		return -ENOMEM;
 	/* The first reset comes before any event is numbered (the hooks report nothing until the
 	 * writer has started), so the fresh table's zeros are the counters: copying them would cost
@@ -301,12 +423,16 @@ void ct_match_release(void)
 	ct_info_release(&m.infos);
 	ct_arena_unmap(m.expect, CT_SEQ_BUCKETS * sizeof(*m.expect));
 	m.expect = NULL;
+	ct_arena_unmap(m.freed, FREED_SLOTS * sizeof(*m.freed));
+	m.freed = NULL;
 }
 
 size_t ct_match_bytes(void)
 {
 	return m.live.cap * sizeof(*m.live.slots) + m.infos.cap * sizeof(*m.infos.slots) +
-	       m.infos.cap / 2 * sizeof(*m.infos.sizes) + (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0);
+	       m.infos.cap / 2 * sizeof(*m.infos.sizes) +
+	       (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0) +
+	       (m.freed ? FREED_SLOTS * sizeof(*m.freed) : 0);
 }
 
 void ct_match_totals(struct ct_rec_end *e)

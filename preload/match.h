@@ -11,7 +11,15 @@
  * A block's fate is decided late: a stream's latest allocation is "held" outside the live table
  * until the stream's next event, so an allocation freed by the very next event of its thread is
  * one TEMP record and never touches the table (heaptrack's temporary allocation). A free of a
- * block among the last CT_RECENT_WINDOW ALLOC records is written as RECENT (its age). */
+ * block among the last CT_RECENT_WINDOW ALLOC records is written as RECENT (its age).
+ *
+ * A free of an address that is no live block is counted (END's unmatched_frees) and judged: a double
+ * free when the address is among the recently freed (a bounded table) and nothing was allocated
+ * there since, a free of a global's or the stack's address (where the sink says it lies), or else a
+ * free of a block allocated before tracing, unless the program dies in that call (ct_match_crash).
+ * The verdict waits for the stream's next event, which the program would not reach if the allocator
+ * refused the free; invalid frees are INVALID records, at their call site (the event's return
+ * address) or with the crash's backtrace. */
 #ifndef CTRACK_MATCH_H
 #define CTRACK_MATCH_H
 
@@ -25,18 +33,37 @@ struct ct_match_stream {
 	uint64_t held_ptr; /* last allocation, not yet in the live table: it may turn out temporary */
 	uint64_t held;     /* its block: alloc info, and its ALLOC record's number once written */
 	uint64_t pending;  /* block a realloc is replacing, while the realloc runs */
+	uint64_t pending_ptr, pending_ra; /* its address, and the realloc's call site */
+	/* The last free of an address that was no live block ("odd"), judged at the next event: its
+	 * call site, the call site that freed the address before and the block's alloc info + 1 (a
+	 * double free), the INVALID kind (CT_INVALID_NOT_ALLOCATED: maybe a block allocated before
+	 * tracing) and call, and whether a flush has seen it (ct_match_write_held). */
+	uint64_t odd_ra, odd_freed_ra;
+	uint32_t odd_block;
+	uint8_t has_odd, odd_kind, odd_call, odd_aged;
 	uint8_t has_held, has_pending, pending_temp;
 	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
 	struct ct_match_stream *next;          /* all streams, for frees of another stream's held block */
 };
 
+/* Where an address that is no live block lies (the sink's classify): maybe a heap block allocated
+ * before tracing, in a loaded object (a global, a constant) or in the main thread's stack; with
+ * CT_WHERE_UNSURE when allocations may have gone unseen (events were dropped), so that an address
+ * freed before is no proof of a double free. */
+enum { CT_WHERE_HEAP, CT_WHERE_STATIC, CT_WHERE_STACK };
+#define CT_WHERE_UNSURE 0x100
+
 /* Where records go. define_stacks(upto, arg) must write the FRAME records of every stack node id
  * below upto (an INFO record names its stack, which must be defined first) and returns how many
- * ids are defined now (at least upto). */
+ * ids are defined now (at least upto). intern(ips, n, truncated, arg) gives the stack node id of
+ * the backtrace ips[0 .. n), innermost first (0 when it cannot); classify(p, arg) says where p lies
+ * (above). Either may be NULL: no backtrace, and every address on the heap. */
 struct ct_match_sink {
 	struct ct_rec_buf *out;
 	uint32_t (*define_stacks)(uint32_t upto, void *arg);
 	void *arg;
+	uint32_t (*intern)(const uint64_t *ips, int n, int truncated, void *arg);
+	int (*classify)(uint64_t p, void *arg);
 };
 
 /* Resets all state for a new trace file: tables emptied (mapped on first call), totals zeroed,
@@ -64,8 +91,15 @@ void ct_match_prefetch(const uint64_t *ev);
  * and a realloc left half-done is settled. */
 void ct_match_settle(struct ct_match_stream *s);
 /* Before the buffer goes to the file: the held block's ALLOC is written now (so a killed process
- * loses none), though the block stays held (a free as the next event is then a TEMPFREE). */
+ * loses none), though the block stays held (a free as the next event is then a TEMPFREE); an odd
+ * free that waited through a whole flush interval is judged now (its call returned long since). */
 void ct_match_write_held(struct ct_match_stream *s);
+/* The program dies of a signal, taken by the thread of stream s (NULL: none) with the backtrace
+ * ips[0 .. n) (truncated: cut): when s's odd free is still waiting and its call site is a frame of
+ * that backtrace, the program died in that call: an invalid free, whatever the address (the
+ * allocator refused it), written with the backtrace from its call site out. 1 then, else 0. Before
+ * ct_match_settle_all. */
+int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int truncated);
 /* ct_match_settle on every registered stream. */
 void ct_match_settle_all(void);
 

@@ -69,8 +69,8 @@ enum ct_ring_state { CT_RING_ACTIVE = 1, CT_RING_DEAD, CT_RING_FREE, CT_RING_CLA
  * Every event that changes whether an address is live carries that address's sequence number. */
 enum ct_event {
 	CT_EV_ALLOC = 1,  /* | kind,ptr | size | stack id | seq << 32 |  a block was allocated */
-	CT_EV_FREE = 2,   /* | kind,ptr | seq |   about to be freed */
-	CT_EV_RBEGIN = 3, /* | kind,old | seq |   realloc(old, n) starts: old may go away */
+	CT_EV_FREE = 2,   /* | kind,ptr | seq | ra |   about to be freed, by a call that returns to ra */
+	CT_EV_RBEGIN = 3, /* | kind,old | seq | ra |   realloc(old, n) starts: old may go away */
 	CT_EV_RFAIL = 4,  /* | kind,old | seq |   that realloc failed, old is live again */
 	CT_EV_RFREE = 5,  /* | kind,old |         that realloc freed old (n == 0) */
 };
@@ -143,7 +143,7 @@ enum ct_ring_push_result ct_ring_push(struct ct_ring *r, const uint64_t *w, unsi
 static inline unsigned ct_event_words(uint64_t w0)
 {
 	unsigned kind = CT_EV_KIND(w0);
-	return kind == CT_EV_ALLOC ? 3 : kind == CT_EV_RFREE ? 1 : 2;
+	return kind == CT_EV_RFAIL ? 2 : kind == CT_EV_RFREE ? 1 : 3;
 }
 /* An event's sequence number; every kind but RFREE has one. */
 static inline uint32_t ct_event_seq(const uint64_t *w)
@@ -154,6 +154,8 @@ static inline uint32_t ct_event_seq(const uint64_t *w)
 /* ---- stacks.c: every distinct backtrace interned once, in a trie of return addresses ----
  * Node ids follow format.h (0 root, 1 truncated root, then one per FRAME record, in order). */
 uint32_t ct_stacks_intern(const uintptr_t *ips, int n, int truncated) CT_HIDDEN; /* 0 on failure */
+/* The same for the writer thread: 0 also when the lock stays taken 100 ms (its holder died). */
+uint32_t ct_stacks_intern_patient(const uintptr_t *ips, int n, int truncated) CT_HIDDEN;
 uint32_t ct_stacks_count(void) CT_HIDDEN; /* nodes defined so far (acquire) */
 void ct_stacks_node(uint32_t id, uint32_t *parent, uintptr_t *ip) CT_HIDDEN;
 /* After dlclose: addresses may now mean another library's code, so later stacks get new nodes
@@ -192,7 +194,11 @@ extern struct ct_losses ct_losses CT_HIDDEN;
 
 void ct_init(void) CT_HIDDEN;
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
-void ct_track_event(enum ct_event kind, void *p) CT_HIDDEN;
+/* A free, or a realloc's start or end (CT_EV_FREE, _RBEGIN, _RFAIL, _RFREE); ra: the call's return
+ * address into its caller, for FREE and RBEGIN (the place an invalid free is shown at). */
+void ct_track_event(enum ct_event kind, void *p, uintptr_t ra) CT_HIDDEN;
+/* ct_track_event(CT_EV_FREE, p, ra), for free itself. */
+void ct_track_free(void *p, uintptr_t ra) CT_HIDDEN;
 /* The same from a signal handler that interrupted a report of its thread (defer.h): the event
  * waits in the thread's buffer, with its sequence number taken now, for the report to write it
  * (ct_track_deferred). Call them where the reporting ones would be called: an allocation after
@@ -200,10 +206,10 @@ void ct_track_event(enum ct_event kind, void *p) CT_HIDDEN;
  * ct_losses.in_signal and dropped. A realloc of a block takes a pair: ct_track_defer_pair, then
  * its start (CT_EV_RBEGIN) and its end (ALLOC, RFREE or RFAIL) in the pair's two entries. */
 void ct_track_defer_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
-void ct_track_defer_event(enum ct_event kind, void *p) CT_HIDDEN;
+void ct_track_defer_event(enum ct_event kind, void *p, uintptr_t ra) CT_HIDDEN;
 /* A realloc's pair of entries: its position, or -1 (no room: counted and dropped). */
 int64_t ct_track_defer_pair(void) CT_HIDDEN;
-void ct_track_defer_start(int64_t pair, void *old) CT_HIDDEN;
+void ct_track_defer_start(int64_t pair, void *old, uintptr_t ra) CT_HIDDEN;
 void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
 /* Writes the events that signal handlers left while the calling thread was reporting. With the
  * guard set (hooks.c); ct_defer_pending() says whether there are any. */
@@ -228,6 +234,9 @@ struct sigaction;
 void ct_crash_install(void) CT_HIDDEN; /* at start-up: the shim's handler where SIG_DFL is */
 /* sigaction as the program must see it: SIG_DFL where the shim's handler stands in for it. */
 int ct_crash_sigaction(int sig, const struct sigaction *act, struct sigaction *old) CT_HIDDEN;
+/* From a fatal signal's handler: fn(arg), its thread's faults (SIGSEGV, SIGBUS) caught: 0, or -1
+ * when fn faulted and was left where it was. */
+int ct_crash_guarded(void (*fn)(void *), void *arg) CT_HIDDEN;
 
 /* The recursion guard: set while the shim itself runs, so its own allocations (and those of
  * libzstd, pthread_create) go straight to the real allocator, uncounted. A word of the thread's

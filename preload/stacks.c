@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctrack/format.h"
 #include "idindex.h"
@@ -109,9 +110,9 @@ static uint32_t child(uint32_t parent, uintptr_t ip)
 	return id;
 }
 
-uint32_t ct_stacks_intern(const uintptr_t *frames, int n, int truncated)
+/* Called with the lock held. */
+static uint32_t intern_locked(const uintptr_t *frames, int n, int truncated)
 {
-	pthread_mutex_lock(&lock);
 	uint32_t node = truncated ? CT_STACK_TRUNCATED : CT_STACK_ROOT;
 	if (!index_.cap && setup() < 0)
 		node = 0;
@@ -120,6 +121,28 @@ uint32_t ct_stacks_intern(const uintptr_t *frames, int n, int truncated)
 		if (!node)
 			break;
 	}
+	return node;
+}
+
+uint32_t ct_stacks_intern(const uintptr_t *frames, int n, int truncated)
+{
+	pthread_mutex_lock(&lock);
+	uint32_t node = intern_locked(frames, n, truncated);
+	pthread_mutex_unlock(&lock);
+	return node;
+}
+
+/* A program thread holds the lock for microseconds, unless it died holding it (a fault in the
+ * shim): the writer, which must still end the trace then, waits 100 ms at most. */
+uint32_t ct_stacks_intern_patient(const uintptr_t *frames, int n, int truncated)
+{
+	for (int tries = 0; pthread_mutex_trylock(&lock) != 0; tries++) {
+		if (tries == 2000)
+			return 0;
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
+	uint32_t node = intern_locked(frames, n, truncated);
 	pthread_mutex_unlock(&lock);
 	return node;
 }

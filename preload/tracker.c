@@ -47,6 +47,7 @@ struct ct_thread {
 	uint32_t last_id;    /* stack id of the thread's previous backtrace, when last_valid */
 	int last_valid;
 	int prefix_n; /* prefix[i]: the hash state of the previous backtrace's i + 1 outermost frames */
+	uint32_t own_bucket; /* the counter of the report's own event's next number (own_seq_take) */
 	uint64_t cache_hash[STACK_CACHE];
 	uint32_t cache_id[STACK_CACHE];
 	uintptr_t ips[CT_DEPTH_MAX];
@@ -340,21 +341,31 @@ static __attribute__((noinline, cold)) void write_predecessors(struct ct_slot *s
 		write_deferred(s, t, e);
 }
 
-/* Pushes the thread's own event w, after the events signal handlers deferred meanwhile that the
- * writer must apply before it: those of w's sequence counter numbered below w (the writer applies
- * each counter's events in number order, and would wait forever for a number behind w in w's own
- * ring). Their numbers were taken where a reported event takes its own, so they follow the
- * allocator's order; the rest of the deferred events follow w when the report ends
- * (ct_track_deferred). Writing them after w is sound because no handler's event can be about the
- * block w is about: a free is reported before its real free (the block is still the program's,
- * and freeing it twice is the program's bug), an allocation after the real one returned but before
- * the program has the block; a realloc's report spans the real call, its start numbered before it
- * and its new block the program's only once it returns. */
+/* Pushes the thread's own event w, after the events signal handlers deferred meanwhile whose
+ * numbers were taken before w's (defer.h: each ring must hold its events in the order their numbers
+ * were taken, or two rings can wait for each other). Their numbers were taken where a
+ * reported event takes its own, so they follow the allocator's order; the rest of the deferred
+ * events follow w when the report ends (ct_track_deferred). No handler's event can be about the
+ * block w is about: a free is reported before its real free (the block is still the program's, and
+ * freeing it twice is the program's bug), an allocation after the real one returned but before the
+ * program has the block. A realloc's report spans the real call: the events of handlers that ran
+ * during it come between its start and its end, where their numbers are (after the end when the
+ * realloc failed: defer.h). */
 static inline void push_own(struct ct_slot *s, struct ct_thread *t, const uint64_t *w, unsigned n)
 {
 	if (CT_UNLIKELY(ct_defer_pending(s)))
 		write_predecessors(s, t, w);
 	push(t, w, n);
+}
+
+/* The number of the thread's own event about p. The counter is named first, where a signal
+ * handler that defers an event reads it (note_seen): the handler then knows whether it ran before
+ * the number was taken, wherever the signal came (defer.h). */
+static inline uint32_t own_seq_take(struct ct_thread *t, uintptr_t p)
+{
+	t->own_bucket = ct_seq_bucket(p);
+	atomic_signal_fence(memory_order_seq_cst);
+	return ct_seq_take(p);
 }
 
 void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
@@ -368,23 +379,35 @@ void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
 	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared());
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
-	                 stack | (uint64_t)ct_seq_take((uintptr_t)p) << 32};
+	                 stack | (uint64_t)own_seq_take(t, (uintptr_t)p) << 32};
 	push_own(s, t, w, 3);
 }
 
-void ct_track_event(enum ct_event kind, void *p)
+/* free's own, the most frequent event after allocations: no kind to test, a constant length. */
+void ct_track_free(void *p, uintptr_t ra)
 {
 	struct ct_slot *s = ct_slot();
 	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
-	uint64_t w[2] = {(uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p, 0};
+	uint64_t w[3] = {(uint64_t)CT_EV_FREE << CT_EV_SHIFT | (uintptr_t)p, own_seq_take(t, (uintptr_t)p),
+	                 ra};
+	push_own(s, t, w, 3);
+}
+
+void ct_track_event(enum ct_event kind, void *p, uintptr_t ra)
+{
+	struct ct_slot *s = ct_slot();
+	struct ct_thread *t = thread_or_count(s);
+	if (CT_UNLIKELY(!t))
+		return;
+	uint64_t w[3] = {(uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p, 0, ra};
 	if (kind == CT_EV_RFREE) {
 		push_own(s, t, w, 1);
 		return;
 	}
-	w[1] = ct_seq_take((uintptr_t)p);
-	push_own(s, t, w, 2);
+	w[1] = own_seq_take(t, (uintptr_t)p);
+	push_own(s, t, w, kind == CT_EV_RFAIL ? 2 : 3);
 }
 
 /* ---- events of signal handlers that interrupted a report (defer.h) ---- */
@@ -432,6 +455,15 @@ static int64_t defer_claim(unsigned n)
 	return pos;
 }
 
+/* What the handler filling e sees of the interrupted report: the counter named for its own event's
+ * number and that counter's value (defer.h). With the handler's own number taken: the handler runs
+ * whole, so before or after, the same. */
+static void note_seen(struct ct_defer_entry *e)
+{
+	e->seen_bucket = ct_slot()->thread->own_bucket;
+	e->seen = atomic_load_explicit(&ct_seq[e->seen_bucket], memory_order_relaxed);
+}
+
 static struct ct_defer_entry *defer_entry(int64_t pos)
 {
 	return ct_defer_at(&ct_slot()->thread->defer, pos);
@@ -450,13 +482,16 @@ static void fill_alloc(struct ct_defer_entry *e, void *p, size_t size, const str
 	e->w[0] = (uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p;
 	e->w[1] = size;
 	e->w[2] = (uint64_t)ct_seq_take((uintptr_t)p) << 32;
+	note_seen(e);
 	ct_defer_ready(e);
 }
 
-static void fill_event(struct ct_defer_entry *e, enum ct_event kind, void *p)
+static void fill_event(struct ct_defer_entry *e, enum ct_event kind, void *p, uintptr_t ra)
 {
 	e->w[0] = (uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p;
 	e->w[1] = kind == CT_EV_RFREE ? 0 : ct_seq_take((uintptr_t)p);
+	note_seen(e);
+	e->w[2] = ra;
 	ct_defer_ready(e);
 }
 
@@ -467,11 +502,11 @@ void ct_track_defer_alloc(void *p, size_t size, const struct ct_caller *c)
 		fill_alloc(defer_entry(pos), p, size, c);
 }
 
-void ct_track_defer_event(enum ct_event kind, void *p)
+void ct_track_defer_event(enum ct_event kind, void *p, uintptr_t ra)
 {
 	int64_t pos = defer_claim(1);
 	if (pos >= 0)
-		fill_event(defer_entry(pos), kind, p);
+		fill_event(defer_entry(pos), kind, p, ra);
 }
 
 int64_t ct_track_defer_pair(void)
@@ -479,9 +514,9 @@ int64_t ct_track_defer_pair(void)
 	return defer_claim(2);
 }
 
-void ct_track_defer_start(int64_t pair, void *old)
+void ct_track_defer_start(int64_t pair, void *old, uintptr_t ra)
 {
-	fill_event(defer_entry(pair), CT_EV_RBEGIN, old);
+	fill_event(defer_entry(pair), CT_EV_RBEGIN, old, ra);
 }
 
 void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const struct ct_caller *c)
@@ -489,7 +524,7 @@ void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const str
 	if (p)
 		fill_alloc(defer_entry(pair + 1), p, size, c);
 	else
-		fill_event(defer_entry(pair + 1), size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old);
+		fill_event(defer_entry(pair + 1), size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old, 0);
 }
 
 /* ---- the program runs short of memory ---- */
@@ -709,8 +744,10 @@ void ct_track_before_exec(const char *path)
 void ct_track_crash(int sig, const void *ucontext)
 {
 	/* Not in a child the trace is not following, nor in a vfork child (its parent's writer). */
-	if (atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid)
-		ct_writer_crash(sig, ucontext);
+	if (atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid) {
+		struct ct_thread *t = ct_slot()->thread;
+		ct_writer_crash(sig, ucontext, t ? t->ring : NULL);
+	}
 }
 
 void ct_track_main_exit(void)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -62,6 +63,7 @@ enum {
 	NOTE_REOPENED,
 	NOTE_SETTING,
 	NOTE_UNSCANNED,
+	NOTE_FORCED,
 	NOTE_KINDS
 };
 
@@ -69,6 +71,7 @@ static struct {
 	struct ct_rec_buf out;
 	uint64_t stalled_since;      /* when rings started waiting with nothing else to do, or 0 */
 	int stuck;                   /* the last pass left a ring waiting for a sequence number */
+	uint64_t forced;             /* rings let go on out of their order after STALL_NS */
 	struct ct_match_stream late; /* events after the thread stopped (late destructors) */
 	int late_registered;
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
@@ -79,10 +82,13 @@ static struct {
 	void *stack; /* the thread's stack, from the arena: given back with the rest (give_back) */
 	int running;
 	_Atomic int wake, sleeping;
-	_Atomic int main_gone;               /* the main thread called pthread_exit */
-	_Atomic int crash, crash_done;       /* the signal the program dies of; its END is written */
-	_Atomic int crash_roots, crash_scan; /* its roots: taken by one thread; handed over */
-	_Atomic int stopped;                 /* the thread has left its loop */
+	_Atomic int main_gone;                   /* the main thread called pthread_exit */
+	_Atomic int crash, crash_done;           /* the signal the program dies of; its END is written */
+	_Atomic int crash_roots, crash_scan;     /* its roots: taken by one thread; handed over */
+	_Atomic int crash_walking, crash_walked; /* its backtrace (crash_ips): walked by one thread, */
+	struct ct_ring *crash_ring;              /* ... whose ring this is (NULL: none), */
+	int crash_frames, crash_truncated;       /* ... so many frames, and cut */
+	_Atomic int stopped;                     /* the thread has left its loop */
 	/* EXEC is the file's last record: nothing more is written (a TIME, an RSS sample, a flush that
 	 * opens a frame) until the program shows it went on, the exec having failed, with an event or a
 	 * request; else a program slow to reach the exec system call would leave a trace that ends
@@ -144,6 +150,10 @@ static void emit_notes(void)
 	note_count(NOTE_CUT_WALKS, CT_NOTE_INFO, ct_unwind_cuts(),
 	           " backtraces end early, at a frame the unwinder cannot step (code with neither unwind "
 	           "tables nor frame pointers, CFI expressions, code described by .debug_frame only)");
+	note_count(NOTE_FORCED, warn, w.forced,
+	           " time(s) the writer went on without an event a thread had numbered and not published "
+	           "for 2 s (it died in the middle of a report, or stopped there): events of those "
+	           "addresses may be out of order, and frees among them may count as unmatched");
 	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
 	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened "
 	           "the file again by its path");
@@ -206,6 +216,59 @@ static uint32_t define_stacks(uint32_t upto, void *arg)
 	(void)upto;
 	(void)arg;
 	return emit_frames();
+}
+
+/* ---- what the matcher asks of a free it cannot match (match.h) ---- */
+
+static uint32_t intern_stack(const uint64_t *ips, int n, int truncated, void *arg)
+{
+	(void)arg;
+	return ct_stacks_intern_patient((const uintptr_t *)ips, n, truncated);
+}
+
+static int stack_mapping(const char *line, void *arg)
+{
+	uintptr_t *range = arg;
+	const char *end = strchr(line, 0);
+	if (end - line < 7 || strcmp(end - 7, "[stack]") || !ct_procmaps_range(line, &range[0], &range[1]))
+		return 0;
+	return 1;
+}
+
+/* Whether p lies in the main thread's stack: its mapping's top down to as far as RLIMIT_STACK lets
+ * it grow (the kernel keeps that room for it: no heap can be there). Looked up once, at the first
+ * free that asks. */
+static int in_main_stack(uint64_t p)
+{
+	static uintptr_t range[2];
+	static int looked;
+	if (!looked) {
+		struct rlimit lim;
+		looked = 1;
+		if (ct_procmaps_each(stack_mapping, range) != 1)
+			range[0] = range[1] = 0;
+		else if (getrlimit(RLIMIT_STACK, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+		         lim.rlim_cur < range[1] && range[1] - lim.rlim_cur < range[0])
+			range[0] = range[1] - lim.rlim_cur;
+	}
+	return p >= range[0] && p < range[1];
+}
+
+/* Where a freed address that is no live block lies: a loaded object's memory, the main thread's
+ * stack, or maybe a heap block allocated before tracing; unsure whether a free before means a
+ * double free when events were dropped (an allocation there may have gone unseen). */
+static int classify(uint64_t p, void *arg)
+{
+	(void)arg;
+	int unsure = atomic_load_explicit(&ct_losses.no_ring, memory_order_relaxed) ||
+	                     atomic_load_explicit(&ct_losses.in_signal, memory_order_relaxed)
+	                 ? CT_WHERE_UNSURE
+	                 : 0;
+	if (ct_modules_dirty()) /* a library went away: its range may be anything now */
+		ct_modules_sync(&w.out);
+	if (ct_modules_covers(p))
+		return CT_WHERE_STATIC | unsure;
+	return (in_main_stack(p) ? CT_WHERE_STACK : CT_WHERE_HEAP) | unsure;
 }
 
 /* ---- draining the rings ---- */
@@ -293,7 +356,9 @@ static int pump(void)
 			ct_rec_thread(&w.out, (uint64_t)r->tid, CT_THREAD_STARTED);
 			d->announced = 1;
 		}
-		progress += drain(r, d, !(force && d->blocked));
+		int was_blocked = d->blocked, n = drain(r, d, !(force && d->blocked));
+		progress += n;
+		w.forced += force && was_blocked && n > 0;
 		if (d->blocked)
 			stuck = 1;
 		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
@@ -547,6 +612,48 @@ static int serve(uint32_t req)
 
 /* ---- the program dies of a signal (crash.c asks, from its handler) ---- */
 
+/* The backtrace of the thread that took the signal, walked in its handler: from the instruction
+ * the signal interrupted (the first exact frame; the handler's frames are the shim's, skipped, and
+ * the signal trampoline's is the kernel's) outward, at most ct_depth frames. Static: one crash, on a
+ * handler's stack that may be small (sigaltstack). */
+static uint64_t crash_ips[CT_DEPTH_MAX];
+
+static void walk_crash(void *ring)
+{
+	int truncated = 0, first = 0;
+	int n = ct_unwind((uintptr_t *)crash_ips, CT_DEPTH_MAX, &truncated);
+	while (first < n && !(crash_ips[first] & CT_UNWIND_EXACT))
+		first++;
+	if (first == n) /* no signal frame crossed: keep what there is */
+		first = 0;
+	n -= first;
+	memmove(crash_ips, crash_ips + first, (size_t)n * sizeof(*crash_ips));
+	if (n > ct_depth) {
+		n = ct_depth;
+		truncated = 1;
+	}
+	w.crash_frames = n;
+	w.crash_truncated = truncated;
+	w.crash_ring = ring;
+	atomic_store(&w.crash_walked, 1);
+}
+
+/* The CRASH record, after the INVALID record of the free the program dies in, if it does. */
+static void write_crash(int sig)
+{
+	uint32_t stack = 0;
+	if (atomic_load(&w.crash_walked)) {
+		struct ct_ring *r = w.crash_ring;
+		ct_match_crash(r && r->consumer_ready ? &drain_of(r)->st : NULL, crash_ips, w.crash_frames,
+		               w.crash_truncated);
+		if (w.crash_frames)
+			stack = ct_stacks_intern_patient((const uintptr_t *)crash_ips, w.crash_frames,
+			                                 w.crash_truncated);
+		emit_frames();
+	}
+	ct_rec_crash(&w.out, (uint64_t)sig, stack);
+}
+
 /* Everything published is written, with a NOTE naming the signal and END, and tracing stops. A
  * program told to end (SIGTERM, SIGINT, SIGHUP) is scanned as memcheck does at that point: its
  * heap is whole, and the thread that took the signal handed over its roots. After a fault it is
@@ -555,6 +662,7 @@ static int serve(uint32_t req)
 static void crash_end(int sig)
 {
 	drain_everything();
+	write_crash(sig);
 	ct_match_settle_all();
 	const char *abbrev = sigabbrev_np(sig);
 	uint64_t lost[CT_CLASSES], blocks[CT_CLASSES];
@@ -667,10 +775,12 @@ static int ends_healthy(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
 }
 
-void ct_writer_crash(int sig, const void *ucontext)
+void ct_writer_crash(int sig, const void *ucontext, struct ct_ring *ring)
 {
 	if (!w.running || on_writer())
 		return;
+	if (!atomic_exchange(&w.crash_walking, 1)) /* before w.crash, which sends the writer to it */
+		ct_crash_guarded(walk_crash, ring);
 	if (ends_healthy(sig) && !atomic_exchange(&w.crash_roots, 1)) {
 		ct_leakscan_prepare_signal(__builtin_frame_address(0), ucontext);
 		atomic_store(&w.crash_scan, 1); /* before w.crash, which the writer reads first */
@@ -767,7 +877,7 @@ static int open_file(int fd)
 		ct_match_stream_add(&w.late);
 		w.late_registered = 1;
 	}
-	struct ct_match_sink sink = {&w.out, define_stacks, NULL};
+	struct ct_match_sink sink = {&w.out, define_stacks, NULL, intern_stack, classify};
 	if (ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
 		return -ENOMEM;
 	ct_output_compress(COMPRESSOR_SPARE);
@@ -849,6 +959,8 @@ void ct_writer_after_fork_child(int fd)
 	atomic_store(&w.main_gone, 0);
 	atomic_store(&w.crash, 0);
 	atomic_store(&w.crash_done, 0);
+	atomic_store(&w.crash_walking, 0);
+	atomic_store(&w.crash_walked, 0);
 	ct_output_drop();          /* the parent's file: never written by a child */
 	if (fd < 0 && status_page) /* a followed child that could not create its trace */
 		ct_status_note(status_page, err);

@@ -40,9 +40,11 @@ void ct_writer_after_fork_child(int fd) CT_HIDDEN;
 /* The main thread called pthread_exit: once every other program thread is gone, the writer exits
  * the process as glibc's last thread would (exit(0)). */
 void ct_writer_main_exited(void) CT_HIDDEN;
-/* From a fatal signal's handler (async-signal-safe): writes every published event, a NOTE naming
- * sig and END, stops tracing, and returns when that is in the file (or after 5 s). */
-void ct_writer_crash(int sig, const void *ucontext) CT_HIDDEN;
+/* From a fatal signal's handler (async-signal-safe): writes every published event, the backtrace
+ * of the calling thread (CRASH; ring: its ring, NULL when it has none: an odd free it made last may
+ * be the call it dies in, see ct_match_crash), a NOTE naming sig and END, stops tracing, and returns
+ * when that is in the file (or after 5 s). */
+void ct_writer_crash(int sig, const void *ucontext, struct ct_ring *ring) CT_HIDDEN;
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path), written in

@@ -121,9 +121,11 @@
  *   The module was unloaded (dlclose); its address range may be reused by a later MODULE.
  * END     0x13  | allocations v | frees v | bytes_allocated v | unmatched_frees v |
  *                lost_allocations v | end_us v |
- *   Totals as counted by the writer; the trace is complete. Frees of blocks ctrack never saw
- *   allocated (allocated before it started) are `unmatched_frees`, not `frees`; `lost_allocations`
- *   are blocks that the allocator returned again without ctrack seeing them freed; end_us is the
+ *   Totals as counted by the writer; the trace is complete. Frees of addresses that were no block
+ *   ctrack saw allocated are `unmatched_frees`, not `frees`: blocks allocated before it started,
+ *   and the invalid frees INVALID records name (a reader subtracts those for the former; one that
+ *   skips INVALID counts all as the former, as readers did before it); `lost_allocations` are
+ *   blocks that the allocator returned again without ctrack seeing them freed; end_us is the
  *   clock at the end. Late events (destructors that run after
  *   ctrack's teardown) may follow in extra frames, each batch closed by a new END that supersedes
  *   the previous one.
@@ -176,6 +178,25 @@
  *   after that FRAME record; a trace without EXACT records has return addresses only, and a reader
  *   that skips them looks every frame up at ip - 1. Example: 05 03 40 46 00 = a node under node 3,
  *   32 bytes past the last FRAME's ip, and that ip is exact.
+ * INVALID 0x47  | kind u8 | call u8 | stack v | freed v | block v |   optional, since version 5
+ *   An invalid free, memcheck's "Invalid free()", one of END's unmatched_frees: a free (call 0:
+ *   free, delete, ...) or realloc (call 1: realloc, reallocarray) of an address that was no live
+ *   block. kind 0: a double free, the address was freed before and nothing was allocated there since;
+ *   1: the address lies in a loaded object (a global, a static, a constant: no heap block); 2: in the
+ *   main thread's stack; 3: ctrack never saw it allocated, and the program died of a signal inside
+ *   the call (the allocator refused it: glibc's "free(): invalid pointer"). A reader shows a kind it
+ *   does not know as an invalid free. `stack`: the call's backtrace, the node of its call site alone
+ *   under the truncated root when only that is known, the whole backtrace when the program died in
+ *   the call (the CRASH record's stack from the call site outward). `freed`: for a double free, the
+ *   stack node of the call that freed the address before (its call site), else 0. `block`: for a
+ *   double free of a block ctrack saw allocated, its alloc info + 1 (size and allocation stack),
+ *   else 0. Example: 47 05 00 00 09 07 03 = a double free by free() at node 9 of a block of alloc
+ *   info 2 freed before at node 7.
+ * CRASH   0x48  | signal v | stack v |   optional, since version 5
+ *   The program died of signal `signal` (its Linux number) where the shim's handler stood in for
+ *   the default action: `stack` is the backtrace of the thread that took it, from the instruction
+ *   the signal interrupted (an exact ip, EXACT) outward; 0 when it could not be walked. Written
+ *   before the END of a crash. Example: 48 02 06 0c = SIGABRT, stack node 12.
  * HOLDERS 0x49  | n v | n x (info v, holder v, count v) |   optional, since version 5
  *   Follows a CLASSES record, for its indirectly lost blocks: `count` blocks of alloc info `info`
  *   are lost through a definitely lost block of alloc info `holder`, the one that leads their
@@ -206,6 +227,8 @@
 	X(SUPPRESSIONS, 0x44) \
 	X(MARK, 0x45) \
 	X(EXACT, 0x46) \
+	X(INVALID, 0x47) \
+	X(CRASH, 0x48) \
 	X(HOLDERS, 0x49)
 
 enum ct_record_tag {

@@ -335,6 +335,39 @@ static inline void ct_rec_mark(struct ct_rec_buf *b, const char *name, size_t le
 	ct_rec_framed_s(b, CT_REC_MARK, name, len);
 }
 
+/* An invalid free (INVALID): what it was, the call, its backtrace and what is known of the block. */
+enum { CT_INVALID_DOUBLE, CT_INVALID_STATIC, CT_INVALID_STACK, CT_INVALID_NOT_ALLOCATED, CT_INVALID_KINDS };
+enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
+struct ct_rec_invalid {
+	uint8_t kind, call;
+	uint64_t stack, freed; /* stack node ids; freed 0: unknown */
+	uint64_t block;        /* alloc info + 1; 0: unknown */
+};
+
+static inline void ct_rec_invalid(struct ct_rec_buf *b, const struct ct_rec_invalid *v)
+{
+	size_t at = ct_rec_open(b, CT_REC_INVALID, 2 + 3 * CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_u8(b, v->kind);
+	ct_rec_u8(b, v->call);
+	ct_rec_v(b, v->stack);
+	ct_rec_v(b, v->freed);
+	ct_rec_v(b, v->block);
+	ct_rec_close(b, at);
+}
+
+/* CRASH: the signal the program died of, and the backtrace of the thread that took it. */
+static inline void ct_rec_crash(struct ct_rec_buf *b, uint64_t signal, uint64_t stack)
+{
+	size_t at = ct_rec_open(b, CT_REC_CRASH, 2 * CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_v(b, signal);
+	ct_rec_v(b, stack);
+	ct_rec_close(b, at);
+}
+
 /* The leak classes of one alloc info's live blocks (CLASSES). */
 enum { CT_CLASS_DEFINITE, CT_CLASS_INDIRECT, CT_CLASS_POSSIBLE, CT_CLASS_REACHABLE, CT_CLASSES };
 struct ct_rec_classes {

@@ -22,11 +22,10 @@ class Env:
     def __init__(self, argv):
         if len(argv) < 5:
             sys.exit("usage: %s CTRACK ANALYZE VALGRIND SCRATCH [PROGRAM...]" % argv[0])
-        self.ctrack, self.analyze, self.valgrind, self.scratch = (
-            os.path.abspath(a) for a in argv[1:5])
+        self.ctrack, self.analyze, self.valgrind, root = (os.path.abspath(a) for a in argv[1:5])
         self.progs = [os.path.abspath(p) for p in argv[5:]]
         self.analyze_opts = []  # options of every ctrack-analyze run (a script may set them)
-        os.makedirs(self.scratch, exist_ok=True)
+        self.scratch = own_scratch(root)
         self.results = []
 
     # ---- checks ----
@@ -155,6 +154,32 @@ class Env:
             self.check(name + ": trace written", False, "stderr %r" % r.stderr[-500:])
             return r, None
         return r, self.report(trace)
+
+
+def own_scratch(root):
+    """The run's own directory under the test's scratch directory, run.PID: `meson test --repeat N`
+    runs several instances of one test at once, which in one directory removed each other's files
+    (fresh_dir) mid-run. A run's files stay for a look after it, until the next run starts (the
+    directories of runs whose process still runs are left alone)."""
+    os.makedirs(root, exist_ok=True)
+    for name in os.listdir(root):
+        m = re.fullmatch(r"run\.(\d+)", name)
+        if m and not alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    d = os.path.join(root, "run.%d" % os.getpid())
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def needs(binary, lib):

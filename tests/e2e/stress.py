@@ -48,13 +48,15 @@ def program(fig):
 
 def check_run(env, name, args):
     """Runs the program traced (60 s at most): exit 0, a complete trace, and ctrack's figures of the
-    program's own events equal to those it printed. (report, printed figures), or None."""
+    program's own events equal to those it printed. (report, printed figures), or None; the figures
+    keep the program's standard error under "stderr", for what a program prints there."""
     r, rep = env.run_traced(name, args, timeout=60)
     env.eq(name + ": exit status", r.returncode, 0)
     mine = printed(r.stdout.decode(errors="replace"))
     if not rep or not env.eq(name + ": the program printed its figures", len(mine), 1):
         return None
     fig = mine[0]
+    fig["stderr"] = r.stderr.decode(errors="replace")
     print("%s: %s" % (name, fig["line"]))
     env.eq(name + ": complete", rep["complete"], True)
     env.eq(name + ": the program's own figures", own(rep), program(fig))

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # The analyzer on bad input: missing, empty, text, random, foreign zstd, truncated (100 evenly
 # spaced cuts) and corrupted traces; hostile ones: a FIFO or a device as the trace, a future
-# version, lengths and counts past the end, module paths naming a FIFO, a directory, a text file. Missing/corrupt/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated trace:
-# exit 0, "complete": false and a warning (or the clean error when the cut precedes the header);
+# version, lengths and counts past the end, module paths naming a FIFO, a directory, a text file. Missing/foreign: exit 1 and one line `ctrack-analyze: ...`; a truncated or corrupted trace:
+# exit 0, "complete": false and a warning (or the clean error when the cut or damage precedes the
+# header; test_damage checks damage closely);
 # never a signal, in both --json and text modes. A trace cut by its last bytes only is truncated too.
 import json
 import os

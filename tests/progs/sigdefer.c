@@ -12,7 +12,11 @@
  * Leaks: THREADS * PER_THREAD blocks of 40 bytes (handler_leak), and one chain per worker (the
  * figures printed count what the handlers did).
  * Prints "allocations=A frees=F bytes=B leaked_bytes=L leaked_allocations=N handler_allocations=H
- * handler_frees=G" (write(1), no stdio), exit 0, or 1 on a failed call or after 60 s. */
+ * handler_frees=G" (write(1), no stdio), then on stderr, for each of its four allocation sites (the
+ * workers' first block, their loop, handler_leak, handler_grow), "site function=NAME line=L
+ * allocations=A bytes=B", counted by the site's own code (write(2)); exit 0, or 1 on a failed call
+ * or after 60 s. The sites' figures matter because the loop allocates from one place, over and over,
+ * while handlers interrupt it: a loop's block booked to the handler's site changes no total. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -32,10 +36,30 @@ struct figures {
 	unsigned long allocs, frees, bytes;
 };
 
+/* The allocation sites. Each worker counts its own, the loop's sites in the loop and the handler's
+ * in the handler, so no count is shared by code that interrupts the other. */
+enum site { WARM_UP, LOOP, HANDLER_LEAK, HANDLER_GROW, SITES };
+
+/* Where each site's call is: the function and the line of the AT() around it. */
+static struct {
+	const char *_Atomic function;
+	_Atomic int line;
+} where[SITES];
+
+static void site_is(enum site site, const char *function, int line)
+{
+	atomic_store_explicit(&where[site].function, function, memory_order_relaxed);
+	atomic_store_explicit(&where[site].line, line, memory_order_relaxed);
+}
+
+/* The allocating call, as site: the macro's line is the call's, the line its return address has. */
+#define AT(site, call) (site_is(site, __func__, __LINE__), (call))
+
 struct worker {
 	pthread_t id;
 	int index;
 	struct figures loop, handler;
+	unsigned long site_allocs[SITES], site_bytes[SITES];
 	void *_Atomic mailbox;
 	void *kept[MAX_PER_THREAD];
 	_Atomic int held; /* kept so far */
@@ -50,12 +74,14 @@ static __thread struct worker *self;
 
 NOINLINE static void handler_leak(struct worker *w)
 {
-	void *p = malloc(40);
+	void *p = AT(HANDLER_LEAK, malloc(40));
 	if (!p)
 		_exit(1);
 	w->kept[atomic_load(&w->held)] = p;
 	w->handler.allocs++;
 	w->handler.bytes += 40;
+	w->site_allocs[HANDLER_LEAK]++;
+	w->site_bytes[HANDLER_LEAK] += 40;
 	atomic_fetch_add(&w->held, 1);
 }
 
@@ -70,7 +96,7 @@ NOINLINE static void handler_free(struct worker *w)
 
 NOINLINE static void handler_grow(struct worker *w)
 {
-	char *p = realloc(w->chain, w->chain_size + 16);
+	char *p = AT(HANDLER_GROW, realloc(w->chain, w->chain_size + 16));
 	if (!p)
 		_exit(1);
 	if (w->chain)
@@ -79,6 +105,8 @@ NOINLINE static void handler_grow(struct worker *w)
 	w->chain_size += 16;
 	w->handler.allocs++;
 	w->handler.bytes += w->chain_size;
+	w->site_allocs[HANDLER_GROW]++;
+	w->site_bytes[HANDLER_GROW] += w->chain_size;
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -96,16 +124,19 @@ NOINLINE static void *work(void *arg)
 {
 	struct worker *w = arg;
 	self = w;
-	free(malloc(1)); /* the shim's state for the thread is made before the signals come */
+	free(AT(WARM_UP, malloc(1))); /* the shim's state for the thread is made before the signals come */
 	w->loop.allocs++, w->loop.frees++, w->loop.bytes++;
+	w->site_allocs[WARM_UP]++, w->site_bytes[WARM_UP]++;
 	atomic_fetch_add(&ready, 1);
 	for (unsigned long i = 0; !atomic_load(&stop); i++) {
 		size_t size = 16 + i % 32;
-		void *p = malloc(size), *empty = NULL;
+		void *p = AT(LOOP, malloc(size)), *empty = NULL;
 		if (!p)
 			_exit(1);
 		w->loop.allocs++;
 		w->loop.bytes += size;
+		w->site_allocs[LOOP]++;
+		w->site_bytes[LOOP] += size;
 		if (!atomic_compare_exchange_strong(&w->mailbox, &empty, p)) {
 			free(p);
 			w->loop.frees++;
@@ -198,5 +229,15 @@ int main(int argc, char **argv)
 	             sum.allocs, sum.frees, sum.bytes, leaked_bytes, leaked, handler.allocs, handler.frees);
 	if (write(1, line, (size_t)len) != len)
 		return 1;
+	for (int site = 0; site < SITES; site++) {
+		unsigned long allocs = 0, bytes = 0;
+		for (int i = 0; i < threads; i++)
+			allocs += workers[i].site_allocs[site], bytes += workers[i].site_bytes[site];
+		len = snprintf(line, sizeof line, "site function=%s line=%d allocations=%lu bytes=%lu\n",
+		               atomic_load(&where[site].function), atomic_load(&where[site].line), allocs,
+		               bytes);
+		if (write(2, line, (size_t)len) != len)
+			return 1;
+	}
 	return done || argc > 3 ? 0 : 1;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* preload/defer.c: entries come back so that each sequence counter's numbers increase (whatever
- * order handlers claimed them in), an event of the thread's own comes after the entries of its
- * counter numbered below it and before the others, a realloc's end (RFREE, no number) after its
- * start; the buffer refuses claims it has no room for, and lets go of entries claimed but never
- * filled. */
+ * order handlers claimed them in), an event of the thread's own comes after the entries whose
+ * handlers ran before it took its number (told by what each handler saw of its counter) and before
+ * the others, a realloc's failure (RFAIL) after only the entries of its counter numbered below it,
+ * a realloc's end (RFREE, no number) after its start; the buffer refuses claims it has no room for,
+ * and lets go of entries claimed but never filled. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ static void check(int ok, const char *what)
 #define P1 0x10000000ull
 #define P2 (P1 + ((uint64_t)CT_SEQ_BUCKETS << CT_SEQ_GRAIN)) /* the table wrapped once */
 #define Q (P1 + (1ull << CT_SEQ_GRAIN))                      /* the next counter */
+#define R (P1 + (2ull << CT_SEQ_GRAIN))                      /* and the one after */
 
 static struct ct_slot slot;
 static struct ct_defer buf;
@@ -75,18 +77,55 @@ static void order_of_one_counter(void)
 	drain(e, 3, (const int[]){2, 0, 1}, 3, "a counter's numbers increase along the ring");
 }
 
+/* What e's handler saw of the thread's own event: the counter named for its number, and its value. */
+static struct ct_defer_entry *seen(struct ct_defer_entry *e, uint64_t named, uint32_t value)
+{
+	e->seen_bucket = ct_seq_bucket(named);
+	e->seen = value;
+	return e;
+}
+
+/* The thread's own event, FREE of P2 numbered 4 (P1's counter): before it go the entries whose
+ * handlers saw P1's counter not past 4, or another counter named (the thread had not named its own
+ * yet), in claim order but for a counter's lower number first; the others after it. */
 static void before_an_own_event(void)
 {
-	struct ct_defer_entry *e[3] = {add(CT_EV_FREE, P1, 5), add(CT_EV_ALLOC, Q, 1),
-	                               add(CT_EV_ALLOC, P2, 3)};
+	struct ct_defer_entry *e[6] = {
+	    seen(add(CT_EV_FREE, P1, 5), P1, 5),  /* ran after the own event's number: after */
+	    seen(add(CT_EV_ALLOC, Q, 3), P1, 2),  /* before, on another counter */
+	    seen(add(CT_EV_ALLOC, P2, 3), P1, 4), /* before, numbered below it on its counter */
+	    seen(add(CT_EV_ALLOC, Q, 4), P1, 6),  /* after, on another counter */
+	    seen(add(CT_EV_FREE, R, 7), Q, 9),    /* before the thread named its counter */
+	    seen(add(CT_EV_FREE, Q, 2), P1, 2),   /* before, nested in Q 3's handler: Q's counter first */
+	};
 	uint64_t own[2] = {(uint64_t)CT_EV_FREE << CT_EV_SHIFT | P2, 4}; /* numbered 4 */
-	struct ct_defer_entry *first = ct_defer_before(&slot, &buf, own);
-	check(first == e[2], "the entry of the own event's counter numbered below it comes first");
-	ct_defer_written(&slot, &buf, e[2]);
-	check(!ct_defer_before(&slot, &buf, own), "no other entry precedes the own event");
+	const int want[4] = {5, 1, 2, 4};
+	for (int i = 0; i < 4; i++) {
+		struct ct_defer_entry *first = ct_defer_before(&slot, &buf, own);
+		check(first == e[want[i]],
+		      "the entries whose handlers ran before the own event's number, in order");
+		if (first)
+			ct_defer_written(&slot, &buf, first);
+	}
+	check(!ct_defer_before(&slot, &buf, own), "no entry of a handler that ran after it precedes it");
 	uint64_t rfree = (uint64_t)CT_EV_RFREE << CT_EV_SHIFT | P1;
 	check(!ct_defer_before(&slot, &buf, &rfree), "nothing precedes an event without a number");
-	drain(e, 3, (const int[]){0, 1}, 2, "the rest after the own event, in claim order");
+	drain(e, 6, (const int[]){0, 3}, 2, "the rest after the own event, in claim order");
+}
+
+/* A realloc that failed (RFAIL of P1, numbered 4): only its counter's entries numbered below it go
+ * before it, though other handlers ran before too. */
+static void before_a_failed_realloc(void)
+{
+	struct ct_defer_entry *e[3] = {seen(add(CT_EV_ALLOC, Q, 3), P1, 2),
+	                               seen(add(CT_EV_ALLOC, P2, 3), P1, 3),
+	                               seen(add(CT_EV_FREE, R, 1), P1, 5)};
+	uint64_t rfail[2] = {(uint64_t)CT_EV_RFAIL << CT_EV_SHIFT | P1, 4};
+	struct ct_defer_entry *first = ct_defer_before(&slot, &buf, rfail);
+	check(first == e[1], "a failed realloc: the entry of its counter numbered below it first");
+	ct_defer_written(&slot, &buf, e[1]);
+	check(!ct_defer_before(&slot, &buf, rfail), "a failed realloc: no other entry before it");
+	drain(e, 3, (const int[]){0, 2}, 2, "a failed realloc: the rest after it");
 }
 
 static void numbers_that_wrap(void)
@@ -150,6 +189,7 @@ int main(void)
 {
 	order_of_one_counter();
 	before_an_own_event();
+	before_a_failed_realloc();
 	numbers_that_wrap();
 	realloc_pair();
 	room();

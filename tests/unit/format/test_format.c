@@ -8,7 +8,8 @@
  * counts them.
  *
  * Usage: test-format [TEST]  runs TEST (header, short, recent, tempfree, time, info, frame, exact,
- * process, module, unmodule, end, exec, thread, sample, note, version, examples, dropped), or all.
+ * process, module, unmodule, end, exec, thread, sample, note, version, examples, dropped, invalid),
+ * or all.
  * Prints PASS/FAIL lines; exit status 0 when all pass, 1 otherwise, 2 for an unknown TEST. */
 #include <stdint.h>
 #include <stdio.h>
@@ -343,6 +344,28 @@ static void test_classes(void)
 	GOLDEN("MARK", ct_rec_mark(&b, "req", 3), 0x45, 0x04, 0x03, 'r', 'e', 'q');
 }
 
+/* INVALID 47 (format.h's example): kind 0 (double free), call 0 (free), stack 9, freed at 7, block
+ * 3 (info 2 + 1): payload 5 -> 47 05 00 00 09 07 03. A realloc of a static address at node 300
+ * (ac 02), nothing known of a block: 47 06 01 01 ac 02 00 00. CRASH 48: SIGABRT 6 at node 12 (0c):
+ * 48 02 06 0c; stack 0 (not walked): 48 02 0b 00. */
+static void test_invalid(void)
+{
+	GOLDEN("INVALID, a double free",
+	       ct_rec_invalid(&b, &(struct ct_rec_invalid){CT_INVALID_DOUBLE, CT_INVALID_FREE, 9, 7, 3}),
+	       0x47, 0x05, 0x00, 0x00, 0x09, 0x07, 0x03);
+	GOLDEN("INVALID, a realloc of a static address",
+	       ct_rec_invalid(&b, &(struct ct_rec_invalid){CT_INVALID_STATIC, CT_INVALID_REALLOC, 300, 0, 0}),
+	       0x47, 0x06, 0x01, 0x01, 0xac, 0x02, 0x00, 0x00);
+	GOLDEN("CRASH", ct_rec_crash(&b, 6, 12), 0x48, 0x02, 0x06, 0x0c);
+	GOLDEN("CRASH, no stack", ct_rec_crash(&b, 11, 0), 0x48, 0x02, 0x0b, 0x00);
+	report("INVALID and CRASH: tags 0x47 and 0x48, optional",
+	       CT_REC_INVALID == 0x47 && CT_REC_CRASH == 0x48 && ct_tag_is_optional(CT_REC_INVALID) &&
+	           ct_tag_is_optional(CT_REC_CRASH));
+	report("INVALID's kinds: double free 0, static 1, stack 2, not allocated 3",
+	       CT_INVALID_DOUBLE == 0 && CT_INVALID_STATIC == 1 && CT_INVALID_STACK == 2 &&
+	           CT_INVALID_NOT_ALLOCATED == 3 && CT_INVALID_FREE == 0 && CT_INVALID_REALLOC == 1);
+}
+
 /* ---- the version, format.h's examples ---- */
 
 static void test_version(void)
@@ -615,13 +638,14 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } tests[] = {
-    {"batch", test_batch},   {"header", test_header},     {"short", test_short},
-    {"recent", test_recent}, {"tempfree", test_tempfree}, {"time", test_time},
-    {"info", test_info},     {"frame", test_frame},       {"process", test_process},
-    {"module", test_module}, {"unmodule", test_unmodule}, {"end", test_end},
-    {"exec", test_exec},     {"thread", test_thread},     {"sample", test_sample},
-    {"note", test_note},     {"classes", test_classes},   {"version", test_version},
-    {"exact", test_exact},   {"examples", test_examples}, {"dropped", test_dropped},
+    {"batch", test_batch},     {"header", test_header},     {"short", test_short},
+    {"recent", test_recent},   {"tempfree", test_tempfree}, {"time", test_time},
+    {"info", test_info},       {"frame", test_frame},       {"process", test_process},
+    {"module", test_module},   {"unmodule", test_unmodule}, {"end", test_end},
+    {"exec", test_exec},       {"thread", test_thread},     {"sample", test_sample},
+    {"note", test_note},       {"classes", test_classes},   {"version", test_version},
+    {"exact", test_exact},     {"examples", test_examples}, {"dropped", test_dropped},
+    {"invalid", test_invalid},
 };
 
 int main(int argc, char **argv)

@@ -23,10 +23,30 @@ static uint32_t define_stacks(uint32_t upto, void *arg)
 	return upto;
 }
 
+/* A backtrace's stack id, made up so that a case can say it: the innermost frame's address / 16
+ * (mod 100), plus 100 per frame (a call site alone at 0x50: 105); truncated ones are remembered. */
+static int interned_truncated;
+static uint32_t intern(const uint64_t *ips, int n, int truncated, void *arg)
+{
+	(void)arg;
+	interned_truncated = truncated;
+	return (uint32_t)(ips[0] >> 4) % 100 + 100 * (uint32_t)n;
+}
+
+/* Addresses with bit 0x800000 lie in a loaded object, with 0x400000 in the stack; events lost
+ * (CT_WHERE_UNSURE) when a case says so. */
+static int events_lost;
+static int classify(uint64_t p, void *arg)
+{
+	(void)arg;
+	int where = p & 0x800000 ? CT_WHERE_STATIC : p & 0x400000 ? CT_WHERE_STACK : CT_WHERE_HEAP;
+	return where | (events_lost ? CT_WHERE_UNSURE : 0);
+}
+
 static void reset(void)
 {
 	static int added;
-	struct ct_match_sink sink = {&out, define_stacks, NULL};
+	struct ct_match_sink sink = {&out, define_stacks, NULL, intern, classify};
 	if (!added) {
 		ct_match_stream_add(&streams[0]);
 		ct_match_stream_add(&streams[1]);
@@ -46,6 +66,7 @@ struct ev {
 	uint64_t w[3];
 };
 
+/* A FREE's and an RBEGIN's third word is the call's return address: `size` here. */
 static struct ev make(enum ct_event kind, uint64_t p, uint64_t size, uint32_t stack)
 {
 	struct ev e = {{(uint64_t)kind << CT_EV_SHIFT | p, 0, 0}};
@@ -54,6 +75,7 @@ static struct ev make(enum ct_event kind, uint64_t p, uint64_t size, uint32_t st
 		e.w[2] = stack | (uint64_t)ct_seq_take(p) << 32;
 	} else if (kind != CT_EV_RFREE) {
 		e.w[1] = ct_seq_take(p);
+		e.w[2] = kind == CT_EV_RFAIL ? 0 : size;
 	}
 	return e;
 }
@@ -78,6 +100,15 @@ static void release(int s, uint64_t p)
 static void rbegin(int s, uint64_t p)
 {
 	apply(s, make(CT_EV_RBEGIN, p, 0, 0));
+}
+/* A free and a realloc's start by the call that returns to ra. */
+static void release_at(int s, uint64_t p, uint64_t ra)
+{
+	apply(s, make(CT_EV_FREE, p, ra, 0));
+}
+static void rbegin_at(int s, uint64_t p, uint64_t ra)
+{
+	apply(s, make(CT_EV_RBEGIN, p, ra, 0));
 }
 static void rfail(int s, uint64_t p)
 {
@@ -108,6 +139,17 @@ static void decode(char *text, size_t cap)
 		}
 		p++;
 		p += ct_get_varint(p, end, &a);
+		if (tag == CT_REC_INVALID) { /* kind/call/stack/freed/block */
+			uint64_t v[3] = {0};
+			const uint8_t *q = p + 2;
+			for (int i = 0; i < 3; i++)
+				q += ct_get_varint(q, end, &v[i]);
+			n += (size_t)snprintf(text + n, cap - n, "%sINVALID %u/%u/%llu/%llu/%llu",
+			                      n ? " " : "", p[0], p[1], (unsigned long long)v[0],
+			                      (unsigned long long)v[1], (unsigned long long)v[2]);
+			p += a;
+			continue;
+		}
 		if (tag == CT_REC_INFO)
 			p += ct_get_varint(p, end, &b);
 		if (tag == CT_REC_INFO)
@@ -339,8 +381,145 @@ static void many_infos(void)
 	free(text);
 }
 
+/* ---- frees of addresses that are no live block ---- */
+
+static void double_free(void)
+{
+	reset();
+	alloc(A, P, 16);
+	release_at(A, P, 0x50);
+	release_at(A, P, 0x60);
+	alloc(A, Q, 8); /* the thread went on: the verdict */
+	/* kind 0 (double), call 0 (free), at 0x60 alone (106), freed before at 0x50 (105), info 0 + 1 */
+	expect("double free: judged at the thread's next event",
+	       "INFO 16/0 TEMP 0 INVALID 0/0/106/105/1 INFO 8/0", 1, 1, 0);
+	reset();
+	alloc(A, P, 16);
+	alloc(A, Q, 16);
+	release_at(B, P, 0x50); /* another thread's, a live block */
+	release_at(A, P, 0x70);
+	ct_match_settle_all();
+	expect("double free of a live block freed by another thread, judged when settled",
+	       "INFO 16/0 ALLOC 0 RECENT 1 ALLOC 0 INVALID 0/0/107/105/1", 1, 1, 0);
+}
+
+static void not_allocated(void)
+{
+	reset();
+	release_at(A, R, 0x50);
+	alloc(A, Q, 8);
+	expect("an address never seen: a block allocated before tracing, no INVALID", "INFO 8/0", 0, 1, 0);
+	reset();
+	release_at(A, R, 0x50);
+	release_at(A, R, 0x60);
+	ct_match_settle_all();
+	expect("... freed twice: the second is a double free, nothing known of the block",
+	       "INVALID 0/0/106/105/0", 0, 2, 0);
+}
+
+static void static_and_stack(void)
+{
+	reset();
+	release_at(A, 0x800010, 0x70);
+	release_at(A, 0x400010, 0x80);
+	ct_match_settle_all();
+	expect("frees of a global's and a stack address", "INVALID 1/0/107/0/0 INVALID 2/0/108/0/0", 0, 2, 0);
+}
+
+static void unsure(void)
+{
+	reset();
+	alloc(A, P, 16);
+	release_at(A, P, 0x50);
+	events_lost = 1; /* an allocation at P may have gone unseen */
+	release_at(A, P, 0x60);
+	ct_match_settle_all();
+	events_lost = 0;
+	expect("events lost: a free of an address freed before is no proof", "INFO 16/0 TEMP 0", 1, 1, 0);
+}
+
+static void realloc_invalid(void)
+{
+	reset();
+	alloc(A, P, 16);
+	alloc(A, Q, 16);
+	rbegin_at(A, P, 0x50);
+	alloc(A, R, 32); /* the realloc's new block: P is freed */
+	release_at(A, P, 0x60);
+	rbegin_at(A, Q + 0x800000, 0x90); /* a realloc of a global's address */
+	rfail(A, Q + 0x800000);
+	expect(
+	    "a free of a block a realloc freed; a realloc of a global's address",
+	    "INFO 16/0 ALLOC 0 ALLOC 0 RECENT 2 INFO 32/0 ALLOC 1 INVALID 0/0/106/105/1 INVALID 1/1/109/0/0",
+	    1, 2, 0);
+}
+
+static void judged_at_flush(void)
+{
+	reset();
+	alloc(A, P, 16);
+	release_at(A, P, 0x50);
+	release_at(A, P, 0x60);
+	ct_match_write_held(&streams[A]); /* the flush right after the free: the call may not be over */
+	expect("an odd free waits through one flush", "INFO 16/0 TEMP 0", 1, 1, 0);
+	ct_match_write_held(&streams[A]);
+	expect("... and is judged at the next", "INFO 16/0 TEMP 0 INVALID 0/0/106/105/1", 1, 1, 0);
+}
+
+static void crash(void)
+{
+	const uint64_t ips[] = {0x11 | CT_REC_IP_EXACT, 0x22, 0x50, 0x90, 0xa0};
+	reset();
+	release_at(A, R, 0x50);
+	int died = ct_match_crash(&streams[A], ips, 5, 1);
+	ct_match_settle_all();
+	/* kind 3 (never allocated), the backtrace from the call site out: 3 frames at 0x50, cut */
+	expect("the program dies in a free of an address never seen: invalid", "INVALID 3/0/305/0/0", 0, 1,
+	       0);
+	if (!died || !interned_truncated) {
+		printf("FAIL crash: ct_match_crash gave %d, the backtrace %s cut\n", died,
+		       interned_truncated ? "was" : "was not");
+		failures++;
+	}
+	reset();
+	alloc(A, P, 16);
+	release_at(A, P, 0x40);
+	release_at(A, P, 0x50);
+	died = ct_match_crash(&streams[A], ips, 5, 0);
+	expect("the program dies in a double free: its backtrace", "INFO 16/0 TEMP 0 INVALID 0/0/305/104/1",
+	       1, 1, 0);
+	reset();
+	release_at(A, R, 0x60); /* the crash is elsewhere: a block allocated before tracing */
+	died = ct_match_crash(&streams[A], ips, 5, 0) || ct_match_crash(NULL, ips, 5, 0);
+	ct_match_settle_all();
+	expect("the program dies elsewhere: the free stays a block allocated before tracing", "", 0, 1, 0);
+	if (died) {
+		printf("FAIL crash: a backtrace without the free's call site took it\n");
+		failures++;
+	}
+}
+
+static void forgotten_at_reset(void)
+{
+	reset();
+	alloc(A, P, 16);
+	release_at(A, P, 0x50);
+	reset(); /* a forked child's trace: the parent's frees are not its own */
+	release_at(A, P, 0x60);
+	ct_match_settle_all();
+	expect("a new trace forgets the frees before it", "", 0, 1, 0);
+}
+
 int main(void)
 {
+	double_free();
+	not_allocated();
+	static_and_stack();
+	unsure();
+	realloc_invalid();
+	judged_at_flush();
+	crash();
+	forgotten_at_reset();
 	many_infos();
 	temporary();
 	live_then_recent();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the analyzer's model (analyzer/model.c), driven without a trace: its O(1) peak
  * bookkeeping against a plain replay that copies every live count at each new peak, over random
- * events; temporaries that make a peak; refused events; sites; modules; the time series. */
+ * events; temporaries that make a peak; refused events; sites; modules; the time series; invalid
+ * frees and the fatal signal. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,8 +190,44 @@ static void series(void)
 	ct_model_destroy(&m);
 }
 
+/* INVALID and CRASH records (invalid.c): repeats counted once, undefined ids refused, the flood
+ * bounded, and END's unmatched frees split into invalid ones and those allocated before tracing. */
+static void invalid_frees(void)
+{
+	struct ct_model m;
+	ct_model_init(&m);
+	check("FRAME", ct_model_frame(&m, CT_STACK_ROOT, 0x401000) == 0); /* node 2 */
+	check("INFO", ct_model_info(&m, 32, 2) == 0);                     /* info 0 */
+	check("INVALID", ct_model_invalid(&m, 0, 0, 2, 2, 1) == 0);
+	check("the same again", ct_model_invalid(&m, 0, 0, 2, 2, 1) == 0);
+	check("another kind", ct_model_invalid(&m, 1, 0, 2, 0, 0) == 0);
+	check("a later writer's kind", ct_model_invalid(&m, 9, 0, CT_STACK_ROOT, 0, 0) == 0);
+	EQ("distinct invalid frees", m.ninvalid, 3);
+	EQ("the repeat counted", m.invalid[0].count, 2);
+	EQ("every record counted", m.t.invalid_frees, 4);
+	check("an undefined stack is refused", ct_model_invalid(&m, 0, 0, 3, 0, 0) == -EINVAL);
+	check("the truncated root is no stack",
+	      ct_model_invalid(&m, 0, 0, CT_STACK_TRUNCATED, 0, 0) == -EINVAL);
+	check("an undefined freed stack is refused", ct_model_invalid(&m, 0, 0, 2, 7, 0) == -EINVAL);
+	check("an undefined block is refused", ct_model_invalid(&m, 0, 0, 2, 0, 2) == -EINVAL);
+	ct_model_end(&m, 10, 0, 100);
+	EQ("frees of blocks allocated before tracing: END's less the invalid",
+	   ct_model_frees_before_tracing(&m), 6);
+	ct_model_end(&m, 3, 0, 100);
+	EQ("... never below zero", ct_model_frees_before_tracing(&m), 0);
+	for (unsigned i = 0; i < CT_INVALID_MAX + 10; i++)
+		check("a flood", ct_model_invalid(&m, 100 + i, 0, 2, 0, 0) == 0);
+	EQ("a flood is bounded", m.ninvalid, CT_INVALID_MAX);
+	EQ("... and the rest counted", m.invalid_others, 13);
+	check("CRASH",
+	      ct_model_crash(&m, 6, 2) == 0 && m.crashed && m.crash_signal == 6 && m.crash_stack == 2);
+	check("a CRASH of an undefined stack is refused", ct_model_crash(&m, 11, 9) == -EINVAL);
+	ct_model_destroy(&m);
+}
+
 int main(void)
 {
+	invalid_frees();
 	random_events(INFOS, 1, 12345);
 	random_events(3, 7, 777);
 	random_events(2, 50, 4242);

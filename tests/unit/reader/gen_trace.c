@@ -523,6 +523,43 @@ static void exact(const char *dir)
 	enc_write(&e, dir, "exact_first.zst", SIZE_MAX);
 }
 
+/* Invalid frees (INVALID) and the fatal signal (CRASH), as the shim writes them for a program that
+ * frees a block twice, then dies in a free of a global's address (sites: libfoo.so at 0x401100 and
+ * 0x401200 under main, 0x401010):
+ *   info 0, 32 bytes at node 3 (0x401100): allocated, freed (TEMP), freed again at 0x401100 alone
+ *   (node 5, under the truncated root) after the first free there too: a double free, twice;
+ *   a free of a global's address, in which the program died: its backtrace node 4, and CRASH
+ *   SIGSEGV (11) at node 6 (an exact frame under node 4).
+ * END says 4 unmatched frees: 3 invalid, so 1 of a block allocated before tracing.
+ * invalid_bad.zst: an INVALID naming an undefined stack node (offset 20): corrupt. */
+static void invalid(const char *dir)
+{
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_READER_MIN);
+	process(&e, "/bin/prog", 0, NULL);
+	module(&e);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x401010);       /* 2: main */
+	ct_rec_frame(&e.b, 2, 0x401100);                   /* 3: site A */
+	ct_rec_frame(&e.b, 2, 0x401200);                   /* 4: site B */
+	ct_rec_frame(&e.b, CT_STACK_TRUNCATED, 0x401100);  /* 5: site A alone */
+	ct_rec_frame(&e.b, 4, 0x401300 | CT_REC_IP_EXACT); /* 6: where the signal came */
+	ct_rec_info(&e.b, 32, 3);
+	ct_rec_temp(&e.b, 0);
+	for (int i = 0; i < 2; i++)
+		ct_rec_invalid(&e.b, &(struct ct_rec_invalid){CT_INVALID_DOUBLE, CT_INVALID_FREE, 5, 5, 1});
+	ct_rec_invalid(&e.b, &(struct ct_rec_invalid){CT_INVALID_STATIC, CT_INVALID_FREE, 4, 0, 0});
+	ct_rec_crash(&e.b, 11, 6);
+	end(&e, 4, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "invalid.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_READER_MIN);
+	ct_rec_invalid(&e.b, &(struct ct_rec_invalid){CT_INVALID_DOUBLE, CT_INVALID_FREE, 7, 0, 0});
+	end(&e, 1, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "invalid_bad.zst", SIZE_MAX);
+}
+
 static void note(struct enc *e, unsigned level, const char *text)
 {
 	ct_rec_note(&e->b, level, text, strlen(text));
@@ -760,6 +797,7 @@ int main(int argc, char **argv)
 	newer(dir);
 	corrupt(dir);
 	exact(dir);
+	invalid(dir);
 	other(dir);
 	return 0;
 }
