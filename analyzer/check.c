@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "ctrack/record.h"
+#include "ctrack/format.h"
 #include "fold.h"
 #include "markup.h"
 #include "reader.h"

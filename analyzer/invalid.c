@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ctrack/record.h"
+#include "ctrack/format.h"
 #include "model.h"
 
 /* A stack node id a record may name: the empty stack, or a node defined before it. */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "ctrack/format.h"
-#include "ctrack/record.h"
 #include "model.h"
 
 /* Grows *arr (element size elem) so index `need - 1` fits. */
@@ -123,7 +122,7 @@ static struct ct_note *note_find(struct ct_model *m, int warning, const char *te
 
 int ct_model_note(struct ct_model *m, unsigned level, const char *text, size_t len)
 {
-	int warning = level != 0;
+	int warning = level != CT_NOTE_INFO;
 	if (!m->notes && !(m->notes = calloc(CT_NOTES_MAX + 1, sizeof(*m->notes))))
 		return -ENOMEM;
 	m->warnings += (uint64_t)warning;
@@ -232,8 +231,10 @@ int ct_model_alloc(struct ct_model *m, uint64_t id)
  * it, so it was reachable, or found through an interior pointer at worst. Its class count goes. */
 static void unclassify_one(struct ct_info *info)
 {
-	uint64_t sum = info->classes[0] + info->classes[1] + info->classes[2] + info->classes[3];
-	for (int k = 3; k >= 0 && sum > info->live; k--)
+	uint64_t sum = 0;
+	for (int k = 0; k < CT_CLASSES; k++)
+		sum += info->classes[k];
+	for (int k = CT_CLASSES - 1; k >= 0 && sum > info->live; k--)
 		if (info->classes[k]) {
 			info->classes[k]--;
 			return;
@@ -429,7 +430,7 @@ void ct_model_classes_begin(struct ct_model *m)
 	/* Four stores, not a memset call per info: a trace can ask this of millions of infos many
 	 * times over, and an interposed memset (AddressSanitizer's) made that 3 times as slow. */
 	for (size_t i = 0; i < m->ninfos; i++)
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < CT_CLASSES; k++)
 			m->infos[i].classes[k] = 0;
 	m->classified = 1;
 	m->nholders = 0; /* they were the superseded record's */
@@ -455,11 +456,11 @@ int ct_model_holder(struct ct_model *m, uint64_t id, uint64_t holder, uint64_t c
 	return 0;
 }
 
-int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4])
+int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[CT_CLASSES])
 {
 	struct ct_info *info = info_at(m, id);
 	uint64_t sum = 0;
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < CT_CLASSES; k++) {
 		if (count[k] > UINT64_MAX - sum)
 			return -EINVAL;
 		sum += count[k];

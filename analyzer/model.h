@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctrack/format.h"
+
 #define CT_NO_MODULE UINT32_MAX
 
 struct ct_info {
@@ -17,8 +19,8 @@ struct ct_info {
 	uint64_t version;     /* peak version at which peak_live was last brought up to date */
 	uint64_t allocations; /* ALLOC + TEMP */
 	uint64_t temporary;   /* TEMP */
-	uint64_t classes[4];  /* live blocks by leak class (CT_CLASS_*), when the trace has CLASSES */
-	uint64_t suppressed;  /* live blocks a suppression took out of the classes (suppress.c) */
+	uint64_t classes[CT_CLASSES]; /* live blocks by leak class, when the trace has CLASSES */
+	uint64_t suppressed;          /* live blocks a suppression took out of the classes (suppress.c) */
 };
 
 /* The leak kinds of a classified trace's live blocks: memcheck's four classes (CT_CLASS_*), then
@@ -99,7 +101,7 @@ struct ct_note {
  * CT_INVALID_MAX distinct ones and counts the records of the others (invalid_others). */
 #define CT_INVALID_MAX 1024
 struct ct_invalid {
-	unsigned kind, call;   /* CT_INVALID_* of ctrack/record.h; a later writer's kind is shown plainly */
+	unsigned kind, call;   /* CT_INVALID_* of ctrack/format.h; a later writer's kind is shown plainly */
 	uint32_t stack, freed; /* the call's backtrace; the earlier free's call site (0: unknown) */
 	uint64_t block;        /* the block's alloc info + 1 (0: unknown) */
 	uint64_t count;        /* INVALID records like this one */
@@ -216,7 +218,7 @@ int ct_model_note(struct ct_model *m, unsigned level, const char *text, size_t l
 void ct_model_classes_begin(struct ct_model *m);
 /* Info `id`'s live blocks by class (definite, indirect, possible, reachable): -EINVAL when the id is
  * undefined or the counts add up to more blocks than are live. */
-int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[4]);
+int ct_model_classes(struct ct_model *m, uint64_t id, const uint64_t count[CT_CLASSES]);
 /* Takes ownership of exe and argv (heap blocks). */
 void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,
                       struct ct_bytes *argv, size_t argc);

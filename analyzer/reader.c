@@ -480,8 +480,8 @@ static int rec_classes(struct reader *r, struct cursor *c)
 	uint64_t n = cur_v(c);
 	ct_model_classes_begin(r->m);
 	for (uint64_t i = 0; i < n && !c->shorted; i++) {
-		uint64_t id = cur_v(c), count[4];
-		for (int k = 0; k < 4; k++)
+		uint64_t id = cur_v(c), count[CT_CLASSES];
+		for (int k = 0; k < CT_CLASSES; k++)
 			count[k] = cur_v(c);
 		if (!c->shorted && ct_model_classes(r->m, id, count) < 0)
 			return -EINVAL;

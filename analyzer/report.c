@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "ctrack/format.h"
-#include "ctrack/record.h"
 #include "report.h"
 
 #define NRANKS 4

@@ -13,7 +13,7 @@
 #include <sys/statvfs.h>
 
 #include "closing.h"
-#include "ctrack/record.h"
+#include "ctrack/format.h"
 #include "family.h"
 #include "locate.h"
 

@@ -205,6 +205,15 @@
  *   says nothing of who holds its indirectly lost blocks. Example: 49 01 07 05 02 = 2 indirectly
  *   lost blocks of info 7 are held by a definitely lost block of info 5.
  */
+/* Values carried in records' fields (on disk: never renumbered). */
+enum { CT_THREAD_STARTED = 0, CT_THREAD_EXITED = 1 }; /* THREAD's state */
+enum { CT_NOTE_INFO = 0, CT_NOTE_WARNING = 1 };       /* NOTE's level */
+/* CLASSES' counts, in their order on disk: memcheck's four leak classes. */
+enum { CT_CLASS_DEFINITE, CT_CLASS_INDIRECT, CT_CLASS_POSSIBLE, CT_CLASS_REACHABLE, CT_CLASSES };
+/* INVALID's kind (what the freed address was) and call. */
+enum { CT_INVALID_DOUBLE, CT_INVALID_STATIC, CT_INVALID_STACK, CT_INVALID_NOT_ALLOCATED, CT_INVALID_KINDS };
+enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
+
 #define CT_RECORDS(X) \
 	X(ALLOC, 0x01) \
 	X(FREE, 0x02) \

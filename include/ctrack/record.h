@@ -301,8 +301,6 @@ static inline void ct_rec_exec(struct ct_rec_buf *b, const char *path, size_t le
 	ct_rec_framed_s(b, CT_REC_EXEC, path, len);
 }
 
-enum { CT_THREAD_STARTED = 0, CT_THREAD_EXITED = 1 };
-
 static inline void ct_rec_thread(struct ct_rec_buf *b, uint64_t tid, unsigned state)
 {
 	size_t at = ct_rec_open(b, CT_REC_THREAD, CT_VARINT_MAX + 1);
@@ -312,8 +310,6 @@ static inline void ct_rec_thread(struct ct_rec_buf *b, uint64_t tid, unsigned st
 	ct_rec_u8(b, (uint8_t)state);
 	ct_rec_close(b, at);
 }
-
-enum { CT_NOTE_INFO = 0, CT_NOTE_WARNING = 1 };
 
 static inline void ct_rec_note(struct ct_rec_buf *b, unsigned level, const char *text, size_t len)
 {
@@ -335,9 +331,8 @@ static inline void ct_rec_mark(struct ct_rec_buf *b, const char *name, size_t le
 	ct_rec_framed_s(b, CT_REC_MARK, name, len);
 }
 
-/* An invalid free (INVALID): what it was, the call, its backtrace and what is known of the block. */
-enum { CT_INVALID_DOUBLE, CT_INVALID_STATIC, CT_INVALID_STACK, CT_INVALID_NOT_ALLOCATED, CT_INVALID_KINDS };
-enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
+/* An invalid free (INVALID; its kind and call are format.h's): what it was, the call, its backtrace
+ * and what is known of the block. */
 struct ct_rec_invalid {
 	uint8_t kind, call;
 	uint64_t stack, freed; /* stack node ids; freed 0: unknown */
@@ -368,8 +363,7 @@ static inline void ct_rec_crash(struct ct_rec_buf *b, uint64_t signal, uint64_t 
 	ct_rec_close(b, at);
 }
 
-/* The leak classes of one alloc info's live blocks (CLASSES). */
-enum { CT_CLASS_DEFINITE, CT_CLASS_INDIRECT, CT_CLASS_POSSIBLE, CT_CLASS_REACHABLE, CT_CLASSES };
+/* The leak classes of one alloc info's live blocks (CLASSES; the classes are format.h's). */
 struct ct_rec_classes {
 	uint64_t info;
 	uint64_t count[CT_CLASSES];
