@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "histogram.h"
 #include "baseline.h"
 #include "check.h"
 #include "ctrack-config.h"
@@ -105,6 +106,13 @@ static int write_json(FILE *out, struct exports *x)
 	r.out = out;
 	return ct_report_json(&r);
 }
+static int write_histogram(FILE *out, struct exports *x)
+{
+	struct ct_histogram h;
+	ct_histogram_of(x->r->m, &h);
+	ct_histogram_text(out, &h);
+	return 0;
+}
 static int write_text(FILE *out, struct exports *x)
 {
 	struct ct_report r = *x->r;
@@ -151,6 +159,9 @@ static const struct output {
      "  --sarif FILE     SARIF 2.1.0 (code scanning): one result per leak site, with its backtrace\n"},
     {"--github", write_github, 0, "[--github]",
      "  --github         GitHub Actions annotations on stdout: one ::error line per leak site\n"},
+    {"--histogram", write_histogram, 0, "[--histogram]",
+     "  --histogram      the allocation sizes on stdout: power-of-two buckets, with their\n"
+     "                   allocations, bytes, temporary allocations and leaked blocks\n"},
     {NULL, write_text, 0, NULL, NULL},
 };
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "histogram.h"
 #include "diagnose.h"
 #include "markup.h"
 #include "report.h"
@@ -396,6 +397,10 @@ int ct_report_json(const struct ct_report *r)
 	put_process(r);
 	fputs(",\n\"summary\": ", out);
 	put_summary(r);
+	struct ct_histogram h;
+	ct_histogram_of(r->m, &h);
+	fputs(",\n\"histogram\": ", out);
+	ct_histogram_json(out, &h);
 	put_suppressions(r);
 	put_wrappers(r);
 	int rc = put_invalid(r);
