@@ -5,8 +5,10 @@
  * waits; the writer runs the scan after its last drain, before END.
  * Other threads still running at exit are stopped for the scan with a signal (their handler saves
  * their registers and waits), and their stacks, registers and TLS are roots too; a thread that
- * blocks the signal is left running and counted in a NOTE. Anonymous mappings of the program are
- * not scanned (memcheck scans them, LeakSanitizer does not).
+ * blocks the signal is left running and counted in a NOTE. The program's anonymous mappings are
+ * roots too, as memcheck has them (LeakSanitizer does not): not malloc's heaps, not the shim's.
+ * LeakSanitizer's interface adds the blocks the program ignores and the regions it registers
+ * (lsan.c), and a CLASSES record is followed by HOLDERS (who holds each indirectly lost block).
  * No malloc (memory from the arena), no stdio; every read of the program's memory is clamped to
  * readable mappings (root ranges, and blocks with a page nobody may read). When the scan cannot
  * learn its roots (no descriptor for /proc/self/maps), it gives no classes and says why: a verdict
