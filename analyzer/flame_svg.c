@@ -8,6 +8,7 @@
 
 #include "export.h"
 #include "markup.h"
+#include "shortname.h"
 
 /* Pixels: frame height, font size, side margin, the title band above the frames, the details line below. */
 enum { FRAME_H = 16, FONT = 12, PAD = 10, TOP = 40, BOTTOM = 30 };
@@ -209,9 +210,13 @@ static void put_title(FILE *out, const struct layout *L, uint32_t i)
 }
 
 /* The name, cut with ".." like flamegraph.pl to the characters that fit w pixels (none under 3). */
-static void put_label(FILE *out, const char *name, double w)
+/* A box's label names the function as a person reads it: a C++ name (demangled with its parameter
+ * list) in its short form, template arguments as <…>, no parameters nor return type (shortname.h);
+ * the title, on hover, keeps the whole name. C and Rust names have no parameter list. */
+static void put_label(FILE *out, const char *full, double w)
 {
-	char buf[512];
+	char buf[512], shortened[512];
+	const char *name = strchr(full, '(') ? ct_short_name(full, shortened, sizeof(shortened)) : full;
 	double fit = (w - 3) / GLYPH_W;
 	if (fit < 3)
 		return;

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: MIT
+# C++ names in flame graphs (issue 24, names): tests/progs/cxx_names.cpp allocates everything in
+# Holder<std::vector<int>>::grow<long>(long); its box's label is the short form the program's comment
+# gives, Holder<…>::grow<…>, and the box's title (on hover) keeps the whole demangled name, return
+# type and parameters included.
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+import ctrack_test as ct
+
+env = ct.Env(sys.argv)
+prog = env.progs[0]
+trace = env.trace("names", [prog])
+svg = os.path.join(env.scratch, "names.svg")
+r = env.run_analyze(trace, "--flamegraph", svg, "--cost", "allocations")
+env.eq("--flamegraph exits 0", r.returncode, 0)
+NS = "{http://www.w3.org/2000/svg}"
+boxes = []
+if os.path.exists(svg):
+    for g in ET.parse(svg).iter(NS + "g"):
+        title, text = g.find(NS + "title"), g.find(NS + "text")
+        if title is not None and text is not None and "::grow<long>(long)" in (title.text or ""):
+            boxes.append((title.text.split("\n")[0], text.text))
+env.eq("one box for grow", len(boxes), 1)
+if boxes:
+    title, label = boxes[0]
+    env.eq("its label is the short name", label, "Holder<…>::grow<…>")
+    env.check("its title keeps the whole name",
+              title.startswith("std::vector<void*, std::allocator<void*> >& Holder<std::vector<int, "
+                               "std::allocator<int> > >::grow<long>(long)"), title)
+env.finish()
