@@ -427,9 +427,24 @@ static void memo_record(struct fresh_frame *fr, const struct frame *f, struct ct
 	fr->flags = (r.cfa_reg == CT_CFI_RBP ? MEMO_CFA_RBP : 0u) | (r.rbp_off ? 0u : MEMO_KEEPS_RBP);
 }
 
-/* The walk cannot step its frame: it ends there, truncated, and counts as cut (ct_unwind_cuts). */
-static int cut_short(int n, int *truncated, int *cut)
+/* ld.so's: the stack pointer the kernel gave the process (where argc is). */
+extern void *__libc_stack_end;
+
+/* Whether a frame whose stack pointer is sp is one of the process's first: the loader's entry code
+ * that runs the constructors (_dl_start_user) and _start sit a few words below __libc_stack_end,
+ * and their code does not mark itself outermost, so a walk that cannot step them is complete. */
+static int at_process_start(uintptr_t sp)
 {
+	uintptr_t end = (uintptr_t)__libc_stack_end;
+	return end && sp <= end && end - sp < 256;
+}
+
+/* The walk cannot step its frame at sp: it ends there, truncated, and counts as cut
+ * (ct_unwind_cuts), unless that frame is one of the process's first. */
+static int cut_short(uintptr_t sp, int n, int *truncated, int *cut)
+{
+	if (at_process_start(sp))
+		return n;
 	*truncated = *cut = 1;
 	return n;
 }
@@ -437,9 +452,9 @@ static int cut_short(int n, int *truncated, int *cut)
 /* The walk ends where a step failed: a return address of 0 marks the outermost frame, as some
  * runtimes leave it; a frame that does not look like a caller's (a frame-pointer guess in code that
  * keeps none, a corrupt stack) cuts it short. */
-static int stopped(int rc, int n, int *truncated, int *cut)
+static int stopped(int rc, uintptr_t sp, int n, int *truncated, int *cut)
 {
-	return rc == -ENOENT ? n : cut_short(n, truncated, cut);
+	return rc == -ENOENT ? n : cut_short(sp, n, truncated, cut);
 }
 
 /* What a walk drops besides its leading frames inside the shim: past a signal frame, the shim's
@@ -498,7 +513,7 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 			ips[n++] = f->ip;
 			memo_record(&st->fresh[m], f, r);
 			if ((rc = step(me, f, r, &st->fresh[m++].rbp_slot)))
-				return stopped(rc, n, truncated, cut);
+				return stopped(rc, f->sp, n, truncated, cut);
 		}
 		if (!in_self && !(ctx >= 0 && shim_work(f->ip, lo, hi, ctx, &report, &n))) {
 			int met = memo_meet(me, &j, f, ips, n, m, max, truncated);
@@ -518,13 +533,13 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 			r = rule_for(me, last_pc, use_cache);
 		}
 		if (r.kind == CT_CFI_NONE)
-			return cut_short(n, truncated, cut);
+			return cut_short(f->sp, n, truncated, cut);
 		if (r.kind == CT_CFI_SIGNAL) {
 			/* The memo describes stacks that sp orders, read through return addresses. */
 			use_memo = 0;
 			j = -1;
 			if (signal_step(f))
-				return cut_short(n, truncated, cut);
+				return cut_short(f->sp, n, truncated, cut);
 			adjust = 0;
 			ctx = n;
 			report = drop == DROP_REPORT;
@@ -541,9 +556,9 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 		/* A frame-pointer guess needs the body of a function: a signal may have stopped code
 		 * with no unwind information in its prologue or epilogue, where RBP is the caller's. */
 		if (!adjust && r.kind >= RULE_FP)
-			return cut_short(n, truncated, cut);
+			return cut_short(f->sp, n, truncated, cut);
 		if ((rc = step(me, f, r, use_memo && !in_self ? &st->fresh[m - 1].rbp_slot : &scratch)))
-			return stopped(rc, n, truncated, cut);
+			return stopped(rc, f->sp, n, truncated, cut);
 		adjust = 1;
 	}
 }

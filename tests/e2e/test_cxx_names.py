@@ -2,7 +2,9 @@
 # C++ names in flame graphs (issue 24, names): tests/progs/cxx_names.cpp allocates everything in
 # Holder<std::vector<int>>::grow<long>(long); its box's label is the short form the program's comment
 # gives, Holder<…>::grow<…>, and the box's title (on hover) keeps the whole demangled name, return
-# type and parameters included.
+# type and parameters included. Its stacks are whole: libstdc++'s allocation in a constructor that
+# the loader's entry code runs (_dl_start_user, which marks itself outermost in no way) is no stack
+# cut short, and no note says backtraces end early.
 import os
 import sys
 import xml.etree.ElementTree as ET
@@ -29,4 +31,11 @@ if boxes:
     env.check("its title keeps the whole name",
               title.startswith("std::vector<void*, std::allocator<void*> >& Holder<std::vector<int, "
                                "std::allocator<int> > >::grow<long>(long)"), title)
+rep = env.report(trace)
+if rep:
+    env.eq("no note of backtraces that end early",
+           [n["text"] for n in rep["notes"] if "end early" in n["text"]], [])
+    cut = [[f["function"] for f in e["frames"]] for k in ("peak", "allocations", "temporary", "leaks")
+           for e in rep[k] if e.get("truncated")]
+    env.eq("no stack is marked truncated", cut, [])
 env.finish()
