@@ -161,14 +161,16 @@ static inline void report_end(struct ct_slot *s)
 static void report_alloc(void *p, size_t size, const struct ct_caller *c, int how)
 {
 	int e = errno;
+	struct ct_slot *s;
 	if (CT_UNLIKELY(how == TRACK_DEFER)) {
 		ct_track_defer_alloc(p, size, c);
+		s = ct_slot();
 	} else {
-		struct ct_slot *s = report_begin();
+		s = report_begin();
 		ct_track_alloc(p, size, c);
 		report_end(s);
 	}
-	if (CT_UNLIKELY(ct_slot()->lsan_disabled)) /* __lsan_disable: no leak */
+	if (CT_UNLIKELY(s->lsan_disabled)) /* __lsan_disable: no leak */
 		ct_lsan_ignore(p);
 	errno = e;
 }

@@ -37,7 +37,7 @@ static struct {
 	_Atomic uintptr_t owner; /* the lock: its holder's thread pointer, or 0 */
 	struct set *_Atomic set;
 	size_t used; /* keys and tombstones */
-	struct {
+	struct region {
 		uintptr_t lo, size;
 	} regions[MAX_REGIONS];
 	size_t nregions;
@@ -213,7 +213,7 @@ void __lsan_register_root_region(const void *p, size_t size)
 	int e = errno;
 	int locked = lock();
 	if (g.nregions < MAX_REGIONS)
-		g.regions[g.nregions++].lo = (uintptr_t)p, g.regions[g.nregions - 1].size = size;
+		g.regions[g.nregions++] = (struct region){(uintptr_t)p, size};
 	if (locked)
 		unlock();
 	errno = e;
