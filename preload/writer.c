@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,8 +32,10 @@
 
 #define OUT_COMPRESS_AT (256u << 10)
 #define OUT_FIRST (OUT_COMPRESS_AT + (64u << 10)) /* the record buffer's first size: doubled as needed */
-#define TIME_STEP_NS 1000000ull                   /* TIME records: 1 ms resolution */
-#define SAMPLE_NS 100000000ull                    /* RSS samples: every 100 ms ... */
+#define TIME_STEP_NS 1000000ull                   /* TIME records: 1 ms resolution at most ... */
+#define TIME_STEP_MIN_NS 20000ull                 /* ... and 20 us at best, in a young run (age_step) */
+#define SAMPLE_NS 100000000ull                    /* RSS samples: every 100 ms at most ... */
+#define SAMPLE_MIN_NS 1000000ull                  /* ... every 1 ms at best, in a young run ... */
 #define SAMPLE_BYTES (4ull << 20)                 /* ... and every 4 MiB allocated */
 #define FLUSH_NS 100000000ull                     /* the file is at most 100 ms behind ... */
 #define FLUSH_BUSY_NS 5000000ull                  /* ... and 5 ms when events came: a SIGKILL loses little */
@@ -394,6 +397,17 @@ static uint64_t rss_bytes(void)
 	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+/* The clock's step, the RSS samples and the writer's waits follow the run's age, so that a run of
+ * 2 ms gets a chart of a hundred points and one of an hour is not woken more often than it needs:
+ * a TIME record at most every age/1024, an RSS sample every age/64, a wait of age/1024 while events
+ * come and age/128 while none do, each between its bounds. The wakeups this costs grow with the log
+ * of the run's length (about 1024 per factor e of age while events come), not with its length. */
+static uint64_t age_step(uint64_t now, unsigned shift, uint64_t lo, uint64_t hi)
+{
+	uint64_t step = (now - w.start_ns) >> shift;
+	return step < lo ? lo : step > hi ? hi : step;
+}
+
 static void tick(uint64_t now)
 {
 	uint64_t us = (now - w.start_ns) / 1000;
@@ -430,12 +444,13 @@ static void housekeeping(int events)
 {
 	uint64_t now = ct_now_ns();
 	w.events_since_flush += (uint64_t)events;
-	if (now - w.last_time_ns >= TIME_STEP_NS)
+	if (now - w.last_time_ns >= age_step(now, 10, TIME_STEP_MIN_NS, TIME_STEP_NS))
 		tick(now);
 	if (ct_modules_dirty())
 		ct_modules_sync(&w.out);
 	w.bytes_since_sample += ct_match_take_bytes();
-	if (now - w.last_sample_ns >= SAMPLE_NS || w.bytes_since_sample >= SAMPLE_BYTES)
+	if (now - w.last_sample_ns >= age_step(now, 6, SAMPLE_MIN_NS, SAMPLE_NS) ||
+	    w.bytes_since_sample >= SAMPLE_BYTES)
 		sample(now);
 	if (now - w.last_flush_ns >= (w.events_since_flush ? FLUSH_BUSY_NS : FLUSH_NS)) {
 		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
@@ -704,6 +719,8 @@ static void *writer_main(void *arg)
 {
 	(void)arg;
 	ct_in_shim = 1; /* whatever this thread allocates is the shim's, not the program's */
+	/* A young run's short waits (age_step) would be stretched to the default 50 us slack. */
+	prctl(PR_SET_TIMERSLACK, 10000UL, 0, 0, 0);
 	for (;;) {
 		uint32_t req = atomic_load(&w.req);
 		int events = pump();
@@ -721,7 +738,8 @@ static void *writer_main(void *arg)
 		if (atomic_load_explicit(&w.main_gone, memory_order_relaxed) && only_writer_left())
 			exit_as_last_thread();
 		if (events < BATCH_EVENTS)
-			idle_wait(events ? BATCH_WAIT_NS : IDLE_WAIT_NS);
+			idle_wait((long)(events ? age_step(ct_now_ns(), 10, TIME_STEP_MIN_NS, BATCH_WAIT_NS)
+			                        : age_step(ct_now_ns(), 7, TIME_STEP_MIN_NS, IDLE_WAIT_NS)));
 	}
 	atomic_store(&w.stopped, 1);
 	return NULL;
