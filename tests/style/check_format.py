@@ -15,7 +15,7 @@ SUFFIXES = (".c", ".h", ".cpp")
 def sources():
     for folder in FOLDERS:
         for dirpath, dirnames, filenames in os.walk(os.path.join(ROOT, folder)):
-            dirnames.sort()
+            dirnames[:] = sorted(d for d in dirnames if d != "node_modules")  # npm's, not ours
             for name in sorted(filenames):
                 if name.endswith(SUFFIXES):
                     yield os.path.join(dirpath, name)
