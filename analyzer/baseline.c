@@ -13,20 +13,30 @@
 #include "rules.h"
 #include "size.h"
 
+/* The lists a baseline reads, a report's rankings or a JSON report's lists of the same names. */
+enum list { LEAKS, PEAK, ALLOCATIONS, NLISTS };
+static const enum ct_rank list_rank[NLISTS] = {CT_BY_LEAKED, CT_BY_PEAK, CT_BY_ALLOCATIONS};
+static const char *const list_json[NLISTS] = {"leaks", "peak", "allocations"};
+
 struct site {
 	char *function, *file; /* the key; file: the base name, NULL when unknown */
 	unsigned line;         /* shown, never compared */
-	uint64_t leaked, blocks, peak;
-	int at_peak; /* listed at the peak (a JSON report lists the top sites only) */
-	/* A report's: the site's largest leak and peak entries, for their backtraces. */
-	const struct ct_site *leak_entry, *peak_entry;
+	uint64_t leaked, blocks, peak, allocations, bytes_allocated;
+	int at_peak;   /* listed at the peak (a JSON report lists the top sites only) */
+	int at_allocs; /* listed by allocations (the same) */
+	/* A report's: the site's largest leak, peak and allocations entries, for their backtraces. */
+	const struct ct_site *leak_entry, *peak_entry, *alloc_entry;
 };
 
 struct ct_baseline {
 	struct site *v;
 	size_t n, cap;
 	uint64_t leaked, blocks, peak;
-	const struct ct_site **ranks[2]; /* a report's rankings, which the entries point into */
+	const struct ct_site **ranks[NLISTS]; /* a report's rankings, which the entries point into */
+	const struct ct_report *r;            /* the report of the entries' stacks; NULL from JSON */
+	char *path;                           /* the trace or the JSON report */
+	struct ct_totals t;                   /* the run's totals (report_json.c's summary) */
+	int whole[NLISTS]; /* a JSON report's list holds every entry ("peak_entries"): what it lacks is 0 */
 };
 
 #define SHARE_DIGITS 18 /* share < 10^18: times any base, it fits in 128 bits */
@@ -140,9 +150,13 @@ static void merge(struct ct_baseline *b)
 		}
 		t->line = t->leaked >= s->leaked ? t->line : s->line;
 		t->leaked += s->leaked, t->blocks += s->blocks, t->peak += s->peak;
-		t->at_peak |= s->at_peak;
+		t->allocations += s->allocations, t->bytes_allocated += s->bytes_allocated;
+		t->at_peak |= s->at_peak, t->at_allocs |= s->at_allocs;
 		t->leak_entry = larger(t->leak_entry, s->leak_entry, 0);
 		t->peak_entry = larger(t->peak_entry, s->peak_entry, 1);
+		if (!t->alloc_entry ||
+		    (s->alloc_entry && s->alloc_entry->allocations > t->alloc_entry->allocations))
+			t->alloc_entry = s->alloc_entry;
 		free(s->function);
 		free(s->file);
 	}
@@ -156,24 +170,31 @@ static const struct site *find(const struct ct_baseline *b, const struct site *k
 
 /* ---- from a report ---- */
 
+/* A copy of the first frame: the walk's frames live in its own stack frame (their strings in the
+ * symbolizer's, as long as the report). */
 static int first_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
 	(void)index;
-	*(const struct ct_frame **)ctx = f;
+	*(struct ct_frame *)ctx = *f;
 	return 1; /* stops the walk */
 }
 
-static int add_entry(struct ct_baseline *b, const struct ct_report *r, const struct ct_site *e, int peak)
+static int add_entry(struct ct_baseline *b, const struct ct_report *r, const struct ct_site *e, enum list l)
 {
-	const struct ct_frame *f = NULL;
-	int truncated, rc = ct_report_frames(r, e->stack, first_frame, &f, &truncated);
+	struct ct_frame first = {0}, *f = &first;
+	int truncated, rc = ct_report_frames(r, e->stack, first_frame, &first, &truncated);
 	if (rc < 0)
 		return rc;
+	if (!first.function)
+		f = NULL; /* no frame shown */
 	struct site *s = add(b, f ? f->function : NULL, f ? f->file : NULL, f ? f->line : 0);
 	if (!s)
 		return -ENOMEM;
-	if (peak)
+	if (l == PEAK)
 		s->peak = e->peak_bytes, s->at_peak = 1, s->peak_entry = e;
+	else if (l == ALLOCATIONS)
+		s->allocations = e->allocations, s->bytes_allocated = e->bytes_allocated, s->at_allocs = 1,
+		s->alloc_entry = e;
 	else
 		s->leaked = e->leaked_bytes, s->blocks = e->leaked_allocations, s->leak_entry = e;
 	return 0;
@@ -185,17 +206,20 @@ int ct_baseline_of_report(const struct ct_report *r, enum ct_fail_on level, stru
 	if (!(*out = b))
 		return -ENOMEM;
 	b->peak = r->m->t.peak;
-	for (int peak = 0; peak < 2; peak++) {
-		long n = ct_report_rank(r, peak ? CT_BY_PEAK : CT_BY_LEAKED, &b->ranks[peak]);
+	b->r = r, b->t = r->m->t;
+	if (!(b->path = strdup(r->path ? r->path : "")))
+		return -ENOMEM;
+	for (enum list l = 0; l < NLISTS; l++) {
+		long n = ct_report_rank(r, list_rank[l], &b->ranks[l]);
 		if (n < 0)
 			return -ENOMEM;
 		for (long i = 0; i < n; i++) {
-			const struct ct_site *e = b->ranks[peak][i];
-			if (!peak && !ct_check_counts(level, e->kind))
+			const struct ct_site *e = b->ranks[l][i];
+			if (l == LEAKS && !ct_check_counts(level, e->kind))
 				continue;
-			if (!peak)
+			if (l == LEAKS)
 				b->leaked += e->leaked_bytes, b->blocks += e->leaked_allocations;
-			if (add_entry(b, r, e, peak) < 0)
+			if (add_entry(b, r, e, l) < 0)
 				return -ENOMEM;
 		}
 	}
@@ -229,7 +253,7 @@ static int entry_kind(json_object *e)
 	return -1;
 }
 
-static int add_json_entry(struct ct_baseline *b, json_object *e, int peak)
+static int add_json_entry(struct ct_baseline *b, json_object *e, enum list l)
 {
 	json_object *frames = member(e, "frames", json_type_array);
 	json_object *f =
@@ -240,11 +264,26 @@ static int add_json_entry(struct ct_baseline *b, json_object *e, int peak)
 	                     file ? json_object_get_string(file) : NULL, f ? (unsigned)number(f, "line") : 0);
 	if (!s)
 		return -ENOMEM;
-	if (peak)
+	if (l == PEAK)
 		s->peak = number(e, "bytes"), s->at_peak = 1;
+	else if (l == ALLOCATIONS)
+		s->allocations = number(e, "allocations"), s->bytes_allocated = number(e, "bytes"),
+		s->at_allocs = 1;
 	else
 		s->leaked = number(e, "bytes"), s->blocks = number(e, "allocations");
 	return 0;
+}
+
+/* The run's totals from a JSON report's summary, under report_json.c's names. */
+static void json_totals(json_object *summary, struct ct_totals *t)
+{
+	t->allocations = number(summary, "allocations");
+	t->frees = number(summary, "frees");
+	t->bytes_allocated = number(summary, "bytes_allocated");
+	t->temporary = number(summary, "temporary_allocations");
+	t->peak = number(summary, "peak_heap_bytes");
+	t->current = number(summary, "leaked_bytes");
+	t->live_allocations = number(summary, "leaked_allocations");
 }
 
 static int json_fail(struct ct_baseline *b, json_object *root, char *err, size_t errlen, const char *fmt,
@@ -266,16 +305,25 @@ int ct_baseline_of_json(const char *path, enum ct_fail_on level, struct ct_basel
 		return json_fail(b, root, err, errlen, "out of memory%s", "");
 	if (!root)
 		return json_fail(b, root, err, errlen, "cannot read '%s' as JSON", path);
-	json_object *summary = member(root, "summary", json_type_object);
-	json_object *lists[2] = {member(root, "leaks", json_type_array),
-	                         member(root, "peak", json_type_array)};
-	if (!summary || !lists[0] || !lists[1])
+	json_object *summary = member(root, "summary", json_type_object), *lists[NLISTS];
+	for (enum list l = 0; l < NLISTS; l++)
+		lists[l] = member(root, list_json[l], json_type_array);
+	if (!summary || !lists[LEAKS] || !lists[PEAK])
 		return json_fail(b, root, err, errlen, "'%s' is not a ctrack-analyze --json report", path);
+	if (!(b->path = strdup(path)))
+		return json_fail(b, root, err, errlen, "out of memory%s", "");
 	b->peak = number(summary, "peak_heap_bytes");
-	for (int peak = 0; peak < 2; peak++)
-		for (size_t i = 0; i < json_object_array_length(lists[peak]); i++) {
-			json_object *e = json_object_array_get_idx(lists[peak], i);
-			int kind = peak ? 0 : entry_kind(e);
+	json_totals(summary, &b->t);
+	for (enum list l = 0; l < NLISTS; l++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s_entries", list_json[l]);
+		b->whole[l] = lists[l] && member(root, name, json_type_int) &&
+		              number(root, name) == json_object_array_length(lists[l]);
+	}
+	for (enum list l = 0; l < NLISTS; l++)
+		for (size_t i = 0; lists[l] && i < json_object_array_length(lists[l]); i++) {
+			json_object *e = json_object_array_get_idx(lists[l], i);
+			int peak = l != LEAKS, kind = peak ? 0 : entry_kind(e);
 			if (kind < 0)
 				return json_fail(b, root, err, errlen,
 				                 "'%s' names a leak kind this ctrack does not know", path);
@@ -289,7 +337,7 @@ int ct_baseline_of_json(const char *path, enum ct_fail_on level, struct ct_basel
 				continue;
 			if (!peak)
 				b->leaked += number(e, "bytes"), b->blocks += number(e, "allocations");
-			if (add_json_entry(b, e, peak) < 0)
+			if (add_json_entry(b, e, l) < 0)
 				return json_fail(b, root, err, errlen, "out of memory%s", "");
 		}
 	json_object_put(root);
@@ -319,9 +367,67 @@ void ct_baseline_free(struct ct_baseline *b)
 		free(b->v[i].file);
 	}
 	free(b->v);
-	free(b->ranks[0]);
-	free(b->ranks[1]);
+	for (enum list l = 0; l < NLISTS; l++)
+		free(b->ranks[l]);
+	free(b->path);
 	free(b);
+}
+
+/* ---- matching two runs (--diff) ---- */
+
+const char *ct_baseline_path(const struct ct_baseline *b)
+{
+	return b->path;
+}
+
+const struct ct_totals *ct_baseline_totals(const struct ct_baseline *b)
+{
+	return &b->t;
+}
+
+const struct ct_report *ct_baseline_report(const struct ct_baseline *b)
+{
+	return b->r;
+}
+
+/* s's figures in b, and the entry that stands for it (leaks first: the backtrace of what is left). */
+static void figures_of(const struct ct_baseline *b, const struct site *s, struct ct_site_figures *f,
+                       const struct ct_site **entry, enum ct_rank *by)
+{
+	int report = b->r != NULL;
+	*f = (struct ct_site_figures){s->leaked,
+	                              s->blocks,
+	                              s->peak,
+	                              s->allocations,
+	                              s->bytes_allocated,
+	                              report || b->whole[PEAK] || s->at_peak,
+	                              report || b->whole[ALLOCATIONS] || s->at_allocs};
+	*entry = s->leak_entry ? s->leak_entry : s->peak_entry ? s->peak_entry : s->alloc_entry;
+	*by = s->leak_entry ? CT_BY_LEAKED : s->peak_entry ? CT_BY_PEAK : CT_BY_ALLOCATIONS;
+}
+
+long ct_baseline_pairs(const struct ct_baseline *base, const struct ct_baseline *new,
+                       struct ct_site_pair **out)
+{
+	size_t i = 0, j = 0, n = 0;
+	struct ct_site_pair *v = malloc((base->n + new->n + 1) * sizeof(*v));
+	*out = NULL;
+	if (!v)
+		return -ENOMEM;
+	while (i < base->n || j < new->n) {
+		int c = i == base->n ? 1 : j == new->n ? -1 : cmp_key(&base->v[i], &new->v[j]);
+		const struct site *b = c <= 0 ? &base->v[i++] : NULL, *s = c >= 0 ? &new->v[j++] : NULL;
+		struct ct_site_pair *p = &v[n++];
+		*p = (struct ct_site_pair){.in_base = b != NULL, .in_new = s != NULL};
+		if (b)
+			figures_of(base, b, &p->base, &p->base_entry, &p->base_by);
+		if (s)
+			figures_of(new, s, &p->new, &p->new_entry, &p->new_by);
+		const struct site *k = s ? s : b;
+		p->function = k->function, p->file = k->file, p->line = k->line;
+	}
+	*out = v;
+	return (long)n;
 }
 
 /* ---- the comparison ---- */
@@ -338,9 +444,12 @@ static void put_growth(FILE *out, const struct ct_growth *g)
 		fputs(ct_fmt_bytes(b, sizeof(b), g->bytes), out);
 }
 
-static void put_site(FILE *out, const struct site *s)
+/* A site by its function's name as the report shows it (short, or whole with --full-names). */
+static void put_site(const struct ct_report *r, FILE *out, const struct site *s)
 {
-	fprintf(out, "%s", s->function);
+	char name[512];
+	const struct ct_frame f = {.function = s->function};
+	fputs(ct_frame_display_name(r, &f, name, sizeof(name)), out);
 	if (s->file && s->line)
 		fprintf(out, " (%s:%u)", s->file, s->line);
 	else if (s->file)
@@ -362,7 +471,7 @@ static int put_grown(const struct ct_report *r, const struct site *s, const stru
 {
 	uint64_t from = was ? (peak ? was->peak : was->leaked) : 0, to = peak ? s->peak : s->leaked;
 	fputs(peak ? "peak grew at " : was && was->leaked ? "leak grew at " : "new leak at ", r->out);
-	put_site(r->out, s);
+	put_site(r, r->out, s);
 	fputs(": ", r->out);
 	put_change(r->out, from, to, ct_growth_allowed(from, g));
 	fputc('\n', r->out);

@@ -53,4 +53,41 @@ int ct_baseline_check(const struct ct_baseline *base, const struct ct_report *ne
 
 void ct_baseline_free(struct ct_baseline *b);
 
+/* The trace or JSON report a baseline was made of, and its run's totals (allocations, frees,
+ * bytes_allocated, temporary, peak, current, live_allocations; the rest 0 for a JSON report). */
+const char *ct_baseline_path(const struct ct_baseline *b);
+const struct ct_totals *ct_baseline_totals(const struct ct_baseline *b);
+
+/* One site's figures in one run. A JSON report lists all its leaks but only its top sites at the
+ * peak and by allocations: a figure it does not list is unknown, not 0. */
+struct ct_site_figures {
+	uint64_t leaked_bytes, leaked_blocks, peak_bytes, allocations, bytes_allocated;
+	int peak_known, allocations_known;
+};
+
+/* A site of either run, matched across them as --baseline matches (by its first shown frame's
+ * function and source file's base name; never its line nor its address), with both runs' figures:
+ * in_base and in_new say where it was found (only in new: a new site; only in base: gone). */
+struct ct_site_pair {
+	const char *function,
+	    *file;     /* the key (file: the base name, NULL when unknown); owned by the baselines */
+	unsigned line; /* its line in new, else in base (shown, never compared) */
+	int in_base, in_new;
+	struct ct_site_figures base, new;
+	/* The run's largest entry of the site in a report's ranking `*_by` (for its backtrace, with the
+	 * report ct_baseline_report gives), or NULL (not in that run, or a JSON report). */
+	const struct ct_site *base_entry, *new_entry;
+	enum ct_rank base_by, new_by;
+};
+
+/* Every site of base and new, matched, in key order (function, then file), into a malloc'd array
+ * (*out, the caller's to free; NULL when there are none); baselines made at CT_FAIL_REACHABLE hold
+ * every leaked byte. Valid as long as both baselines are. Returns the count or -ENOMEM. */
+long ct_baseline_pairs(const struct ct_baseline *base, const struct ct_baseline *new,
+                       struct ct_site_pair **out);
+
+/* The report a baseline was made of (whose stacks a pair's entries name), or NULL for a JSON report.
+ * It must still be open. */
+const struct ct_report *ct_baseline_report(const struct ct_baseline *b);
+
 #endif

@@ -4,6 +4,7 @@
  * under it are the leak ranking's of those kinds. A trace without leak classes can only be checked
  * on all its leaked bytes (--fail-on=reachable or any): the others refuse it (ct_check_needs_classes). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,7 +14,9 @@
 #include "ctrack/format.h"
 #include "fold.h"
 #include "markup.h"
+#include "opttab.h"
 #include "reader.h"
+#include "size.h"
 #include "suppress.h"
 #include "symbolize.h"
 
@@ -282,3 +285,83 @@ int ct_check_trace(const char *path, struct ct_check *c, FILE *out, char *err, s
 	ct_model_destroy(&m);
 	return rc;
 }
+
+/* ---- the check options, shared by both commands ---- */
+
+static int opt_fail_on(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct ct_check_args *a = ctx;
+	int level = ct_check_parse_level(arg);
+	if (level < 0)
+		return snprintf(err, len, "--fail-on needs definite, possible, reachable or any, not '%s'",
+		                arg),
+		       2;
+	a->check.fail_on = (enum ct_fail_on)level;
+	a->rules = 1;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_max(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct ct_check_args *a = ctx;
+	int peak = !strcmp(self->name, "max-peak");
+	if (ct_parse_size(arg, peak ? &a->check.max_peak : &a->check.max_leaked) < 0)
+		return snprintf(err, len, "--%s needs a size (4096, 10KiB, 1.5MB), not '%s'", self->name,
+		                arg),
+		       2;
+	a->check.peak_rule |= peak;
+	a->max_leaked |= !peak;
+	a->rules = 1;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_suppressions(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct ct_check_args *a = ctx;
+	char why[512];
+	if (ct_check_add_suppressions(&a->check, arg, why, sizeof(why)) < 0)
+		return snprintf(err, len, "--suppressions: %s", why), 2;
+	a->supp_files[a->nsupp++] = arg;
+	return CT_OPT_GO_ON;
+}
+
+const struct ct_opt ct_check_options[] = {
+    {.name = "fail-on",
+     .arg = "LEVEL",
+     .group = CT_CHECK_GROUP,
+     .help = "check the leaks: exit 23 when a block is definitely or indirectly lost "
+             "(definite, the default when --max-leaked is given alone), or also possibly lost "
+             "(possible), or leaked at all (reachable, any); a trace without leak classes fails "
+             "definite and possible (exit 1), and a damaged trace never passes",
+     .kind = CT_OPT_CALL,
+     .call = opt_fail_on,
+     .values = "definite possible reachable any"},
+    {.name = "max-leaked",
+     .arg = "SIZE",
+     .group = CT_CHECK_GROUP,
+     .help = "the bytes of those classes allowed (default 0: no block, not even of 0 bytes). "
+             "SIZE: 4096, 10KiB, 1.5MB, ...",
+     .kind = CT_OPT_CALL,
+     .call = opt_max},
+    {.name = "max-peak",
+     .arg = "SIZE",
+     .group = CT_CHECK_GROUP,
+     .help = "the highest peak heap allowed: exit 23 above it",
+     .kind = CT_OPT_CALL,
+     .call = opt_max},
+    {.name = "suppressions",
+     .arg = "FILE",
+     .group = CT_CHECK_GROUP,
+     .help = "leaks the checks leave out, LeakSanitizer's leak:PATTERN lines (the program's own "
+             "__lsan_default_suppressions too); repeatable",
+     .kind = CT_OPT_CALL,
+     .call = opt_suppressions,
+     .flags = CT_OPT_FILE},
+    {.name = "no-builtin-suppressions",
+     .group = CT_CHECK_GROUP,
+     .help = "the checks count what the C runtime, the loader and libstdc++ keep until exit by "
+             "design too",
+     .kind = CT_OPT_FLAG,
+     .offset = offsetof(struct ct_check_args, no_builtin)},
+};
+const size_t ct_check_noptions = sizeof(ct_check_options) / sizeof(ct_check_options[0]);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "opttab.h"
 #include "report.h"
 
 /* The exit status of a broken rule: LeakSanitizer's. */
@@ -64,5 +65,24 @@ int ct_check_suppress(struct ct_check *c, struct ct_model *m, char *err, size_t 
  * when every rule holds, 1 when one is broken, or -1 with a one-line reason in err (an unreadable
  * trace, one without the leak classes the rules need, no memory). */
 int ct_check_trace(const char *path, struct ct_check *c, FILE *out, char *err, size_t errlen);
+
+/* What the check options set, parsed alike for ctrack and ctrack-analyze (ct_check_options). */
+struct ct_check_args {
+	struct ct_check check;   /* the rules and the suppressions read; check.builtin is the caller's */
+	const char **supp_files; /* the --suppressions files in order: the caller gives room for each
+	                          * argument */
+	size_t nsupp;
+	int rules;      /* --fail-on, --max-leaked or --max-peak was given */
+	int max_leaked; /* --max-leaked was given */
+	int no_builtin; /* --no-builtin-suppressions */
+};
+
+/* The check options' heading in --help and the man pages. */
+#define CT_CHECK_GROUP "Leak checks (CI)"
+
+/* The check options' table rows (opttab.h), their context a struct ct_check_args: --fail-on,
+ * --max-leaked, --max-peak, --suppressions, --no-builtin-suppressions. */
+extern const struct ct_opt ct_check_options[];
+extern const size_t ct_check_noptions;
 
 #endif

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* --diff: per backtrace (a tree node with its own figures in either trace), the change from BASE to NEW
- * in leaked bytes, peak bytes and allocations, largest first, as text or JSON (docs/json-schema.md). */
+/* --diff: per site, matched across the two runs as --baseline matches them (baseline.h: the first
+ * shown frame's function and source file, never a line, a path's directory or an address, so two
+ * checkouts or builds of one program match), the change from BASE to NEW in leaked bytes, peak
+ * bytes and allocations, largest first, as text or JSON (docs/json-schema.md). BASE may be a saved
+ * JSON report, whose unlisted figures (its peak and allocations lists hold its top sites) are
+ * unknown: shown as such, and no reason for a change. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -12,18 +17,10 @@
 enum status { ST_NEW, ST_GONE, ST_CHANGED, ST_SAME };
 static const char *const status_names[] = {"new", "gone", "changed", "same"};
 
-/* The figures a site shows, in the order sites are sorted by the size of their change. */
-static const struct {
-	enum ct_fig fig;
-	const char *json;
-} site_figs[] = {
-    {CT_FIG_LEAKED_BYTES, "leaked_bytes"},
-    {CT_FIG_PEAK_BYTES, "peak_bytes"},
-    {CT_FIG_ALLOCATIONS, "allocations"},
-    {CT_FIG_BYTES_ALLOCATED, "bytes_allocated"},
-    {CT_FIG_LEAKED_ALLOCATIONS, "leaked_allocations"},
-};
-#define NSITE_FIGS (sizeof(site_figs) / sizeof(site_figs[0]))
+/* A site's figures, in the order sites are sorted by the size of their change. */
+enum fig { F_LEAKED_BYTES, F_PEAK_BYTES, F_ALLOCATIONS, F_BYTES_ALLOCATED, F_LEAKED_BLOCKS, NFIGS };
+static const char *const fig_json[NFIGS] = {"leaked_bytes", "peak_bytes", "allocations", "bytes_allocated",
+                                            "leaked_allocations"};
 
 /* The trace totals the header compares, under report_json.c's summary names. */
 static const struct {
@@ -39,101 +36,153 @@ static const struct {
     {offsetof(struct ct_totals, live_allocations), "leaked_allocations"},
 };
 
-static uint64_t total(const struct ct_report *r, size_t i)
+static uint64_t total(const struct ct_baseline *b, size_t i)
 {
-	return *(const uint64_t *)((const char *)&r->m->t + totals[i].offset);
+	return *(const uint64_t *)((const char *)ct_baseline_totals(b) + totals[i].offset);
 }
 
 struct site {
-	uint32_t node;
-	uint32_t order; /* position in the tree walk: the last, address-free tie-break */
+	const struct ct_site_pair *p;
+	uint32_t order; /* key order: the last, address-free tie-break */
 	enum status status;
 };
 
 struct diff {
 	FILE *out;
-	const struct ct_tree *t;
-	const struct ct_report *base, *new;
+	const struct ct_baseline *base, *new;
 	struct site *v;
 	size_t n;
-	size_t counts[4];               /* per status */
-	const struct ct_frame **frames; /* one site's frames, innermost first */
+	size_t counts[4]; /* per status */
 };
 
-static uint64_t fig(const struct diff *d, const struct site *s, int set, enum ct_fig f)
+/* Figure f of a run's figures; *known is 0 when a JSON report does not list it. */
+static uint64_t value(const struct ct_site_figures *s, enum fig f, int *known)
 {
-	return ct_tree_self(d->t, s->node, set)[f];
+	*known = 1;
+	switch (f) {
+	case F_LEAKED_BYTES:
+		return s->leaked_bytes;
+	case F_LEAKED_BLOCKS:
+		return s->leaked_blocks;
+	case F_PEAK_BYTES:
+		*known = s->peak_known;
+		return s->peak_bytes;
+	case F_ALLOCATIONS:
+		*known = s->allocations_known;
+		return s->allocations;
+	default:
+		*known = s->allocations_known;
+		return s->bytes_allocated;
+	}
+}
+
+/* The figure of the site in set 0 (base) or 1 (new): a site a run lacks has 0 there. */
+static uint64_t fig(const struct site *s, int set, enum fig f, int *known)
+{
+	int in = set ? s->p->in_new : s->p->in_base;
+	uint64_t v = value(set ? &s->p->new : &s->p->base, f, known);
+	*known |= !in;
+	return in ? v : 0;
 }
 
 static uint64_t magnitude(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : b - a;
 }
+
 static const char *sign(uint64_t from, uint64_t to)
 {
 	return to < from ? "-" : to > from ? "+" : "";
 }
 
-static int has_figures(const uint64_t *f)
+/* The change of figure f, 0 when either side is unknown. */
+static uint64_t change(const struct site *s, enum fig f)
 {
-	for (int i = 0; i < CT_NFIGS; i++)
-		if (f[i])
-			return 1;
-	return 0;
+	int k0, k1;
+	uint64_t a = fig(s, 0, f, &k0), b = fig(s, 1, f, &k1);
+	return k0 && k1 ? magnitude(a, b) : 0;
 }
 
-static enum status site_status(const uint64_t *base, const uint64_t *new)
+static enum status site_status(const struct site *s)
 {
-	if (!has_figures(base))
+	if (!s->p->in_base)
 		return ST_NEW;
-	if (!has_figures(new))
+	if (!s->p->in_new)
 		return ST_GONE;
-	for (size_t i = 0; i < NSITE_FIGS; i++)
-		if (base[site_figs[i].fig] != new[site_figs[i].fig])
+	for (enum fig f = 0; f < NFIGS; f++)
+		if (change(s, f))
 			return ST_CHANGED;
 	return ST_SAME;
 }
 
-/* Sites in tree order (children sorted by frame), so equal changes keep an order that depends neither
- * on addresses nor on which trace came first. The recursion is as deep as the deepest stack. */
-static void walk(struct diff *d, uint32_t id)
+static int by_change(const void *a, const void *b)
 {
-	const uint64_t *base = ct_tree_self(d->t, id, 0), *new = ct_tree_self(d->t, id, 1);
-	if (id && (has_figures(base) || has_figures(new))) {
-		struct site *s = &d->v[d->n];
-		*s = (struct site){.node = id, .order = (uint32_t)d->n, .status = site_status(base, new)};
-		d->counts[s->status]++;
-		d->n++;
-	}
-	for (uint32_t c = ct_tree_first(d->t, id); c; c = ct_tree_next(d->t, c))
-		walk(d, c);
-}
-
-static int by_change(const void *a, const void *b, void *arg)
-{
-	const struct diff *d = arg;
 	const struct site *x = a, *y = b;
-	for (size_t i = 0; i < NSITE_FIGS; i++) {
-		enum ct_fig f = site_figs[i].fig;
-		uint64_t mx = magnitude(fig(d, x, 0, f), fig(d, x, 1, f));
-		uint64_t my = magnitude(fig(d, y, 0, f), fig(d, y, 1, f));
+	for (enum fig f = 0; f < NFIGS; f++) {
+		uint64_t mx = change(x, f), my = change(y, f);
 		if (mx != my)
 			return mx < my ? 1 : -1;
 	}
 	return (x->order > y->order) - (x->order < y->order);
 }
 
-/* A site's frames innermost first: up from the node when the tree is root first, else down to it. */
-static size_t site_frames(const struct diff *d, const struct site *s)
+/* ---- frames ---- */
+
+/* The site's backtrace: its entry's, new's when it has one, else base's; NULL r when neither run is a
+ * report that holds it (a site only a JSON report names). */
+static const struct ct_report *site_entry(const struct diff *d, const struct site *s,
+                                          const struct ct_site **e, enum ct_rank *by)
 {
-	size_t n = 0;
-	for (uint32_t id = s->node; id; id = d->t->nodes[id].parent)
-		d->frames[n++] = &d->t->nodes[id].frame;
-	for (size_t i = 0; d->t->reversed && i < n / 2; i++) {
-		const struct ct_frame *tmp = d->frames[i];
-		d->frames[i] = d->frames[n - 1 - i], d->frames[n - 1 - i] = tmp;
+	const struct ct_report *r = NULL;
+	*e = NULL;
+	if (s->p->new_entry)
+		r = ct_baseline_report(d->new), *e = s->p->new_entry, *by = s->p->new_by;
+	else if (s->p->base_entry)
+		r = ct_baseline_report(d->base), *e = s->p->base_entry, *by = s->p->base_by;
+	return *e ? r : NULL;
+}
+
+struct frame_out {
+	FILE *out;
+	const struct ct_report *r;
+	int json;
+};
+
+static int put_text_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	const struct frame_out *o = ctx;
+	char name[512];
+	fprintf(o->out, "  #%u %s", index, ct_frame_display_name(o->r, f, name, sizeof(name)));
+	if (f->file)
+		fprintf(o->out, " at %s:%u", f->file, f->line);
+	fputs(f->inlined ? " [inlined]\n" : "\n", o->out);
+	return 0;
+}
+
+static int put_json_frame(void *ctx, const struct ct_frame *f, unsigned index)
+{
+	const struct frame_out *o = ctx;
+	fputs(index ? ", " : "", o->out);
+	ct_json_frame(o->out, f, 0);
+	return 0;
+}
+
+/* The frames of the site's backtrace; a site only a JSON report names shows its one known frame. */
+static int put_frames(const struct diff *d, const struct site *s, int json)
+{
+	const struct ct_site *e;
+	enum ct_rank by;
+	const struct ct_report *r = site_entry(d, s, &e, &by);
+	struct frame_out o = {d->out, r, json};
+	if (r) {
+		int truncated;
+		return ct_report_frames(r, e->stack, json ? put_json_frame : put_text_frame, &o, &truncated);
 	}
-	return n;
+	struct ct_frame f = {
+	    .function = s->p->function, .file = s->p->file, .line = s->p->file ? s->p->line : 0};
+	struct ct_report plain = {.full_names = 0};
+	o.r = &plain;
+	return json ? put_json_frame(&o, &f, 0) : put_text_frame(&o, &f, 0);
 }
 
 /* ---- text ---- */
@@ -150,19 +199,44 @@ static void put_change(FILE *out, uint64_t from, uint64_t to, const char *unit)
 	        unit, from, to);
 }
 
-static void put_trace(FILE *out, const char *label, const struct ct_report *r)
+/* v, or `unknown` when it is not known. */
+static void put_known(FILE *out, int known, uint64_t v, const char *unknown)
 {
-	const struct ct_totals *t = &r->m->t;
+	if (known)
+		fprintf(out, "%" PRIu64, v);
+	else
+		fputs(unknown, out);
+}
+
+/* A site's figure f as put_change puts it, or "? (not listed in BASE -> 576)" when unknown. */
+static void put_fig_change(FILE *out, const struct site *s, enum fig f, const char *unit)
+{
+	int k0, k1;
+	uint64_t a = fig(s, 0, f, &k0), b = fig(s, 1, f, &k1);
+	if (k0 && k1) {
+		put_change(out, a, b, unit);
+		return;
+	}
+	fputs("? (", out);
+	put_known(out, k0, a, "not listed");
+	fputs(" -> ", out);
+	put_known(out, k1, b, "not listed");
+	fputs(")", out);
+}
+
+static void put_trace(FILE *out, const char *label, const struct ct_baseline *b)
+{
+	const struct ct_totals *t = ct_baseline_totals(b);
 	fprintf(out,
 	        "%s %s: %" PRIu64 " allocations, %" PRIu64 " bytes allocated, peak heap %" PRIu64
 	        " bytes, leaked %" PRIu64 " bytes in %" PRIu64 " %s\n",
-	        label, r->path, t->allocations, t->bytes_allocated, t->peak, t->current, t->live_allocations,
-	        plural(t->live_allocations));
+	        label, ct_baseline_path(b), t->allocations, t->bytes_allocated, t->peak, t->current,
+	        t->live_allocations, plural(t->live_allocations));
 }
 
 static void put_header(const struct diff *d)
 {
-	const struct ct_totals *b = &d->base->m->t, *n = &d->new->m->t;
+	const struct ct_totals *b = ct_baseline_totals(d->base), *n = ct_baseline_totals(d->new);
 	FILE *out = d->out;
 	put_trace(out, "base:", d->base);
 	put_trace(out, "new: ", d->new);
@@ -180,43 +254,34 @@ static void put_header(const struct diff *d)
 	        d->counts[ST_NEW], d->counts[ST_GONE], d->counts[ST_CHANGED], d->counts[ST_SAME]);
 }
 
-static void put_text_frames(const struct diff *d, const struct site *s)
-{
-	size_t n = site_frames(d, s);
-	for (size_t i = 0; i < n; i++) {
-		const struct ct_frame *f = d->frames[i];
-		fprintf(d->out, "  #%zu %s", i, f->function);
-		if (f->file)
-			fprintf(d->out, " at %s:%u", f->file, f->line);
-		fputs(f->inlined ? " [inlined]\n" : "\n", d->out);
-	}
-}
-
-static void put_text_site(const struct diff *d, const struct site *s)
+static int put_text_site(const struct diff *d, const struct site *s)
 {
 	FILE *out = d->out;
-	uint64_t lb0 = fig(d, s, 0, CT_FIG_LEAKED_BYTES), lb1 = fig(d, s, 1, CT_FIG_LEAKED_BYTES);
-	uint64_t la0 = fig(d, s, 0, CT_FIG_LEAKED_ALLOCATIONS), la1 = fig(d, s, 1, CT_FIG_LEAKED_ALLOCATIONS);
+	int k;
+	uint64_t lb0 = fig(s, 0, F_LEAKED_BYTES, &k), lb1 = fig(s, 1, F_LEAKED_BYTES, &k);
+	uint64_t la0 = fig(s, 0, F_LEAKED_BLOCKS, &k), la1 = fig(s, 1, F_LEAKED_BLOCKS, &k);
 	fprintf(
 	    out,
 	    "\n%s%" PRIu64 " bytes leaked (%" PRIu64 " -> %" PRIu64 ", %" PRIu64 " -> %" PRIu64 " %s), %s\n",
 	    sign(lb0, lb1), magnitude(lb0, lb1), lb0, lb1, la0, la1, plural(la1), status_names[s->status]);
 	fputs("  peak ", out);
-	put_change(out, fig(d, s, 0, CT_FIG_PEAK_BYTES), fig(d, s, 1, CT_FIG_PEAK_BYTES), " bytes");
+	put_fig_change(out, s, F_PEAK_BYTES, " bytes");
 	fputs(", allocations ", out);
-	put_change(out, fig(d, s, 0, CT_FIG_ALLOCATIONS), fig(d, s, 1, CT_FIG_ALLOCATIONS), "");
+	put_fig_change(out, s, F_ALLOCATIONS, "");
 	fputs(", allocated ", out);
-	put_change(out, fig(d, s, 0, CT_FIG_BYTES_ALLOCATED), fig(d, s, 1, CT_FIG_BYTES_ALLOCATED), " bytes");
+	put_fig_change(out, s, F_BYTES_ALLOCATED, " bytes");
 	fputc('\n', out);
-	put_text_frames(d, s);
+	return put_frames(d, s, 0);
 }
 
-static void put_text(const struct diff *d)
+static int put_text(const struct diff *d)
 {
+	int rc = 0;
 	put_header(d);
-	for (size_t i = 0; i < d->n; i++)
+	for (size_t i = 0; i < d->n && !rc; i++)
 		if (d->v[i].status != ST_SAME)
-			put_text_site(d, &d->v[i]);
+			rc = put_text_site(d, &d->v[i]);
+	return rc;
 }
 
 /* ---- JSON ---- */
@@ -227,12 +292,12 @@ static void put_json_change(FILE *out, uint64_t from, uint64_t to)
 	fprintf(out, "%s%" PRIu64, to < from ? "-" : "", magnitude(from, to));
 }
 
-static void put_json_totals(const struct diff *d, const struct ct_report *r)
+static void put_json_totals(const struct diff *d, const struct ct_baseline *b)
 {
 	fputs("{\"trace\": ", d->out);
-	ct_json_cstring(d->out, r->path);
+	ct_json_cstring(d->out, ct_baseline_path(b));
 	for (size_t i = 0; i < sizeof(totals) / sizeof(totals[0]); i++)
-		fprintf(d->out, ", \"%s\": %" PRIu64, totals[i].json, total(r, i));
+		fprintf(d->out, ", \"%s\": %" PRIu64, totals[i].json, total(b, i));
 	fputs("}", d->out);
 }
 
@@ -245,36 +310,38 @@ static void put_json_change_totals(const struct diff *d)
 	fputs("}", d->out);
 }
 
-static void put_json_frames(const struct diff *d, const struct site *s)
-{
-	FILE *out = d->out;
-	size_t n = site_frames(d, s);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputs(", ", out);
-		ct_json_frame(out, d->frames[i], 0);
-	}
-}
-
-static void put_json_site(const struct diff *d, const struct site *s)
+static int put_json_site(const struct diff *d, const struct site *s)
 {
 	FILE *out = d->out;
 	fprintf(out, "\n  {\"status\": \"%s\"", status_names[s->status]);
-	for (size_t i = 0; i < NSITE_FIGS; i++) {
-		uint64_t from = fig(d, s, 0, site_figs[i].fig), to = fig(d, s, 1, site_figs[i].fig);
-		fprintf(out, ", \"%s\": {\"base\": %" PRIu64 ", \"new\": %" PRIu64 ", \"change\": ",
-		        site_figs[i].json, from, to);
-		put_json_change(out, from, to);
+	for (enum fig f = 0; f < NFIGS; f++) {
+		int k0, k1;
+		uint64_t from = fig(s, 0, f, &k0), to = fig(s, 1, f, &k1);
+		fprintf(out, ", \"%s\": {\"base\": ", fig_json[f]);
+		put_known(out, k0, from, "null");
+		fputs(", \"new\": ", out);
+		put_known(out, k1, to, "null");
+		fputs(", \"change\": ", out);
+		if (k0 && k1)
+			put_json_change(out, from, to);
+		else
+			fputs("null", out);
 		fputs("}", out);
 	}
-	fputs(", \"frames\": [", out);
-	put_json_frames(d, s);
+	fputs(", \"site\": {\"function\": ", out);
+	ct_json_cstring(out, s->p->function);
+	fputs(", \"file\": ", out);
+	ct_json_cstring(out, s->p->file);
+	fprintf(out, ", \"line\": %u}, \"frames\": [", s->p->line);
+	int rc = put_frames(d, s, 1);
 	fputs("]}", out);
+	return rc;
 }
 
-static void put_json(const struct diff *d)
+static int put_json(const struct diff *d)
 {
 	FILE *out = d->out;
+	int rc = 0;
 	fputs("{\"base\": ", out);
 	put_json_totals(d, d->base);
 	fputs(",\n\"new\": ", out);
@@ -282,31 +349,36 @@ static void put_json(const struct diff *d)
 	fputs(",\n\"change\": ", out);
 	put_json_change_totals(d);
 	fputs(",\n\"sites\": [", out);
-	for (size_t i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->n && !rc; i++) {
 		fputs(i ? "," : "", out);
-		put_json_site(d, &d->v[i]);
+		rc = put_json_site(d, &d->v[i]);
 	}
 	fputs(d->n ? "\n]}\n" : "]}\n", out);
+	return rc;
 }
 
-int ct_write_diff(FILE *out, const struct ct_tree *t, const struct ct_report *base,
-                  const struct ct_report *new, int json)
+int ct_write_diff(FILE *out, const struct ct_baseline *base, const struct ct_baseline *new, int json)
 {
-	struct diff d = {.out = out, .t = t, .base = base, .new = new};
-	d.v = malloc(t->n * sizeof(*d.v));
-	d.frames = malloc((t->max_depth + 1) * sizeof(*d.frames));
-	if (!d.v || !d.frames) {
-		free(d.v);
-		free(d.frames);
+	struct ct_site_pair *pairs;
+	long n = ct_baseline_pairs(base, new, &pairs);
+	if (n < 0)
+		return (int)n;
+	struct diff d = {.out = out, .base = base, .new = new};
+	d.v = malloc(((size_t)n + 1) * sizeof(*d.v));
+	if (!d.v) {
+		free(pairs);
 		return -ENOMEM;
 	}
-	walk(&d, 0);
-	qsort_r(d.v, d.n, sizeof(*d.v), by_change, &d);
-	if (json)
-		put_json(&d);
-	else
-		put_text(&d);
-	free(d.frames);
+	for (long i = 0; i < n; i++) {
+		struct site *s = &d.v[d.n];
+		*s = (struct site){.p = &pairs[i], .order = (uint32_t)i};
+		s->status = site_status(s);
+		d.counts[s->status]++;
+		d.n++;
+	}
+	qsort(d.v, d.n, sizeof(*d.v), by_change);
+	int rc = json ? put_json(&d) : put_text(&d);
 	free(d.v);
-	return 0;
+	free(pairs);
+	return rc;
 }

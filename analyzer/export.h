@@ -6,14 +6,17 @@
 
 #include <stdio.h>
 
+#include "baseline.h"
 #include "report.h"
 #include "tree.h"
 
 /* ---- export_folded.c ---- */
 
 /* The folded-stack format of flamegraph.pl and inferno: "main;parse;xmalloc 1234", root first, one
- * line per tree node with a non-zero self cost (one per distinct shown stack), in tree order.
- * Inlined frames are frames of their own. Returns 0 or a negative errno. */
+ * line per stack that reads the same, with a non-zero self cost, sorted. Inlined frames are frames of
+ * their own ("pick_[i]"). A tree keyed by line (t->by_function 0, --by-line) names each frame's line
+ * as py-spy does, "main (prog.c:12)", unless the frame has no source line. Returns 0 or a negative
+ * errno. */
 int ct_write_folded(FILE *out, const struct ct_tree *t, enum ct_cost cost);
 
 /* ---- flame_svg.c ---- */
@@ -27,20 +30,22 @@ struct ct_flame_opts {
 	double width;      /* in pixels; 0: 1200 */
 	double min_width;  /* frames narrower than this (pixels) are not drawn; 0: 0.1 */
 	size_t max_frames; /* 0, or at most this many frames: the narrowest go first (a bounded page) */
+	int icicle;        /* roots at the top (--icicle); else at the bottom, flamegraph.pl's flame. The
+	                    * graph's "Icicle"/"Flame" button turns it over either way. */
+	int full_names;    /* labels with the whole name (--full-names); else C++ names in short */
 };
 
-/* A self-contained interactive SVG flame graph of t (icicle when t is reversed). A frame's width is
- * its total cost; its tooltip gives every figure (bytes and counts). Returns 0 or a negative errno. */
+/* A self-contained interactive SVG flame graph of t (rooted at the allocation sites when t is
+ * reversed). A frame's width is its total cost; its tooltip gives every figure (bytes and counts) and
+ * the full name. Returns 0 or a negative errno. */
 int ct_write_flamegraph(FILE *out, const struct ct_tree *t, const struct ct_flame_opts *o);
-
-/* The flame graphs' script, the same for a standalone SVG and the HTML report: makes every
- * <svg class="ct-flame"> of its document interactive (zoom, search, tooltips). */
-extern const char ct_flame_script[];
 
 /* ---- report_html.c ---- */
 
-/* One self-contained HTML page: summary, heap and RSS over time with the peak marked, a flame graph
- * per cost, the leaks with backtraces, the symbol diagnostics. Returns 0 or a negative errno. */
+/* One self-contained HTML page (the vendored libraries inlined, no URL): the figures, the leaks
+ * (severity first, with source lines), invalid frees and symbol checks as HTML, and the data of the
+ * views app.js draws (html_data.h: charts over time, a time window, top sites, trees, flame graph,
+ * histogram). Returns 0 or a negative errno. */
 int ct_write_html(FILE *out, const struct ct_report *r);
 
 /* ---- export_pprof.c ---- */
@@ -57,8 +62,9 @@ int ct_write_speedscope(FILE *out, const struct ct_report *r);
 
 /* ---- export_massif.c ---- */
 
-/* valgrind massif's out file: snapshots of the heap over time, the peak one detailed. */
-int ct_write_massif(FILE *out, const struct ct_report *r);
+/* valgrind massif's out file: snapshots of the heap over time, every detailed_freq-th one (0: none)
+ * detailed with the tree of what was live then, the peak and the exit detailed. */
+int ct_write_massif(FILE *out, const struct ct_report *r, unsigned detailed_freq);
 
 /* ---- export_ci.c ---- */
 
@@ -74,9 +80,10 @@ int ct_write_github(FILE *out, const struct ct_report *r, int level);
 
 /* ---- diff.c ---- */
 
-/* Per backtrace of t (a tree holding base in set 0 and new in set 1): the change in leaked bytes,
- * peak contribution and allocations, largest first, as text or JSON. */
-int ct_write_diff(FILE *out, const struct ct_tree *t, const struct ct_report *base,
-                  const struct ct_report *new, int json);
+/* Per site, matched as --baseline matches them (ct_baseline_pairs): the change from base to new in
+ * leaked bytes, peak contribution and allocations, largest first, as text or JSON. Baselines made
+ * at CT_FAIL_REACHABLE (every leaked byte), base's of a report or of a saved JSON report; the
+ * reports they were made of still open. Returns 0 or a negative errno. */
+int ct_write_diff(FILE *out, const struct ct_baseline *base, const struct ct_baseline *new, int json);
 
 #endif

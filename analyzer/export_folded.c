@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Folded stacks for flamegraph.pl and inferno: "main;load_config;parse_entry 480", root first.
- * Inlined frames carry flamegraph.pl's "_[i]" suffix; stacks that read the same are merged. */
+ * Inlined frames carry flamegraph.pl's "_[i]" suffix; stacks that read the same are merged. A tree
+ * keyed by line names each frame's line as py-spy's folded output does: "main (prog.c:12)". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,12 +19,25 @@ struct lines {
 	size_t n, cap;
 };
 
-/* One frame's name as a folded field: ';' separates frames and a line ends at '\n', so neither may
- * appear inside a name. */
-static void put_name(FILE *out, const struct ct_frame *f)
+/* s as part of a folded field: ';' separates frames and a line ends at '\n', so neither may appear
+ * inside a name. */
+static void put_field(FILE *out, const char *s)
 {
-	for (const char *p = f->function; *p; p++)
+	for (const char *p = s; *p; p++)
 		fputc(*p == ';' ? ':' : *p == '\n' || *p == '\r' ? ' ' : *p, out);
+}
+
+/* One frame's name; by line, with its file's name and line. The "_[i]" mark ends the field, where
+ * flamegraph.pl looks for it. */
+static void put_name(FILE *out, const struct ct_tree *t, const struct ct_frame *f)
+{
+	put_field(out, f->function);
+	if (!t->by_function && f->file && f->line) {
+		const char *slash = strrchr(f->file, '/');
+		fputs(" (", out);
+		put_field(out, slash ? slash + 1 : f->file);
+		fprintf(out, ":%u)", f->line);
+	}
 	if (f->inlined)
 		fputs("_[i]", out);
 }
@@ -40,7 +54,7 @@ static int render(const struct ct_tree *t, uint32_t n, char **out)
 	for (uint32_t i = n; i; i = t->nodes[i].parent)
 		path[depth++] = i;
 	while (depth--) {
-		put_name(f, &t->nodes[path[depth]].frame);
+		put_name(f, t, &t->nodes[path[depth]].frame);
 		if (depth)
 			fputc(';', f);
 	}

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* valgrind massif's out file, as ms_print and massif-visualizer read it: the heap over time as at
- * most MAX_SNAPSHOTS snapshots (each the highest point of its stretch), the peak and the exit detailed
- * with massif's tree (allocation functions first, callers below, each node the sum of its children). */
+ * most MAX_SNAPSHOTS snapshots at regular intervals of the timeline (timeline.h), every
+ * detailed_freq-th one detailed (massif's --detailed-freq) with the tree of what was live at its
+ * time, then the peak and the exit detailed, each tree massif's (allocation functions first, callers
+ * below, each node the sum of its children). A plain snapshot is the highest heap of its stretch; a
+ * detailed one the heap at the stretch's end, the sum of its tree. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,8 +13,8 @@
 #include "ctrack-config.h"
 #include "export.h"
 
-/* Snapshots drawn from the time series; the peak and the exit come on top. */
-#define MAX_SNAPSHOTS 100
+/* Snapshots at regular intervals (massif's default is about 50); the peak and the exit come on top. */
+#define MAX_SNAPSHOTS 50
 
 struct massif {
 	FILE *out;
@@ -159,38 +162,104 @@ static int put_detailed(struct massif *ms, uint64_t time_us, uint64_t heap, enum
 	return put_node(ms, 0, fig, heap);
 }
 
-/* The point of the series holding the peak: the last one starting no later than it. */
-static size_t peak_point(const struct ct_model *m)
+/* Every site's live bytes at the end of a slice, brought forward slice by slice (sites by index
+ * in the report; each site's next timeline entry in next). */
+struct live {
+	const struct ct_model *m;
+	struct ct_report r; /* the report, its sites' leaked bytes those live at the time */
+	size_t *next;
+	uint64_t heap; /* the sum */
+};
+
+static int live_init(struct live *l, const struct ct_report *r)
 {
-	size_t i = 0;
-	while (i + 1 < m->nseries && m->series[i + 1].time_us <= m->t.peak_time_us)
-		i++;
-	return i;
+	l->m = r->m;
+	l->r = *r;
+	l->heap = 0;
+	l->next = calloc(r->nsites ? r->nsites : 1, sizeof(*l->next));
+	l->r.sites = malloc((r->nsites ? r->nsites : 1) * sizeof(*l->r.sites));
+	if (!l->next || !l->r.sites)
+		return -ENOMEM;
+	memcpy(l->r.sites, r->sites, r->nsites * sizeof(*r->sites));
+	for (size_t i = 0; i < r->nsites; i++)
+		l->r.sites[i].leaked_bytes = 0;
+	return 0;
 }
 
-/* The series in stretches of `per` points, each stretch its highest point, the peak's stretch the
- * peak itself (detailed); then the heap at exit (detailed, the leaks). */
-static int put_snapshots(struct massif *ms, const struct ct_model *m)
+static void live_release(struct live *l)
 {
-	size_t per = (m->nseries + MAX_SNAPSHOTS - 1) / MAX_SNAPSHOTS, peak = peak_point(m);
-	int rc = 0;
-	for (size_t i = 0; i < m->nseries && !rc; i += per) {
-		size_t end = i + per < m->nseries ? i + per : m->nseries, best = i;
-		if (peak >= i && peak < end) {
+	free(l->next);
+	free(l->r.sites);
+}
+
+/* Brings the sites to the end of slice `last`. Unsigned sums: a slice may free more than it
+ * allocates, the running sum never goes below 0. */
+static void live_advance(struct live *l, uint32_t last)
+{
+	for (size_t i = 0; i < l->r.nsites; i++) {
+		struct ct_site *site = &l->r.sites[i];
+		size_t n;
+		const struct ct_slice *v = ct_timeline_slices(l->m, site->stack, &n);
+		for (; l->next[i] < n && v[l->next[i]].slice <= last; l->next[i]++) {
+			site->leaked_bytes += v[l->next[i]].alloc_bytes - v[l->next[i]].free_bytes;
+			l->heap += v[l->next[i]].alloc_bytes - v[l->next[i]].free_bytes;
+		}
+	}
+}
+
+/* A detailed snapshot of what was live at the end of slice `last`: the report's tree with those
+ * bytes. */
+static int put_live(struct massif *ms, struct live *l, uint32_t last)
+{
+	struct ct_tree t;
+	uint64_t end_us = ((uint64_t)last + 1) * ct_timeline_width_us(l->m), run = ct_model_runtime_us(l->m);
+	live_advance(l, last);
+	int rc = ct_tree_build(&t, &l->r, 1);
+	if (rc)
+		return rc;
+	const struct ct_tree *keep = ms->t;
+	ms->t = &t;
+	rc = put_detailed(ms, end_us < run ? end_us : run, l->heap, CT_FIG_LEAKED_BYTES, "detailed");
+	ms->t = keep;
+	ct_tree_destroy(&t);
+	return rc;
+}
+
+/* The timeline in stretches of `per` slices, MAX_SNAPSHOTS at most: each stretch one snapshot, every
+ * detailed_freq-th one detailed, the peak's stretch the peak itself (detailed); then the heap at exit
+ * (detailed, the leaks). */
+static int put_snapshots(struct massif *ms, const struct ct_report *r, unsigned detailed_freq)
+{
+	const struct ct_model *m = r->m;
+	const struct ct_slice_total *tot = ct_timeline_totals(m);
+	uint32_t n = ct_timeline_nslices(m), per = (n + MAX_SNAPSHOTS - 1) / MAX_SNAPSHOTS;
+	uint32_t peak = ct_timeline_slice_of(m, m->t.peak_time_us);
+	struct live l;
+	int rc = live_init(&l, r);
+	for (uint32_t i = 0, k = 1; i < n && !rc; i += per, k++) {
+		uint32_t end = i + per < n ? i + per : n, best = i;
+		if (peak >= i && peak < end && m->t.peak) {
 			rc = put_detailed(ms, m->t.peak_time_us, m->t.peak, CT_FIG_PEAK_BYTES, "peak");
 			continue;
 		}
-		for (size_t j = i + 1; j < end; j++)
-			if (m->series[j].heap > m->series[best].heap)
+		if (end == n) /* the exit's snapshot ends the run */
+			break;
+		if (detailed_freq && k % detailed_freq == 0) {
+			rc = put_live(ms, &l, end - 1);
+			continue;
+		}
+		for (uint32_t j = i + 1; j < end; j++)
+			if (tot[j].heap > tot[best].heap)
 				best = j;
-		put_snapshot(ms, m->series[best].time_us, m->series[best].heap, "empty");
+		put_snapshot(ms, (uint64_t)best * ct_timeline_width_us(m), tot[best].heap, "empty");
 	}
+	live_release(&l);
 	if (!rc)
 		rc = put_detailed(ms, ct_model_runtime_us(m), m->t.current, CT_FIG_LEAKED_BYTES, "detailed");
 	return rc;
 }
 
-int ct_write_massif(FILE *out, const struct ct_report *r)
+int ct_write_massif(FILE *out, const struct ct_report *r, unsigned detailed_freq)
 {
 	struct ct_tree t;
 	int rc = ct_tree_build(&t, r, 1);
@@ -198,7 +267,7 @@ int ct_write_massif(FILE *out, const struct ct_report *r)
 		return rc;
 	struct massif ms = {.out = out, .t = &t};
 	put_header(out, &r->m->proc);
-	rc = put_snapshots(&ms, r->m);
+	rc = put_snapshots(&ms, r, detailed_freq);
 	ct_tree_destroy(&t);
 	return rc;
 }

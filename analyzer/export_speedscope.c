@@ -11,8 +11,9 @@
 #include "markup.h"
 
 /* Indexed by enum ct_cost. */
-static const char *const profile_names[CT_NCOSTS] = {"leaked bytes", "peak heap bytes", "allocations",
-                                                     "temporary allocations", "bytes allocated"};
+static const char *const profile_names[CT_NCOSTS] = {
+    "leaked bytes",          "peak heap bytes", "allocations",
+    "temporary allocations", "bytes allocated", "lost bytes (definitely or indirectly)"};
 
 static int put_frame(FILE *out, const struct ct_frame *f, int first)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The SVG flame graph: flamegraph.pl's layout (root at the bottom; at the top for a reversed tree, an
- * icicle), each frame as wide as its subtree's cost, coloured for memory or, with --diff, by growth. */
+/* The SVG flame graph: flamegraph.pl's layout (root at the bottom; at the top with --icicle, and a
+ * button turns it over), each frame as wide as its subtree's cost, coloured for memory or, with --diff,
+ * by growth. Its script zooms, searches (the matched share, as flamegraph.pl) and shows tooltips. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,11 +16,13 @@ enum { FRAME_H = 16, FONT = 12, PAD = 10, TOP = 40, BOTTOM = 30 };
 /* flamegraph.pl's average glyph width as a share of the font size: how many characters fit a frame. */
 #define GLYPH_W (FONT * 0.59)
 
-static const char *const cost_words[CT_NCOSTS] = {"leaked bytes", "bytes at the peak", "allocations",
-                                                  "temporary allocations", "bytes allocated"};
+static const char *const cost_words[CT_NCOSTS] = {"leaked bytes",    "bytes at the peak",
+                                                  "allocations",     "temporary allocations",
+                                                  "bytes allocated", "bytes lost (definitely or indirectly)"};
 /* data-* attribute of each figure, for the script and the tests. */
-static const char *const fig_attrs[CT_NFIGS] = {"leaked",      "leaked-allocs", "peak",     "peak-allocs",
-                                                "allocations", "allocated",     "temporary"};
+static const char *const fig_attrs[CT_NFIGS] = {"leaked",      "leaked-allocs", "peak",
+                                                "peak-allocs", "allocations",   "allocated",
+                                                "temporary",   "lost",          "lost-allocs"};
 
 struct layout {
 	const struct ct_tree *t;
@@ -140,7 +143,7 @@ static void layout_destroy(struct layout *L)
 
 static double frame_y(const struct layout *L, unsigned depth)
 {
-	return TOP + (double)FRAME_H * (L->t->reversed ? depth : L->depth - depth);
+	return TOP + (double)FRAME_H * (L->o->icicle ? depth : L->depth - depth);
 }
 
 static void put_plural(FILE *out, uint64_t n, const char *what)
@@ -171,6 +174,12 @@ static void put_figures(FILE *out, const uint64_t *fig, const char *prefix)
 	put_bytes(out, fig[CT_FIG_BYTES_ALLOCATED]);
 	fputs(", ", out);
 	put_plural(out, fig[CT_FIG_TEMPORARY], "temporary allocation");
+	if (!fig[CT_FIG_LOST_ALLOCATIONS])
+		return;
+	fprintf(out, "\n%s", prefix);
+	put_bytes(out, fig[CT_FIG_LOST_BYTES]);
+	fputs(" lost (definitely or indirectly) in ", out);
+	put_plural(out, fig[CT_FIG_LOST_ALLOCATIONS], "allocation");
 }
 
 static void put_change(FILE *out, const struct layout *L, uint32_t i)
@@ -190,7 +199,10 @@ static void put_title(FILE *out, const struct layout *L, uint32_t i)
 	if (f->file) {
 		fputs("\nat ", out);
 		ct_xml_text(out, f->file);
-		fprintf(out, ":%u", f->line);
+		if (n->several_lines)
+			fputs(" (several lines)", out); /* merged by function */
+		else
+			fprintf(out, ":%u", f->line);
 	}
 	if (f->inlined)
 		fputs(" (inlined)", out);
@@ -209,14 +221,21 @@ static void put_title(FILE *out, const struct layout *L, uint32_t i)
 	put_change(out, L, i);
 }
 
-/* The name, cut with ".." like flamegraph.pl to the characters that fit w pixels (none under 3). */
 /* A box's label names the function as a person reads it: a C++ name (demangled with its parameter
  * list) in its short form, template arguments as <…>, no parameters nor return type (shortname.h);
- * the title, on hover, keeps the whole name. C and Rust names have no parameter list. */
-static void put_label(FILE *out, const char *full, double w)
+ * the title, on hover, keeps the whole name. C and Rust names have no parameter list. Returns full,
+ * or the short name in buf. */
+static const char *label_of(const struct layout *L, const char *full, char *buf, size_t len)
 {
-	char buf[512], shortened[512];
-	const char *name = strchr(full, '(') ? ct_short_name(full, shortened, sizeof(shortened)) : full;
+	if (L->o->full_names || !strchr(full, '('))
+		return full;
+	return ct_short_name(full, buf, len);
+}
+
+/* The name, cut with ".." like flamegraph.pl to the characters that fit w pixels (none under 3). */
+static void put_label(FILE *out, const char *name, double w)
+{
+	char buf[512];
 	double fit = (w - 3) / GLYPH_W;
 	if (fit < 3)
 		return;
@@ -263,9 +282,15 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i)
 	const struct ct_tree_node *n = &L->t->nodes[i];
 	double x = PAD + (double)L->x[i] * L->scale, w = (double)L->value[i] * L->scale;
 	double y = frame_y(L, n->depth);
-	char fill[32];
+	char fill[32], shortened[512];
+	const char *label = label_of(L, n->frame.function, shortened, sizeof(shortened));
 	colour(L, i, fill, sizeof(fill));
 	fprintf(out, "<g class=\"f%s\" data-id=\"%" PRIu32 "\"", n->frame.inlined ? " inlined" : "", i);
+	if (label != n->frame.function && strcmp(label, n->frame.function)) {
+		fputs(" data-label=\"", out); /* the script labels zoomed frames with it */
+		ct_xml_text(out, label);
+		fputc('"', out);
+	}
 	if (i)
 		fprintf(out, " data-parent=\"%" PRIu32 "\"", n->parent);
 	fprintf(out, " data-depth=\"%u\" data-cost=\"%" PRIu64 "\" data-self=\"%" PRIu64 "\"", n->depth,
@@ -283,7 +308,7 @@ static void put_frame(FILE *out, const struct layout *L, uint32_t i)
 	        "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>", x,
 	        y, w, FRAME_H - 1, fill);
 	fprintf(out, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FONT);
-	put_label(out, n->frame.function, w);
+	put_label(out, label, w);
 	fputs("</text></g>\n", out);
 }
 
@@ -295,8 +320,8 @@ static void put_heading(FILE *out, const struct layout *L)
 	}
 	fprintf(out, "%s: %s", L->o->diff ? "Differential flame graph" : "Flame graph",
 	        cost_words[L->o->cost]);
-	if (L->t->reversed)
-		fputs(", reversed (allocation sites on top, their callers below)", out);
+	if (L->t->reversed) /* the orientation is the button's: the words hold either way */
+		fputs(", reversed (rooted at the allocation sites)", out);
 	if (L->hidden)
 		fprintf(out, " (%zu narrow frames not drawn)", L->hidden);
 	if (L->o->diff)
@@ -307,7 +332,7 @@ static void put_heading(FILE *out, const struct layout *L)
 static const char style[] =
     "svg.ct-flame text{font-family:Verdana,sans-serif;font-size:12px;fill:#000}\n"
     "svg.ct-flame .title{font-size:17px}\n"
-    "svg.ct-flame .f,svg.ct-flame .search,svg.ct-flame .reset{cursor:pointer}\n"
+    "svg.ct-flame .f,svg.ct-flame .search,svg.ct-flame .reset,svg.ct-flame .orient{cursor:pointer}\n"
     "svg.ct-flame .f:hover rect{stroke:#000;stroke-width:0.5}\n"
     "svg.ct-flame .f.inlined rect{stroke:#335;stroke-width:0.8;stroke-dasharray:3,2}\n";
 
@@ -321,10 +346,10 @@ static void put_header(FILE *out, const struct layout *L)
 	    "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" class=\"ct-flame\" id=\"%s\" "
 	    "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" data-cost-name=\"%s\" data-unit=\"%s\" "
 	    "data-reversed=\"%d\" data-diff=\"%d\" data-pad=\"%d\" data-inner=\"%.2f\" "
-	    "data-glyph=\"%.2f\">\n",
+	    "data-glyph=\"%.2f\" data-icicle=\"%d\" data-top=\"%d\" data-frame-h=\"%d\" data-depth=\"%u\">\n",
 	    L->id, L->width, h, L->width, h, ct_cost_name(L->o->cost),
 	    ct_cost_is_bytes(L->o->cost) ? "bytes" : "allocations", L->t->reversed, !!L->o->diff, PAD,
-	    L->width - 2 * PAD, GLYPH_W);
+	    L->width - 2 * PAD, GLYPH_W, !!L->o->icicle, TOP, FRAME_H, L->depth);
 	fprintf(out, "<style>\n%s</style>\n", style);
 	fprintf(out,
 	        "<defs><linearGradient id=\"%s-bg\" x1=\"0\" x2=\"0\" y1=\"0\" y2=\"1\">"
@@ -337,14 +362,18 @@ static void put_header(FILE *out, const struct layout *L)
 	fprintf(out,
 	        "</text>\n<text class=\"reset\" x=\"%d\" y=\"24\" style=\"display:none\">Reset zoom</text>\n"
 	        "<text class=\"search\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+	        "<text class=\"orient\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">%s</text>\n"
 	        "<text class=\"details\" x=\"%d\" y=\"%.0f\"> </text>\n"
 	        "<text class=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
-	        PAD, L->width - PAD, PAD, h - 10, L->width - PAD, h - 10);
+	        PAD, L->width - PAD, L->width - PAD - 100, L->o->icicle ? "Flame" : "Icicle", PAD, h - 10,
+	        L->width - PAD, h - 10);
 	if (!L->value[0])
 		fprintf(out,
 		        "<text x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">Nothing to draw: no %s</text>\n",
 		        L->width / 2, TOP + FONT, cost_words[L->o->cost]);
 }
+
+static void put_script(FILE *out);
 
 int ct_write_flamegraph(FILE *out, const struct ct_tree *t, const struct ct_flame_opts *o)
 {
@@ -362,16 +391,20 @@ int ct_write_flamegraph(FILE *out, const struct ct_tree *t, const struct ct_flam
 			put_frame(out, &L, i);
 	fputs("</g>\n", out);
 	if (!o->embedded)
-		fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n", ct_flame_script);
+		put_script(out);
 	fputs("</svg>\n", out);
 	layout_destroy(&L);
 	return ferror(out) ? -EIO : 0;
 }
 
 /* Written for this report, no library: zoom (click a frame; click the root or "Reset zoom" to undo),
- * search (a regular expression; matches in magenta, their share of the total below), and the
- * hovered frame's tooltip on the details line. Frames come parents first, linked by data-parent. */
-const char ct_flame_script[] =
+ * search (a regular expression against full and short names; matches in magenta, their share of the
+ * total below, as flamegraph.pl; "Reset search" clears), a button turning the graph over (flame:
+ * roots at the bottom, icicle: at the top) and the hovered frame's tooltip on the details line.
+ * Frames come parents first, linked by data-parent. A standalone graph takes flamegraph.pl's URL
+ * parameter s (graph.svg?s=parse_ searches on load) and icicle=1 or 0. In pieces: C compilers need
+ * support no string longer than 4095 bytes. */
+static const char *const script[] = {
     "(function () {\n"
     "\"use strict\";\n"
     "function lines(g) { return g.querySelector(\"title\").textContent.split(\"\\n\"); }\n"
@@ -380,16 +413,20 @@ const char ct_flame_script[] =
     "\tsvg.setAttribute(\"data-live\", \"1\");\n"
     "\tvar num = function (a) { return +svg.getAttribute(\"data-\" + a); };\n"
     "\tvar pad = num(\"pad\"), inner = num(\"inner\"), glyph = num(\"glyph\");\n"
+    "\tvar top = num(\"top\"), fh = num(\"frame-h\"), maxd = num(\"depth\");\n"
     "\tvar unit = \" \" + svg.getAttribute(\"data-unit\"), term = \"\", all = [], byId = {};\n"
     "\tvar q = function (c) { return svg.querySelector(\".\" + c); };\n"
     "\tvar details = q(\"details\"), matched = q(\"matched\"), reset = q(\"reset\");\n"
+    "\tvar finder = q(\"search\"), orient = q(\"orient\");\n"
     "\tvar gs = svg.querySelectorAll(\"g.f\");\n"
     "\tfor (var i = 0; i < gs.length; i++) {\n"
-    "\t\tvar g = gs[i], r = g.querySelector(\"rect\");\n"
-    "\t\tvar f = {g: g, r: r, t: g.querySelector(\"text\"), id: g.getAttribute(\"data-id\"),\n"
+    "\t\tvar g = gs[i], r = g.querySelector(\"rect\"), t = g.querySelector(\"text\");\n"
+    "\t\tvar f = {g: g, r: r, t: t, id: g.getAttribute(\"data-id\"),\n"
     "\t\t\tup: g.getAttribute(\"data-parent\"), cost: +g.getAttribute(\"data-cost\"),\n"
+    "\t\t\tdepth: +g.getAttribute(\"data-depth\"), dy: +t.getAttribute(\"y\") - +r.getAttribute(\"y\"),\n"
     "\t\t\tx: +r.getAttribute(\"x\"), w: +r.getAttribute(\"width\"), fill: r.getAttribute(\"fill\"),\n"
     "\t\t\tname: lines(g)[0]};\n"
+    "\t\tf.label = g.getAttribute(\"data-label\") || f.name;\n"
     "\t\tall.push(f);\n"
     "\t\tbyId[f.id] = f;\n"
     "\t}\n"
@@ -402,8 +439,8 @@ const char ct_flame_script[] =
     "\t\tf.r.setAttribute(\"width\", w.toFixed(2));\n"
     "\t\tf.t.setAttribute(\"x\", (x + 3).toFixed(2));\n"
     "\t\tvar n = Math.floor((w - 3) / glyph);\n"
-    "\t\tf.t.textContent = n < 3 ? \"\" : f.name.length <= n ? f.name : f.name.slice(0, n - 2) + \"..\";\n"
-    "\t}\n"
+    "\t\tf.t.textContent = n < 3 ? \"\" : f.label.length <= n ? f.label : f.label.slice(0, n - 2) + \"..\";\n"
+    "\t}\n",
     "\tfunction zoom(z) {\n"
     "\t\tvar below = {}, chain = {}, k = inner / z.w;\n"
     "\t\tfor (var a = z; a; a = byId[a.up]) chain[a.id] = true;\n"
@@ -414,19 +451,33 @@ const char ct_flame_script[] =
     "\t\t});\n"
     "\t\treset.style.display = z === root ? \"none\" : \"\";\n"
     "\t}\n"
+    /* A frame inside a matched one is not counted again: the share is of the total, at most 100%. */
     "\tfunction search(s) {\n"
     "\t\tvar re = null, cover = {}, sum = 0;\n"
     "\t\tterm = s;\n"
     "\t\ttry { re = new RegExp(s); } catch (e) { re = null; }\n"
     "\t\tall.forEach(function (f) {\n"
-    "\t\t\tvar hit = s !== \"\" && (re ? re.test(f.name) : f.name.indexOf(s) >= 0);\n"
+    "\t\t\tvar test = function (n) { return re ? re.test(n) : n.indexOf(s) >= 0; };\n"
+    "\t\t\tvar hit = s !== \"\" && f !== root && (test(f.name) || test(f.label));\n"
     "\t\t\tf.r.setAttribute(\"fill\", hit ? \"rgb(230,0,230)\" : f.fill);\n"
+    "\t\t\tf.g.setAttribute(\"data-match\", hit ? \"1\" : \"0\");\n"
     "\t\t\tif (hit && !cover[f.up]) sum += f.cost;\n"
     "\t\t\tcover[f.id] = hit || cover[f.up] === true;\n"
     "\t\t});\n"
-    "\t\tmatched.textContent = s === \"\" ? \" \" : \"Matched: \" + sum + unit + \" (\" +\n"
-    "\t\t\t(100 * sum / root.cost).toFixed(1) + \"%)\";\n"
+    "\t\tvar share = root.cost ? 100 * sum / root.cost : 0;\n"
+    "\t\tmatched.textContent = s === \"\" ? \" \" : \"Matched: \" + share.toFixed(1) + \"% (\" + sum + unit "
+    "+ \")\";\n"
+    "\t\tfinder.textContent = s === \"\" ? \"Search\" : \"Reset search\";\n"
     "\t}\n"
+    "\tfunction turn(icicle) {\n"
+    "\t\tall.forEach(function (f) {\n"
+    "\t\t\tvar y = top + fh * (icicle ? f.depth : maxd - f.depth);\n"
+    "\t\t\tf.r.setAttribute(\"y\", y);\n"
+    "\t\t\tf.t.setAttribute(\"y\", y + f.dy);\n"
+    "\t\t});\n"
+    "\t\tsvg.setAttribute(\"data-icicle\", icicle ? \"1\" : \"0\");\n"
+    "\t\torient.textContent = icicle ? \"Flame\" : \"Icicle\";\n"
+    "\t}\n",
     "\tfunction frame(e) {\n"
     "\t\tvar g = e.target.closest ? e.target.closest(\"g.f\") : null;\n"
     "\t\treturn g ? byId[g.getAttribute(\"data-id\")] : null;\n"
@@ -435,6 +486,8 @@ const char ct_flame_script[] =
     "\t\tvar f = frame(e), c = e.target.getAttribute(\"class\"), s;\n"
     "\t\tif (f) zoom(f);\n"
     "\t\telse if (c === \"reset\") zoom(root);\n"
+    "\t\telse if (c === \"orient\") turn(svg.getAttribute(\"data-icicle\") !== \"1\");\n"
+    "\t\telse if (c === \"search\" && term !== \"\") search(\"\");\n"
     "\t\telse if (c === \"search\" && (s = window.prompt(\"Frames to highlight (regular expression):\", "
     "term)) !== null)\n"
     "\t\t\tsearch(s);\n"
@@ -444,6 +497,11 @@ const char ct_flame_script[] =
     "\t\tif (f) details.textContent = lines(f.g).join(\"  |  \");\n"
     "\t});\n"
     "\tsvg.addEventListener(\"mouseout\", function () { details.textContent = \" \"; });\n"
+    /* Only a graph that is the whole document reads the address: a page's graphs are the page's. */
+    "\tif (document.documentElement !== svg || !window.URLSearchParams) return;\n"
+    "\tvar p = new URLSearchParams(window.location.search);\n"
+    "\tif (p.has(\"icicle\")) turn(p.get(\"icicle\") === \"1\");\n"
+    "\tif (p.get(\"s\")) search(p.get(\"s\"));\n"
     "}\n"
     "function start() {\n"
     "\tvar s = document.querySelectorAll(\"svg.ct-flame\");\n"
@@ -451,4 +509,13 @@ const char ct_flame_script[] =
     "}\n"
     "if (document.readyState === \"loading\") document.addEventListener(\"DOMContentLoaded\", start);\n"
     "else start();\n"
-    "})();\n";
+    "})();\n",
+};
+
+static void put_script(FILE *out)
+{
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	for (size_t i = 0; i < sizeof(script) / sizeof(script[0]); i++)
+		fputs(script[i], out);
+	fputs("]]></script>\n", out);
+}

@@ -4,9 +4,13 @@
  * Exit status: 0 (also for a truncated or damaged trace, with a warning), 1 on error or when a check
  * of a damaged trace holds on what was read (a damaged trace never passes), 2 on a usage error, 23
  * (CT_CHECK_EXIT) when a rule of --fail-on, --max-leaked, --max-peak or --baseline is broken. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +24,7 @@
 #include "debuginfo.h"
 #include "diagnose.h"
 #include "export.h"
+#include "opttab.h"
 #include "outfile.h"
 #include "reader.h"
 #include "report.h"
@@ -35,14 +40,26 @@ struct exports {
 	int has_tree;        /* tree is built: --diff builds it, else the first writer that needs it */
 	enum ct_cost cost;
 	int reverse, diff, pprof_peak;
-	enum ct_fail_on ci_level; /* the leaks the CI formats list (check.h) */
+	enum ct_fail_on ci_level;        /* the leaks the CI formats list (check.h) */
+	int by_line, icicle, full_names; /* --by-line, --icicle, --full-names */
+	const char *const *hide;         /* --hide-frames */
+	size_t nhide;
+	unsigned detailed_freq; /* --detailed-freq: every Nth massif snapshot detailed */
 };
+
+/* The flame graph's and folded stacks' tree: by function unless --by-line, --hide-frames' frames out. */
+static int flame_tree(struct exports *x, struct ct_tree *t, int reversed)
+{
+	const struct ct_tree_opts to = {
+	    .reversed = reversed, .by_line = x->by_line, .hide = x->hide, .nhide = x->nhide};
+	return ct_tree_build_opts(t, x->r, &to);
+}
 
 /* x's root-first tree, built on first use: the exporters that draw their own (HTML, speedscope,
  * massif) never hold two trees at once. */
 static int root_tree(struct exports *x, const struct ct_tree **t)
 {
-	int rc = x->has_tree ? 0 : ct_tree_build(&x->tree, x->r, 0);
+	int rc = x->has_tree ? 0 : flame_tree(x, &x->tree, 0);
 	x->has_tree = !rc;
 	*t = &x->tree;
 	return rc;
@@ -53,11 +70,15 @@ static int write_flamegraph(FILE *out, struct exports *x)
 	struct ct_tree reversed;
 	const struct ct_tree *t = &reversed;
 	int rc, rebuild = x->reverse && !x->diff; /* --diff's tree is reversed already */
-	if ((rc = rebuild ? ct_tree_build(&reversed, x->r, 1) : root_tree(x, &t)))
+	if ((rc = rebuild ? flame_tree(x, &reversed, 1) : root_tree(x, &t)))
 		return rc;
 	/* Zooming reveals detail, so a standalone graph keeps frames down to 0.1 px, but not without
 	 * bound: a trace of a million distinct stacks must still give a file a browser opens. */
-	struct ct_flame_opts fo = {.cost = x->cost, .diff = x->diff, .max_frames = 30000};
+	struct ct_flame_opts fo = {.cost = x->cost,
+	                           .diff = x->diff,
+	                           .max_frames = 30000,
+	                           .icicle = x->icicle,
+	                           .full_names = x->full_names};
 	rc = ct_write_flamegraph(out, t, &fo);
 	if (rebuild)
 		ct_tree_destroy(&reversed);
@@ -84,7 +105,7 @@ static int write_speedscope(FILE *out, struct exports *x)
 }
 static int write_massif(FILE *out, struct exports *x)
 {
-	return ct_write_massif(out, x->r);
+	return ct_write_massif(out, x->r, x->detailed_freq);
 }
 static int write_junit(FILE *out, struct exports *x)
 {
@@ -125,124 +146,23 @@ enum {
 	OUT_DIFF = 2, /* also with --diff (which writes its own report on stdout) */
 };
 
-/* Every output, one row each. The files asked for are written first, in this order, then the
- * report on stdout: --json, or the text report when no other output is asked for. */
+/* Every output, one row each (its option's help is in the options table). The files asked for are
+ * written first, in this order, then the report on stdout: --json, or the text report when no
+ * other output is asked for. */
 static const struct output {
 	const char *option; /* NULL: the text report, the default */
 	int (*write)(FILE *out, struct exports *x);
-	unsigned flags;       /* OUT_* */
-	const char *synopsis; /* a file option's words in the usage lines, with the options that tune it */
-	const char *help;     /* its lines in --help, with the options that tune it */
+	unsigned flags; /* OUT_* */
 } outputs[] = {
-    {"--json", write_json, OUT_DIFF, NULL,
-     "  --json           one JSON document on stdout (schema: docs/json-schema.md)\n"},
-    {"--flamegraph", write_flamegraph, OUT_FILE | OUT_DIFF,
-     "[--flamegraph FILE.svg] [--cost COST] [--reverse]",
-     "  --flamegraph FILE  an interactive SVG flame graph (click to zoom, search, tooltips)\n"
-     "  --cost COST      what flame graph widths measure: leaked, peak, allocations, temporary or\n"
-     "                   allocated (bytes); default leaked when the program leaked, else peak\n"
-     "  --reverse        the flame graph upside down from the allocation sites (icicle: callers below)\n"},
-    {"--folded", write_folded, OUT_FILE, "[--folded FILE]",
-     "  --folded FILE    folded stacks (main;parse;xmalloc 1234) for flamegraph.pl or inferno\n"},
-    {"--html", write_html, OUT_FILE, "[--html FILE.html]",
-     "  --html FILE      a self-contained HTML report: summary, memory over time, flame graphs, leaks\n"},
-    {"--pprof", write_pprof, OUT_FILE, "[--pprof FILE.pb.gz] [--pprof-at exit|peak]",
-     "  --pprof FILE     pprof's profile.proto, gzipped (go tool pprof FILE); in-use figures are the\n"
-     "                   leaks at exit, or the heap at its peak with --pprof-at peak\n"},
-    {"--speedscope", write_speedscope, OUT_FILE, "[--speedscope FILE.json]",
-     "  --speedscope FILE  speedscope's JSON format, one profile per cost\n"},
-    {"--massif", write_massif, OUT_FILE, "[--massif FILE]",
-     "  --massif FILE    valgrind massif's format (ms_print FILE, massif-visualizer)\n"},
-    {"--junit", write_junit, OUT_FILE, "[--junit FILE.xml]",
-     "  --junit FILE     JUnit XML for CI servers: one failing testcase per leak site\n"},
-    {"--sarif", write_sarif, OUT_FILE, "[--sarif FILE.sarif]",
-     "  --sarif FILE     SARIF 2.1.0 (code scanning): one result per leak site, with its backtrace\n"},
-    {"--github", write_github, 0, "[--github]",
-     "  --github         GitHub Actions annotations on stdout: one ::error line per leak site\n"},
-    {"--histogram", write_histogram, 0, "[--histogram]",
-     "  --histogram      the allocation sizes on stdout: power-of-two buckets, with their\n"
-     "                   allocations, bytes, temporary allocations and leaked blocks\n"},
-    {NULL, write_text, 0, NULL, NULL},
+    {"--json", write_json, OUT_DIFF},     {"--flamegraph", write_flamegraph, OUT_FILE | OUT_DIFF},
+    {"--folded", write_folded, OUT_FILE}, {"--html", write_html, OUT_FILE | OUT_DIFF},
+    {"--pprof", write_pprof, OUT_FILE},   {"--speedscope", write_speedscope, OUT_FILE},
+    {"--massif", write_massif, OUT_FILE}, {"--junit", write_junit, OUT_FILE},
+    {"--sarif", write_sarif, OUT_FILE},   {"--github", write_github, 0},
+    {"--histogram", write_histogram, 0},  {NULL, write_text, 0},
 };
 
 #define NOUTPUTS (sizeof(outputs) / sizeof(outputs[0]))
-#define USAGE_WIDTH 100 /* the usage lines wrap before this column */
-
-static const char usage_head[] =
-    "usage: " PROG " [--json] [--top N] [--callers N] [--group site|backtrace] [--fold FILE]\n"
-    "       [--no-auto-fold] [--all-frames] [--full-stacks] [--debug-dir DIR]... TRACE\n";
-static const char usage_modes[] =
-    "       " PROG " [--json] [--flamegraph FILE.svg] [--cost COST] --diff BASE NEW\n"
-    "       " PROG " [--json] --symbols BINARY...\n"
-    "       " PROG " --fail-on LEVEL [--max-leaked SIZE] [--max-peak SIZE] [--json] TRACE\n"
-    "       " PROG " --baseline BASE [--max-growth 5%|SIZE] [--fail-on LEVEL] TRACE\n"
-    "       " PROG " [--between FROM,TO] TRACE\n"
-    "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.\n";
-static const char usage_tail[] =
-    "  --diff BASE NEW  per backtrace, the change in leaked bytes, peak and allocations from BASE\n"
-    "                   to NEW, matched by function, file and line; with --flamegraph, coloured\n"
-    "                   red where NEW grew and blue where it shrank; with --fail-on or --max-growth,\n"
-    "                   then compared as --baseline compares\n"
-    "  --baseline BASE  compare TRACE with BASE (a trace, or a saved --json report) per site (first\n"
-    "                   shown frame's function and file): exit 23 when a site's leaked bytes of the\n"
-    "                   --fail-on level (default definite), a site's bytes at the peak, the total\n"
-    "                   leaked or the peak heap grew past --max-growth (a share like 5%, or a SIZE;\n"
-    "                   default 0), listing what grew and what is new\n"
-    "  --between FROM,TO  only what happened between the marks FROM and TO (ctrack_mark() in the\n"
-    "                   program, include/ctrack/ctrack.h): allocations made between them, and as\n"
-    "                   leaked the blocks live at TO less those live at FROM, per site\n"
-    "  A FILE of - is standard output; writing files replaces the text report (not --json).\n"
-    "  --top N          sites per ranking (default 10; the JSON 'leaks' list is always complete)\n"
-    "  --callers N      under a site reached by several backtraces, the N largest with their own\n"
-    "                   figures, the rest summed on one line (default 3)\n"
-    "  --group site|backtrace  one entry per allocation site (first shown frame's function, file\n"
-    "                   and line; default) or per backtrace after folding\n"
-    "  --fold FILE      also fold frames matching FILE's patterns (one per line, '*' wildcard,\n"
-    "                   # comments; docs/fold.md); repeatable up to 8 times\n"
-    "  --no-auto-fold   do not fold the allocator wrappers found in the trace (xmalloc, ...: functions\n"
-    "                   that only pass their callers' sizes on to malloc); the report names them\n"
-    "  --all-frames     show allocator frames (operator new, std::allocator, ...) instead of folding\n"
-    "  --full-stacks    keep the frames below main and below a thread's start routine (_start,\n"
-    "                   __libc_start_main, start_thread, __clone3)\n"
-    "  --suppressions FILE  leaks to leave out of the check, LeakSanitizer's leak:PATTERN lines (a\n"
-    "                   plain report keeps them and names what each takes in the checks)\n"
-    "  --no-builtin-suppressions  the checks (--fail-on, --baseline, the CI formats) count what the\n"
-    "                   C runtime, the loader and libstdc++ keep until exit by design too (README)\n"
-    "  --fail-on LEVEL  check the leaks (CI): exit 23 when a block (with --max-leaked, more bytes\n"
-    "                   than it allows) is definitely or indirectly lost (definite; the default with\n"
-    "                   --max-leaked), or also possibly lost (possible), or leaked at all (reachable,\n"
-    "                   any), listing them under a verdict that replaces the text report; 1 when\n"
-    "                   the trace has no leak classes for definite or possible, or is damaged\n"
-    "                   (then no check passes: 'check incomplete', 1 unless a rule is broken)\n"
-    "  --max-leaked SIZE, --max-peak SIZE  the leaked bytes allowed (0, the default: no block, not\n"
-    "                   even of 0 bytes); the highest peak heap allowed (exit 23 above it). SIZE:\n"
-    "                   4096, 10KiB, 1.5MB, ...\n"
-    "  --symbols BINARY...  instead of a trace: the symbol quality of each binary and the shared\n"
-    "                   libraries it needs; exit 3 when a given binary loses inline attribution\n"
-    "  --debug-dir DIR  also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug\n"
-    "                   or by .gnu_debuglink), after /usr/lib/debug; repeatable. Debuginfod is\n"
-    "                   asked only when DEBUGINFOD_URLS is set\n";
-
-/* --help: the file options' synopses wrapped into usage lines, then every output's help lines. */
-static void put_usage(FILE *out)
-{
-	size_t col = 0;
-	fputs(usage_head, out);
-	for (size_t i = 0; i < NOUTPUTS; i++) {
-		const char *s = outputs[i].synopsis;
-		if (!s)
-			continue;
-		if (col && col + 1 + strlen(s) >= USAGE_WIDTH)
-			col = (size_t)fprintf(out, "\n       %s", s) - 1;
-		else
-			col += (size_t)fprintf(out, col ? " %s" : "       %s", s);
-	}
-	fputs(col ? "\n" : "", out);
-	fputs(usage_modes, out);
-	for (size_t i = 0; i < NOUTPUTS; i++)
-		fputs(outputs[i].help ? outputs[i].help : "", out);
-	fputs(usage_tail, out);
-}
 
 struct options {
 	size_t top;
@@ -259,16 +179,23 @@ struct options {
 	const char *out[NOUTPUTS]; /* per output: its file ("-" for stdout), NULL when not asked for */
 	int cost;                  /* enum ct_cost, or -1: leaked when anything leaked, else peak */
 	int reverse, pprof_peak, diff;
-	struct ct_check check;   /* --fail-on, --max-leaked, --max-peak */
-	int checking;            /* one of them was given */
+	struct ct_check_args ca; /* the check options (check.h): ca.check, their rules */
+	int checking;            /* --fail-on, --max-leaked or --max-peak was given */
 	const char *baseline;    /* --baseline BASE: a trace or a saved JSON report */
 	struct ct_growth growth; /* --max-growth (default: none) */
 	int growth_given;
-	enum ct_fail_on level;   /* the leaks a baseline compares: --fail-on's, definite by default */
-	char *between;           /* --between FROM,TO: "FROM\0TO" (owned) */
-	const char **supp_files; /* the --suppressions files, again for a baseline's trace */
-	size_t nsupp;
+	enum ct_fail_on level; /* the leaks a baseline compares: --fail-on's, definite by default */
+	char *between;         /* --between FROM,TO: "FROM\0TO" (owned) */
 	const char *between_to;
+	int window;                 /* --from or --to was given */
+	uint64_t from_us, to_us;    /* --from, --to: the time window in microseconds (0, UINT64_MAX) */
+	int full_names;             /* --full-names: C++ names in full in text, HTML and flame graphs */
+	int by_line;                /* --by-line: flame graphs and trees split a function per call line */
+	int icicle;                 /* --icicle: the flame graph top-down, roots at the top */
+	const char *hide_frames[8]; /* --hide-frames REGEX: POSIX extended, on function names */
+	size_t nhide;
+	unsigned detailed_freq;     /* --detailed-freq N: every Nth massif snapshot detailed (10) */
+	unsigned source_context;    /* --context N: source lines around a frame's line in HTML (3) */
 	struct ct_outfile *std_out; /* standard output, keeping a failed write's errno (outfile.h) */
 };
 
@@ -324,37 +251,73 @@ static int parse_count(const char *s, size_t *out)
 	return 0;
 }
 
-/* Appends DIR, made absolute (libdwfl's build-id lookup skips relative entries), to o->debug_dirs.
- * Returns 0, or the exit status. */
-static int add_debug_dir(struct options *o, const char *dir)
+/* A TIME of --from/--to in microseconds: a decimal number and an optional unit, s (the default),
+ * ms or us ("1.5", "250ms", "1200us"); digits finer than a microsecond are dropped. 0, or -1. */
+static int parse_time(const char *s, uint64_t *us)
 {
-	char *abs = realpath(dir, NULL), *joined = NULL;
-	if (!abs) {
-		fprintf(stderr, PROG ": --debug-dir %s: %s\n", dir, strerror(errno));
-		return 2;
+	uint64_t whole = 0, frac = 0, fscale = 1;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*p - '0');
 	}
-	if (strchr(abs, ':')) {
-		free(abs);
-		return usage_error("--debug-dir cannot hold a ':' ('%s')", dir);
-	}
-	int n = o->debug_dirs ? asprintf(&joined, "%s:%s", o->debug_dirs, abs) : asprintf(&joined, "%s", abs);
-	free(abs);
-	if (n < 0) {
-		fprintf(stderr, PROG ": out of memory\n");
-		return 1;
-	}
-	free(o->debug_dirs);
-	o->debug_dirs = joined;
+	int digits = p > s;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, digits = 1)
+			if (fscale < 1000000) /* no unit needs more than six places */
+				frac = frac * 10 + (uint64_t)(*p - '0'), fscale *= 10;
+	uint64_t unit = !strcmp(p, "s") || !*p ? 1000000 : !strcmp(p, "ms") ? 1000 : !strcmp(p, "us") ? 1 : 0;
+	if (!digits || !unit || whole > UINT64_MAX / unit || whole * unit > UINT64_MAX - frac * unit / fscale)
+		return -1;
+	*us = whole * unit + frac * unit / fscale;
 	return 0;
 }
 
-/* The value of option a (argv[*i]): "--opt=value" or the next argument; NULL when missing. */
-static const char *option_value(int argc, char **argv, int *i, size_t name_len)
+/* A count of at most UINT_MAX into *out, at least min: 0, or -1. */
+static int parse_unsigned(const char *s, unsigned min, unsigned *out)
 {
-	const char *a = argv[*i];
-	if (a[name_len] == '=')
-		return a + name_len + 1;
-	return *i + 1 < argc ? argv[++*i] : NULL;
+	size_t v;
+	if (parse_count(s, &v) < 0 || v > UINT_MAX || v < min)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* --hide-frames REGEX: compiled once here, so a bad pattern is a usage error naming regerror's
+ * reason (in err); the users compile it again. 0, or -1. */
+static int check_regex(const char *re, char *err, size_t len)
+{
+	regex_t r;
+	char why[256];
+	int rc = regcomp(&r, re, REG_EXTENDED | REG_NOSUB);
+	if (!rc) {
+		regfree(&r);
+		return 0;
+	}
+	regerror(rc, &r, why, sizeof(why));
+	snprintf(err, len, "--hide-frames '%s': %s", re, why);
+	return -1;
+}
+
+/* Appends DIR, made absolute (libdwfl's build-id lookup skips relative entries), to o->debug_dirs.
+ * Returns 0, or the exit status with the reason in err. */
+static int add_debug_dir(struct options *o, const char *dir, char *err, size_t len)
+{
+	char *abs = realpath(dir, NULL), *joined = NULL;
+	if (!abs)
+		return snprintf(err, len, "--debug-dir %s: %s", dir, strerror(errno)), 2;
+	if (strchr(abs, ':')) {
+		free(abs);
+		return snprintf(err, len, "--debug-dir cannot hold a ':' ('%s')", dir), 2;
+	}
+	int n = o->debug_dirs ? asprintf(&joined, "%s:%s", o->debug_dirs, abs) : asprintf(&joined, "%s", abs);
+	free(abs);
+	if (n < 0)
+		return snprintf(err, len, "out of memory"), 1;
+	free(o->debug_dirs);
+	o->debug_dirs = joined;
+	return 0;
 }
 
 /* The output whose option a is ("--json"; "--html" or "--html=FILE" for a file), or NULL. */
@@ -392,155 +355,534 @@ static int two_on_stdout(const struct options *o, char *buf, size_t len)
 	return 1;
 }
 
-/* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
-static int parse_args(int argc, char **argv, struct options *o)
+/* ---- the options table: each row applied by a handler below (or set as a flag), and written
+ * into --help, the man page and the bash completion (opttab.h) ---- */
+
+#define OPT(field) offsetof(struct options, field)
+#define G_REPORTS "Reports"
+#define G_OUTPUTS "Outputs (files)"
+#define G_WINDOW "Time window"
+#define G_FLAME "Flame graphs and names"
+#define G_COMPARE "Comparing runs"
+#define G_SYMBOLS "Symbols and debug info"
+#define G_GENERAL "General"
+
+/* A usage error's reason into err: exit status 2. */
+static int bad(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t len, const char *fmt, ...)
 {
-	int max_leaked = 0, no_builtin = 0;
-	*o = (struct options){.top = 10,
-	                      .callers = 3,
-	                      .args = calloc((size_t)argc, sizeof(char *)),
-	                      .supp_files = calloc((size_t)argc, sizeof(char *)),
-	                      .cost = -1};
-	if (!o->args || !o->supp_files)
-		return fprintf(stderr, PROG ": out of memory\n"), 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const struct output *w;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			put_usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "--version")) {
-			printf(PROG " %s\n", CTRACK_VERSION);
-			return 0;
-		} else if (!strcmp(a, "--symbols")) {
-			o->symbols = 1;
-		} else if (!strcmp(a, "--all-frames")) {
-			o->all_frames = 1;
-		} else if (!strcmp(a, "--full-stacks")) {
-			o->full_stacks = 1;
-		} else if (!strcmp(a, "--no-auto-fold")) {
-			o->no_auto_fold = 1;
-		} else if (!strcmp(a, "--reverse")) {
-			o->reverse = 1;
-		} else if (!strcmp(a, "--diff")) {
-			o->diff = 1;
-		} else if (!strcmp(a, "--no-builtin-suppressions")) {
-			no_builtin = 1;
-		} else if ((w = find_output(a)) && !(w->flags & OUT_FILE)) {
-			o->out[w - outputs] = "-";
-		} else if (w) {
-			const char *v = option_value(argc, argv, &i, strcspn(a, "="));
-			if (!v || !*v)
-				return usage_error("%s needs a file", a);
-			o->out[w - outputs] = v;
-		} else if (!strcmp(a, "--cost") || !strncmp(a, "--cost=", 7)) {
-			const char *v = option_value(argc, argv, &i, 6);
-			if (!v || (o->cost = ct_cost_parse(v)) < 0)
-				return usage_error("--cost needs leaked, peak, allocations, temporary or "
-				                   "allocated, not '%s'",
-				                   v ? v : "");
-		} else if (!strcmp(a, "--pprof-at") || !strncmp(a, "--pprof-at=", 11)) {
-			const char *v = option_value(argc, argv, &i, 10);
-			if (!v || (strcmp(v, "exit") && strcmp(v, "peak")))
-				return usage_error("--pprof-at needs 'exit' or 'peak', not '%s'", v ? v : "");
-			o->pprof_peak = !strcmp(v, "peak");
-		} else if (!strcmp(a, "--group") || !strncmp(a, "--group=", 8)) {
-			const char *v = option_value(argc, argv, &i, 7);
-			if (!v || (strcmp(v, "site") && strcmp(v, "backtrace")))
-				return usage_error("--group needs 'site' or 'backtrace', not '%s'",
-				                   v ? v : "");
-			o->group = strcmp(v, "site") ? CT_GROUP_BACKTRACE : CT_GROUP_SITE;
-		} else if (!strcmp(a, "--fold") || !strncmp(a, "--fold=", 7)) {
-			const char *v = option_value(argc, argv, &i, 6);
-			if (!v || !*v)
-				return usage_error("%s needs a file", a);
-			if (o->nfold == sizeof(o->fold_files) / sizeof(o->fold_files[0]))
-				return usage_error("at most 8 --fold files ('%s' is one too many)", v);
-			o->fold_files[o->nfold++] = v;
-		} else if (!strcmp(a, "--callers") || !strncmp(a, "--callers=", 10)) {
-			const char *v = option_value(argc, argv, &i, 9);
-			if (!v)
-				return usage_error("%s needs a number", a);
-			if (parse_count(v, &o->callers) < 0)
-				return usage_error("--callers needs a number, not '%s'", v);
-		} else if (!strcmp(a, "--suppressions") || !strncmp(a, "--suppressions=", 15)) {
-			const char *v = option_value(argc, argv, &i, 14);
-			char err[512];
-			if (!v || !*v)
-				return usage_error("%s needs a file", a);
-			if (ct_check_add_suppressions(&o->check, v, err, sizeof(err)) < 0) {
-				fprintf(stderr, PROG ": --suppressions: %s\n", err);
-				return 2;
-			}
-			o->supp_files[o->nsupp++] = v;
-		} else if (!strcmp(a, "--fail-on") || !strncmp(a, "--fail-on=", 10)) {
-			const char *v = option_value(argc, argv, &i, 9);
-			int level = v ? ct_check_parse_level(v) : -1;
-			if (level < 0)
-				return usage_error(
-				    "--fail-on needs definite, possible, reachable or any, not '%s'",
-				    v ? v : "");
-			o->check.fail_on = (enum ct_fail_on)level, o->checking = 1;
-		} else if (!strcmp(a, "--max-leaked") || !strncmp(a, "--max-leaked=", 13) ||
-		           !strcmp(a, "--max-peak") || !strncmp(a, "--max-peak=", 11)) {
-			int peak = a[6] == 'p';
-			const char *v = option_value(argc, argv, &i, peak ? 10 : 12);
-			if (!v || ct_parse_size(v, peak ? &o->check.max_peak : &o->check.max_leaked) < 0)
-				return usage_error(
-				    peak ? "--max-peak needs a size (4096, 10KiB, 1.5MB), not '%s'"
-				         : "--max-leaked needs a size (4096, 10KiB, 1.5MB), not '%s'",
-				    v ? v : "");
-			o->check.peak_rule |= peak, o->checking = 1, max_leaked |= !peak;
-		} else if (!strcmp(a, "--baseline") || !strncmp(a, "--baseline=", 11)) {
-			const char *v = option_value(argc, argv, &i, 10);
-			if (!v || !*v)
-				return usage_error("%s needs a trace or a JSON report", a);
-			o->baseline = v;
-		} else if (!strcmp(a, "--max-growth") || !strncmp(a, "--max-growth=", 13)) {
-			const char *v = option_value(argc, argv, &i, 12);
-			if (!v || ct_growth_parse(v, &o->growth) < 0)
-				return usage_error("--max-growth needs a share (5%%) or a size (4096, 10KiB, "
-				                   "1.5MB), not '%s'",
-				                   v ? v : "");
-			o->growth_given = 1;
-		} else if (!strcmp(a, "--between") || !strncmp(a, "--between=", 10)) {
-			const char *v = option_value(argc, argv, &i, 9);
-			const char *comma = v ? strchr(v, ',') : NULL;
-			if (!comma || comma == v || !comma[1] || strchr(comma + 1, ','))
-				return usage_error("--between needs two marks, FROM,TO, not '%s'",
-				                   v ? v : "");
-			free(o->between);
-			if (!(o->between = strdup(v)))
-				return fprintf(stderr, PROG ": out of memory\n"), 1;
-			o->between[comma - v] = '\0';
-			o->between_to = o->between + (comma - v) + 1;
-		} else if (!strcmp(a, "--top") || !strncmp(a, "--top=", 6)) {
-			const char *v = option_value(argc, argv, &i, 5);
-			if (!v)
-				return usage_error("%s needs a number", a);
-			if (parse_count(v, &o->top) < 0)
-				return usage_error("--top needs a number, not '%s'", v);
-		} else if (!strcmp(a, "--debug-dir") || !strncmp(a, "--debug-dir=", 12)) {
-			const char *v = option_value(argc, argv, &i, 11);
-			if (!v || !*v)
-				return usage_error("%s needs a directory", a);
-			int rc = add_debug_dir(o, v);
-			if (rc)
-				return rc;
-		} else if (a[0] == '-' && a[1] && strcmp(a, "--")) {
-			return usage_error("unknown option '%s'", a);
-		} else {
-			if (!strcmp(a, "--") && i + 1 < argc)
-				a = argv[++i];
-			o->args[o->nargs++] = a;
-			o->trace = o->args[0];
-		}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+/* An output's option: its file, or "-" for one that writes to stdout. */
+static int opt_output(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	char name[32];
+	snprintf(name, sizeof(name), "--%s", self->name);
+	const struct output *w = find_output(name);
+	assert(w); /* every output's row names an output */
+	o->out[w - outputs] = arg ? arg : "-";
+	return CT_OPT_GO_ON;
+}
+
+/* A size_t count at the row's offset. */
+static int opt_count(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	if (parse_count(arg, (size_t *)(void *)((char *)ctx + self->offset)) < 0)
+		return bad(err, len, "--%s needs a number, not '%s'", self->name, arg);
+	return CT_OPT_GO_ON;
+}
+
+/* An unsigned count at the row's offset: --detailed-freq needs at least 1, --context 0 or more. */
+static int opt_unsigned(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	unsigned min = !strcmp(self->name, "detailed-freq");
+	if (parse_unsigned(arg, min, (unsigned *)(void *)((char *)ctx + self->offset)) < 0)
+		return bad(err, len, "--%s needs a number%s, not '%s'", self->name,
+		           min ? " of at least 1" : " of lines", arg);
+	return CT_OPT_GO_ON;
+}
+
+/* A string kept as given, at the row's offset. */
+static int opt_string(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	*(const char **)(void *)((char *)ctx + self->offset) = arg;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_cost(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	if ((o->cost = ct_cost_parse(arg)) < 0)
+		return bad(err, len,
+		           "--cost needs leaked, peak, allocations, temporary or allocated, not '%s'", arg);
+	return CT_OPT_GO_ON;
+}
+
+static int opt_pprof_at(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	if (strcmp(arg, "exit") && strcmp(arg, "peak"))
+		return bad(err, len, "--pprof-at needs 'exit' or 'peak', not '%s'", arg);
+	o->pprof_peak = !strcmp(arg, "peak");
+	return CT_OPT_GO_ON;
+}
+
+static int opt_group(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	if (strcmp(arg, "site") && strcmp(arg, "backtrace"))
+		return bad(err, len, "--group needs 'site' or 'backtrace', not '%s'", arg);
+	o->group = strcmp(arg, "site") ? CT_GROUP_BACKTRACE : CT_GROUP_SITE;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_fold(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	if (o->nfold == sizeof(o->fold_files) / sizeof(o->fold_files[0]))
+		return bad(err, len, "at most 8 --fold files ('%s' is one too many)", arg);
+	o->fold_files[o->nfold++] = arg;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_growth(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	if (ct_growth_parse(arg, &o->growth) < 0)
+		return bad(err, len,
+		           "--max-growth needs a share (5%%) or a size (4096, 10KiB, 1.5MB), not '%s'", arg);
+	o->growth_given = 1;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_between(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	const char *comma = strchr(arg, ',');
+	if (!comma || comma == arg || !comma[1] || strchr(comma + 1, ','))
+		return bad(err, len, "--between needs two marks, FROM,TO, not '%s'", arg);
+	free(o->between);
+	if (!(o->between = strdup(arg)))
+		return snprintf(err, len, "out of memory"), 1;
+	o->between[comma - arg] = '\0';
+	o->between_to = o->between + (comma - arg) + 1;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_time(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	int from = !strcmp(self->name, "from");
+	if (parse_time(arg, from ? &o->from_us : &o->to_us) < 0)
+		return bad(err, len, "--%s needs a time (1.5, 250ms, 1200us), not '%s'", self->name, arg);
+	o->window = 1;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_hide(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct options *o = ctx;
+	if (o->nhide == sizeof(o->hide_frames) / sizeof(o->hide_frames[0]))
+		return bad(err, len, "at most 8 --hide-frames patterns ('%s' is one too many)", arg);
+	if (check_regex(arg, err, len) < 0)
+		return 2;
+	o->hide_frames[o->nhide++] = arg;
+	return CT_OPT_GO_ON;
+}
+
+static int opt_debug_dir(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	int rc = add_debug_dir(ctx, arg, err, len);
+	return rc ? rc : CT_OPT_GO_ON;
+}
+
+static int opt_help(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len);
+
+static int opt_version(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	printf(PROG " %s\n", CTRACK_VERSION);
+	return 0;
+}
+
+static const struct ct_opt option_table[] = {
+    {.name = "json",
+     .group = G_REPORTS,
+     .help = "one JSON document on stdout instead of the text report (schema: docs/json-schema.md)",
+     .kind = CT_OPT_CALL,
+     .call = opt_output},
+    {.name = "histogram",
+     .group = G_REPORTS,
+     .help = "the allocation sizes on stdout: power-of-two buckets, with their allocations, bytes, "
+             "temporary allocations and leaked blocks",
+     .kind = CT_OPT_CALL,
+     .call = opt_output},
+    {.name = "top",
+     .arg = "N",
+     .group = G_REPORTS,
+     .help = "sites per ranking (default 10; the JSON 'leaks' list is always complete)",
+     .kind = CT_OPT_CALL,
+     .call = opt_count,
+     .offset = OPT(top)},
+    {.name = "callers",
+     .arg = "N",
+     .group = G_REPORTS,
+     .help = "under a site reached by several backtraces, the N largest with their own figures, "
+             "the rest summed on one line (default 3)",
+     .kind = CT_OPT_CALL,
+     .call = opt_count,
+     .offset = OPT(callers)},
+    {.name = "group",
+     .arg = "site|backtrace",
+     .group = G_REPORTS,
+     .help = "one entry per allocation site (first shown frame's function, file and line; the "
+             "default) or per backtrace after folding",
+     .kind = CT_OPT_CALL,
+     .call = opt_group,
+     .values = "site backtrace"},
+    {.name = "html",
+     .arg = "FILE",
+     .group = G_OUTPUTS,
+     .help = "a self-contained HTML report: summary, memory over time, call trees, flame graphs, "
+             "leaks; with --diff, the comparison of BASE and NEW",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "context",
+     .arg = "N",
+     .group = G_OUTPUTS,
+     .help = "--html: the source lines shown around a frame's line (default 3; 0: no source)",
+     .kind = CT_OPT_CALL,
+     .call = opt_unsigned,
+     .offset = OPT(source_context)},
+    {.name = "flamegraph",
+     .arg = "FILE",
+     .group = G_OUTPUTS,
+     .help = "an interactive SVG flame graph (click to zoom, search, tooltips); with --diff, "
+             "red where NEW grew and blue where it shrank",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "folded",
+     .arg = "FILE",
+     .group = G_OUTPUTS,
+     .help = "folded stacks (main;parse;xmalloc 1234) for flamegraph.pl or inferno",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "pprof",
+     .arg = "FILE",
+     .group = G_OUTPUTS,
+     .help = "pprof's profile.proto, gzipped (go tool pprof FILE); in-use figures are the leaks "
+             "at exit, or the heap at its peak with --pprof-at peak",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "pprof-at",
+     .arg = "exit|peak",
+     .group = G_OUTPUTS,
+     .help = "--pprof: the in-use figures at exit (the default) or at the peak",
+     .kind = CT_OPT_CALL,
+     .call = opt_pprof_at,
+     .values = "exit peak"},
+    {.name = "speedscope",
+     .arg = "FILE",
+     .group = G_OUTPUTS,
+     .help = "speedscope's JSON format, one profile per cost",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "massif",
+     .arg = "FILE",
+     .group = G_OUTPUTS,
+     .help = "valgrind massif's format (ms_print FILE, massif-visualizer)",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "detailed-freq",
+     .arg = "N",
+     .group = G_OUTPUTS,
+     .help = "--massif: every Nth snapshot is a detailed one, as massif's option (default 10; 1: "
+             "every one)",
+     .kind = CT_OPT_CALL,
+     .call = opt_unsigned,
+     .offset = OPT(detailed_freq)},
+    {.name = "from",
+     .arg = "TIME",
+     .group = G_WINDOW,
+     .help = "only what happened from TIME on: allocations made in the window, and as leaked the "
+             "blocks still live at its end. TIME: seconds from the start of the run, or with a "
+             "unit (1.5, 250ms, 1200us)",
+     .kind = CT_OPT_CALL,
+     .call = opt_time},
+    {.name = "to",
+     .arg = "TIME",
+     .group = G_WINDOW,
+     .help = "only what happened until TIME (default: the end of the run)",
+     .kind = CT_OPT_CALL,
+     .call = opt_time},
+    {.name = "between",
+     .arg = "FROM,TO",
+     .group = G_WINDOW,
+     .help = "only what happened between the marks FROM and TO (ctrack_mark() in the program, "
+             "include/ctrack/ctrack.h): allocations made between them, and as leaked the blocks "
+             "live at TO less those live at FROM, per site; not with --from or --to",
+     .kind = CT_OPT_CALL,
+     .call = opt_between},
+    {.name = "cost",
+     .arg = "COST",
+     .group = G_FLAME,
+     .help = "what flame graph widths measure: lost (bytes definitely or indirectly lost), leaked "
+             "(bytes live at exit, still reachable ones too), peak, allocations, temporary or "
+             "allocated (bytes); default lost when the exit scan found blocks lost, leaked when a "
+             "trace without leak classes leaked, else peak",
+     .kind = CT_OPT_CALL,
+     .call = opt_cost,
+     .values = "lost leaked peak allocations temporary allocated"},
+    {.name = "reverse",
+     .group = G_FLAME,
+     .help = "the flame graph rooted at the allocation sites, their callers stacked outward (draw "
+             "it top-down with --icicle)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(reverse)},
+    {.name = "icicle",
+     .group = G_FLAME,
+     .help = "the flame graph drawn top-down, its roots at the top (the SVG's Icicle/Flame button "
+             "turns it over)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(icicle)},
+    {.name = "by-line",
+     .group = G_FLAME,
+     .help = "flame graphs and call trees split a function's frames per call line (default: merged "
+             "by function)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(by_line)},
+    {.name = "hide-frames",
+     .arg = "REGEX",
+     .group = G_FLAME,
+     .help = "leave out the frames whose function matches REGEX (POSIX extended); repeatable up "
+             "to 8 times",
+     .kind = CT_OPT_CALL,
+     .call = opt_hide},
+    {.name = "full-names",
+     .group = G_FLAME,
+     .help = "C++ names in full in the text, the HTML tables and the flame graphs (default: "
+             "template arguments collapsed to <…>, no parameter lists)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(full_names)},
+    {.name = "fold",
+     .arg = "FILE",
+     .group = G_FLAME,
+     .help = "also fold frames matching FILE's patterns (one per line, '*' wildcard, # comments; "
+             "docs/fold.md); repeatable up to 8 times",
+     .kind = CT_OPT_CALL,
+     .call = opt_fold,
+     .flags = CT_OPT_FILE},
+    {.name = "no-auto-fold",
+     .group = G_FLAME,
+     .help = "do not fold the allocator wrappers found in the trace (xmalloc, ...: functions that "
+             "only pass their callers' sizes on to malloc); the report names them",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(no_auto_fold)},
+    {.name = "all-frames",
+     .group = G_FLAME,
+     .help = "show allocator frames (operator new, std::allocator, ...) instead of folding them",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(all_frames)},
+    {.name = "full-stacks",
+     .group = G_FLAME,
+     .help = "keep the frames below main and below a thread's start routine (_start, "
+             "__libc_start_main, start_thread, __clone3)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(full_stacks)},
+    {.name = "junit",
+     .arg = "FILE",
+     .group = CT_CHECK_GROUP,
+     .help = "JUnit XML for CI servers: one failing testcase per leak site",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "sarif",
+     .arg = "FILE",
+     .group = CT_CHECK_GROUP,
+     .help = "SARIF 2.1.0 (code scanning): one result per leak site, with its backtrace",
+     .kind = CT_OPT_CALL,
+     .call = opt_output,
+     .flags = CT_OPT_FILE},
+    {.name = "github",
+     .group = CT_CHECK_GROUP,
+     .help = "GitHub Actions annotations on stdout: one ::error line per leak site",
+     .kind = CT_OPT_CALL,
+     .call = opt_output},
+    {.name = "diff",
+     .group = G_COMPARE,
+     .help = "two runs, BASE (a trace or a saved --json report) and NEW: per site, the change in "
+             "leaked bytes, peak and allocations from BASE to NEW, sites matched as --baseline "
+             "matches them; with --fail-on or --max-growth, then checked as --baseline checks",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(diff)},
+    {.name = "baseline",
+     .arg = "BASE",
+     .group = G_COMPARE,
+     .help = "compare TRACE with BASE (a trace, or a saved --json report) per site (first shown "
+             "frame's function and file): exit 23 when a site's leaked bytes of the --fail-on "
+             "level (default definite), a site's bytes at the peak, the total leaked or the peak "
+             "heap grew past --max-growth, listing what grew and what is new",
+     .kind = CT_OPT_CALL,
+     .call = opt_string,
+     .offset = OPT(baseline),
+     .flags = CT_OPT_FILE},
+    {.name = "max-growth",
+     .arg = "SHARE|SIZE",
+     .group = G_COMPARE,
+     .help = "the growth --baseline and --diff allow: a share like 5%, or a SIZE (default 0)",
+     .kind = CT_OPT_CALL,
+     .call = opt_growth},
+    {.name = "symbols",
+     .group = G_SYMBOLS,
+     .help = "the operands are binaries, not a trace: the symbol quality of each and of the shared "
+             "libraries it needs; exit 3 when a given binary loses inline attribution",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(symbols)},
+    {.name = "debug-dir",
+     .arg = "DIR",
+     .group = G_SYMBOLS,
+     .help = "also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug or by "
+             ".gnu_debuglink), after /usr/lib/debug; repeatable. Debuginfod is asked only when "
+             "DEBUGINFOD_URLS is set",
+     .kind = CT_OPT_CALL,
+     .call = opt_debug_dir,
+     .flags = CT_OPT_DIR},
+    CT_OPT_STANDARD_ROWS(G_GENERAL, opt_help, opt_version),
+};
+
+#define NTABLES 2
+
+/* ctrack-analyze's options: the check options (check.h), then its own. */
+static void get_tables(struct ct_opttab t[NTABLES])
+{
+	t[0] = (struct ct_opttab){ct_check_options, ct_check_noptions, OPT(ca)};
+	t[1] = (struct ct_opttab){option_table, sizeof(option_table) / sizeof(option_table[0]), 0};
+}
+
+static const char *const synopsis[] = {
+    "[OPTIONS] TRACE",
+    "[OPTIONS] --diff BASE NEW",
+    "--baseline BASE [--max-growth SHARE|SIZE] [OPTIONS] TRACE",
+    "--symbols [--json] BINARY...",
+    NULL,
+};
+static const char *const groups[] = {G_REPORTS, G_OUTPUTS, G_WINDOW,  G_FLAME, CT_CHECK_GROUP,
+                                     G_COMPARE, G_SYMBOLS, G_GENERAL, NULL};
+static const char *const description[] = {
+    PROG " reads a trace written by ctrack(1) (an allocation trace of a program run under its "
+         "shim) and reports the leaks (definitely, indirectly and possibly lost, and still "
+         "reachable, as valgrind's memcheck classes them), the peak heap and the busiest "
+         "allocation sites, with their backtraces.",
+    "Without an output option it prints the text report. Each output option writes its own file; "
+    "the text report is then left out, but not --json.",
+    NULL,
+};
+static const char *const notes[] = {
+    "A FILE of - is standard output. Options may come before or after the operands; '--' ends "
+    "them. An option's argument follows it or is joined with '=' (--top=5).",
+    NULL,
+};
+static const char *const exit_status[] = {
+    "0: the report was written (also for a truncated or damaged trace, with a warning).",
+    "1: an error, or a check of a damaged trace that holds on what was read (a damaged trace never "
+    "passes).",
+    "2: a usage error.",
+    "3: --symbols found a given binary that loses inline attribution.",
+    "23: a rule of --fail-on, --max-leaked, --max-peak, --baseline or --max-growth is broken.",
+    NULL,
+};
+static const struct ct_example examples[] = {
+    {PROG " ctrack.demo.1234.zst",
+     "The text report: the leaks (what is lost first), the peak heap and the busiest sites."},
+    {PROG " --html report.html ctrack.demo.1234.zst",
+     "A self-contained HTML report to open in a browser or send to a colleague."},
+    {PROG " --fail-on definite --junit leaks.xml ctrack.tests.1234.zst",
+     "A CI check: exit 23 when a block is definitely or indirectly lost, each leak site a failing "
+     "JUnit testcase."},
+    {PROG " --json ctrack.app.1234.zst > base.json",
+     "Save a baseline (a JSON report) of a known good run ..."},
+    {PROG " --baseline base.json --max-growth 5% ctrack.app.5678.zst",
+     "... and fail (exit 23) when a later run's leaks or peak grew more than 5% per site."},
+    {PROG " --from 1.5 --to 2s ctrack.app.1234.zst",
+     "What the program allocated between 1.5 s and 2 s into its run, and what of it was still "
+     "live at 2 s."},
+    {NULL, NULL},
+};
+static const struct ct_optdoc doc = {
+    .prog = PROG,
+    .version = CTRACK_VERSION,
+    .brief = "report the leaks, the peak heap and the allocation sites of a ctrack trace",
+    .synopsis = synopsis,
+    .summary = "Reports the leaks, the peak heap and the busiest allocation sites of a ctrack trace.",
+    .description = description,
+    .groups = groups,
+    .notes = notes,
+    .examples = examples,
+    .exit_status = exit_status,
+    .see_also = "ctrack(1), valgrind(1), ms_print(1)",
+};
+
+/* --help, and the build's --help-man and --help-completion. */
+static int opt_help(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct ct_opttab t[NTABLES];
+	get_tables(t);
+	if (!strcmp(self->name, "help-man"))
+		ct_opt_man(stdout, &doc, t, NTABLES);
+	else if (!strcmp(self->name, "help-completion"))
+		ct_opt_completion(stdout, &doc, t, NTABLES);
+	else
+		ct_opt_help(stdout, &doc, t, NTABLES);
+	return 0;
+}
+
+/* The option at argv[*i] (its argument the next word, or joined by '='), applied: CT_OPT_GO_ON, or
+ * the exit status after one line on stderr. */
+static int parse_option(int argc, char **argv, int *i, struct options *o)
+{
+	struct ct_opttab t[NTABLES];
+	const struct ct_opttab *in;
+	const char *a = argv[*i], *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+	char err[1024], name[96];
+	get_tables(t);
+	const struct ct_opt *r = ct_opt_find(t, NTABLES, a, &in);
+	if (!r)
+		return usage_error("unknown option '%s'", a);
+	snprintf(name, sizeof(name), "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+	if (!r->arg && eq)
+		return usage_error("%s takes no argument", name);
+	const char *v = !r->arg ? NULL : eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+	if (r->arg && (!v || !*v)) {
+		fprintf(stderr, PROG ": %s needs an argument (%s) (see --help)\n", name, r->arg);
+		return 2;
 	}
+	int rc = ct_opt_apply(r, in, o, v, err, sizeof(err));
+	if (rc > 0)
+		fprintf(stderr, PROG ": %s%s\n", err, rc == 2 ? " (see --help)" : "");
+	return rc;
+}
+
+/* The rules between options, once all are read: -1 to go on, or the exit status. */
+static int finish_args(struct options *o)
+{
+	int max_leaked = o->ca.max_leaked;
+	o->checking = o->ca.rules;
 	if (!o->trace)
 		return usage_error("%s", o->symbols ? "no binary given" : "no trace file given");
-	if (o->symbols && (o->checking || o->baseline || o->growth_given || o->between))
-		return usage_error("--symbols checks binaries: no trace rule applies%s", "");
-	if (o->diff && (max_leaked || o->check.peak_rule || o->baseline))
+	if (o->symbols && (o->checking || o->baseline || o->growth_given || o->between || o->window))
+		return usage_error("--symbols checks binaries: no trace rule or window applies%s", "");
+	if (o->diff && (max_leaked || o->ca.check.peak_rule || o->baseline))
 		return usage_error("--diff compares its two traces (--fail-on, --max-growth): %s is for "
 		                   "one trace",
 		                   o->baseline  ? "--baseline"
@@ -548,30 +890,44 @@ static int parse_args(int argc, char **argv, struct options *o)
 		                                : "--max-peak");
 	if (o->growth_given && !o->baseline && !o->diff)
 		return usage_error("--max-growth needs --baseline BASE or --diff BASE NEW%s", "");
+	if (o->from_us > o->to_us)
+		return usage_error("--from is after --to%s", "");
+	if (o->window && o->between)
+		return usage_error("--from and --to cannot go with --between (one window at a time)%s", "");
+	if (o->window && (o->checking || o->baseline || o->growth_given)) /* the checks judge whole runs */
+		return usage_error("--from and --to cannot go with %s",
+		                   o->baseline ? "--baseline" : "the checks");
+	/* The HTML report and massif chart the whole run from its timeline: narrowed figures beside it
+	 * would disagree with the chart (the page selects its own window by dragging across a chart). */
+	if ((o->window || o->between) && (asked(o, "--html") || asked(o, "--massif")))
+		return usage_error("--from, --to and --between narrow the reports, not %s (the HTML report "
+		                   "selects a window on its charts)",
+		                   asked(o, "--html") ? "--html" : "--massif");
 	if (o->between && (o->diff || o->baseline))
 		return usage_error("--between reports one trace, not %s", o->diff ? "--diff" : "--baseline");
 	/* A comparison's level is --fail-on's; its own rule replaces --fail-on's absolute one, unless
 	 * --max-leaked asks for that too. */
-	o->level = o->check.fail_on ? o->check.fail_on : CT_FAIL_DEFINITE;
+	o->level = o->ca.check.fail_on ? o->ca.check.fail_on : CT_FAIL_DEFINITE;
 	if (o->baseline || o->diff) {
-		o->growth_given |= o->check.fail_on != CT_FAIL_NONE || o->baseline;
+		o->growth_given |= o->ca.check.fail_on != CT_FAIL_NONE || o->baseline;
 		if (!max_leaked)
-			o->check.fail_on = CT_FAIL_NONE;
-		o->checking = o->check.fail_on || o->check.peak_rule || o->baseline;
+			o->ca.check.fail_on = CT_FAIL_NONE;
+		o->checking = o->ca.check.fail_on || o->ca.check.peak_rule || o->baseline;
 	}
 	/* Suppressions serve the checks (the built-in ones nothing else): a plain report keeps
 	 * memcheck's figures and names what the others match. */
 	int ci = asked(o, "--junit") || asked(o, "--sarif") || asked(o, "--github");
 	int checks = o->checking || o->baseline || o->growth_given || ci;
-	o->check.builtin = !no_builtin && checks;
-	o->check.report_only = !checks;
-	if (max_leaked && !o->check.fail_on)
-		o->check.fail_on = CT_FAIL_DEFINITE;
+	o->ca.check.builtin = !o->ca.no_builtin && checks;
+	o->ca.check.report_only = !checks;
+	if (max_leaked && !o->ca.check.fail_on)
+		o->ca.check.fail_on = CT_FAIL_DEFINITE;
 	if (o->diff && o->nargs != 2)
 		return usage_error("--diff needs two traces, BASE and NEW%s", "");
 	for (size_t k = 0; o->diff && k < NOUTPUTS; k++)
 		if (o->out[k] && !(outputs[k].flags & OUT_DIFF))
-			return usage_error("--diff writes a flame graph (--flamegraph) but no other file%s",
+			return usage_error("--diff writes a flame graph (--flamegraph) and an HTML report "
+			                   "(--html), no other file%s",
 			                   "");
 	if (!o->symbols && !o->diff && o->nargs > 1)
 		return usage_error("one trace at a time ('%s' is one too many)", o->args[1]);
@@ -588,19 +944,49 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* Returns -1 to go on, or the exit status (o->debug_dirs is the caller's to free either way). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	*o = (struct options){.top = 10,
+	                      .callers = 3,
+	                      .args = calloc((size_t)argc, sizeof(char *)),
+	                      .ca.supp_files = calloc((size_t)argc, sizeof(char *)),
+	                      .cost = -1,
+	                      .to_us = UINT64_MAX,
+	                      .detailed_freq = 10,
+	                      .source_context = 3};
+	if (!o->args || !o->ca.supp_files)
+		return fprintf(stderr, PROG ": out of memory\n"), 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int rc = CT_OPT_GO_ON;
+		if (!strcmp(a, "--"))
+			while (++i < argc)
+				o->args[o->nargs++] = argv[i];
+		else if (a[0] == '-' && a[1])
+			rc = parse_option(argc, argv, &i, o);
+		else
+			o->args[o->nargs++] = a;
+		if (rc != CT_OPT_GO_ON)
+			return rc;
+	}
+	o->trace = o->args[0];
+	return finish_args(o);
+}
+
 /* An output file that would destroy an input of the run (the traces, a baseline, the suppressions
  * and fold files) or another trace, refused before anything is read or written: -1 to go on, or
  * the exit status after one line on stderr. */
 static int refuse_outputs(const struct options *o)
 {
-	const char **in = calloc(o->nargs + o->nsupp + o->nfold + 1, sizeof(*in));
+	const char **in = calloc(o->nargs + o->ca.nsupp + o->nfold + 1, sizeof(*in));
 	if (!in)
 		return fprintf(stderr, PROG ": out of memory\n"), 1;
 	size_t n = 0, which;
 	for (size_t i = 0; i < o->nargs; i++)
 		in[n++] = o->args[i];
-	for (size_t i = 0; i < o->nsupp; i++)
-		in[n++] = o->supp_files[i];
+	for (size_t i = 0; i < o->ca.nsupp; i++)
+		in[n++] = o->ca.supp_files[i];
 	for (size_t i = 0; i < o->nfold; i++)
 		in[n++] = o->fold_files[i];
 	if (o->baseline)
@@ -650,6 +1036,8 @@ static int open_report(const struct options *o, const char *path, const struct c
 	                        .full_stacks = o->full_stacks,
 	                        .callers = o->callers,
 	                        .group = o->group};
+	r->full_names = o->full_names;
+	r->source_context = o->source_context;
 	return ct_report_open(r, path, m, o->no_auto_fold);
 }
 
@@ -684,10 +1072,20 @@ static int write_file(const struct options *o, const char *path, int (*fn)(FILE 
 }
 
 /* --cost, or leaked bytes when anything leaked, else the peak. */
+/* Whether m's exit scan found blocks definitely or indirectly lost. */
+static int lost(const struct ct_model *m)
+{
+	uint64_t blocks[CT_KINDS], bytes[CT_KINDS];
+	ct_model_class_totals(m, blocks, bytes);
+	return blocks[CT_CLASS_DEFINITE] || blocks[CT_CLASS_INDIRECT];
+}
+
 static enum ct_cost pick_cost(const struct options *o, const struct ct_model *a, const struct ct_model *b)
 {
 	if (o->cost >= 0)
 		return (enum ct_cost)o->cost;
+	if (a->classified && (!b || b->classified))
+		return lost(a) || (b && lost(b)) ? CT_COST_LOST : CT_COST_PEAK;
 	return a->t.live_allocations || (b && b->t.live_allocations) ? CT_COST_LEAKED : CT_COST_PEAK;
 }
 
@@ -698,10 +1096,16 @@ static int write_outputs(const struct options *o, const struct ct_report *r)
 	/* The CI formats list the leaks that count: --fail-on's (definite by default), or all of them
 	 * when the trace has no classes. */
 	struct exports x = {.r = r,
+	                    .detailed_freq = o->detailed_freq,
 	                    .cost = pick_cost(o, r->m, NULL),
 	                    .reverse = o->reverse,
 	                    .pprof_peak = o->pprof_peak,
-	                    .ci_level = r->m->classified ? o->level : CT_FAIL_REACHABLE};
+	                    .ci_level = r->m->classified ? o->level : CT_FAIL_REACHABLE,
+	                    .by_line = o->by_line,
+	                    .icicle = o->icicle,
+	                    .full_names = o->full_names,
+	                    .hide = o->hide_frames,
+	                    .nhide = o->nhide};
 	int rc = 0;
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
 		if (o->out[i] && outputs[i].flags & OUT_FILE &&
@@ -742,13 +1146,27 @@ static int drop_damaged_suppressions(struct ct_model *m)
 	return 1;
 }
 
+/* A window by time past the run's end uses the end: said once on stderr. */
+static void window_past_end(const char *path, const struct ct_model *m)
+{
+	const struct ct_between *b = m->between;
+	if (b->from_past_end || b->to_past_end)
+		fprintf(stderr,
+		        PROG ": warning: %s %.3f s is past the end of %s (%.3f s): the window ends there\n",
+		        b->from_past_end ? "--from" : "--to",
+		        (double)(b->from_past_end ? b->from_at : b->to_at) / 1e6, path,
+		        (double)ct_model_runtime_us(m) / 1e6);
+}
+
 /* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
  * 0, or -1 after one line on stderr. A truncated or damaged trace is read up to the cut or the
  * damage, with a warning. */
 static int load(const char *path, struct ct_model *m, const struct options *o)
 {
 	char err[512];
-	if (ct_model_init(m) < 0 || (o->between && ct_model_between(m, o->between, o->between_to) < 0)) {
+	int window = o->window; /* --from, --to */
+	if (ct_model_init(m) < 0 || (o->between && ct_model_between(m, o->between, o->between_to) < 0) ||
+	    (window && ct_model_window(m, o->from_us, o->to_us) < 0)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return -1;
 	}
@@ -776,9 +1194,11 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 		    ": warning: %s is truncated (the process was killed?); figures cover what was recorded\n",
 		    path);
 	if (m->between && ct_model_between_apply(m, err, sizeof(err)) < 0) {
-		fprintf(stderr, PROG ": --between: %s\n", err);
+		fprintf(stderr, PROG ": %s: %s\n", window ? "--from/--to" : "--between", err);
 		return -1;
 	}
+	if (window)
+		window_past_end(path, m);
 	return 0;
 }
 
@@ -813,11 +1233,11 @@ static int has_classes(const char *path, const struct ct_model *m, enum ct_fail_
  * one whose check prints their counts: a baseline, --diff's two. 0, or -1 after one line on stderr. */
 static int suppress_other(const struct options *o, const char *path, struct ct_model *m)
 {
-	struct ct_check c = {.builtin = o->check.builtin};
+	struct ct_check c = {.builtin = o->ca.check.builtin};
 	char err[512];
 	int rc = 0;
-	for (size_t i = 0; i < o->nsupp && !rc; i++)
-		rc = ct_check_add_suppressions(&c, o->supp_files[i], err, sizeof(err));
+	for (size_t i = 0; i < o->ca.nsupp && !rc; i++)
+		rc = ct_check_add_suppressions(&c, o->ca.supp_files[i], err, sizeof(err));
 	if (!rc)
 		rc = ct_check_suppress(&c, m, err, sizeof(err));
 	if (rc)
@@ -874,17 +1294,17 @@ static int report(const struct options *o, const struct ct_model *m)
 {
 	struct ct_fold *fold;
 	struct ct_report r;
-	if (!has_classes(o->trace, m, o->checking ? o->check.fail_on : CT_FAIL_NONE) ||
+	if (!has_classes(o->trace, m, o->checking ? o->ca.check.fail_on : CT_FAIL_NONE) ||
 	    (o->baseline && !has_classes(o->trace, m, o->level)))
 		return -1;
 	if (load_fold(o, &fold) < 0)
 		return -1;
 	int rc = open_report(o, o->trace, m, fold, &r), broken = 0, partial = 0;
-	r.supp = o->check.supp;
+	r.supp = o->ca.check.supp;
 	if (!rc)
 		rc = write_outputs(o, &r);
-	if (!rc && (o->check.fail_on || o->check.peak_rule)) {
-		broken = ct_check_run(&r, &o->check, check_stream(o));
+	if (!rc && (o->ca.check.fail_on || o->ca.check.peak_rule)) {
+		broken = ct_check_run(&r, &o->ca.check, check_stream(o));
 		rc = broken < 0 ? broken : 0;
 	}
 	if (!rc && o->baseline) {
@@ -896,7 +1316,7 @@ static int report(const struct options *o, const struct ct_model *m)
 		}
 		broken |= grown;
 	}
-	if (!rc && (o->check.fail_on || o->check.peak_rule || o->baseline))
+	if (!rc && (o->ca.check.fail_on || o->ca.check.peak_rule || o->baseline))
 		partial |= incomplete(check_stream(o), o->trace, m);
 	ct_report_close(&r);
 	ct_fold_free(fold);
@@ -922,6 +1342,72 @@ static int compare_runs(const struct options *o, const struct ct_report *base, c
 	return rc < 0 ? rc : 0;
 }
 
+/* --diff's report: the sites of both runs matched as --baseline matches them (diff.c). 0 or -ENOMEM. */
+static int write_diff(const struct options *o, const struct ct_report *rb, const struct ct_report *rn)
+{
+	struct ct_baseline *b = NULL, *n = NULL;
+	int rc = ct_baseline_of_report(rb, CT_FAIL_REACHABLE, &b);
+	if (!rc)
+		rc = ct_baseline_of_report(rn, CT_FAIL_REACHABLE, &n);
+	if (!rc)
+		rc = ct_write_diff(o->std_out->f, b, n, asked(o, "--json"));
+	ct_baseline_free(b);
+	ct_baseline_free(n);
+	return rc;
+}
+
+/* --diff BASE.json NEW: a saved JSON report against a trace, as --baseline takes one (its sites, no
+ * stacks: no flame graph), and with --max-growth, NEW checked against it. The exit status, or -1
+ * after one line on stderr. */
+static int diff_json_base(const struct options *o)
+{
+	struct ct_baseline *b = NULL, *n = NULL, *level = NULL;
+	struct ct_fold *fold = NULL;
+	struct ct_report rn = {0};
+	struct ct_model m;
+	char err[512];
+	int rc = 0, broken = 0, loaded;
+	for (size_t i = 0; i < NOUTPUTS; i++)
+		if (o->out[i] && outputs[i].flags & OUT_FILE) {
+			fprintf(stderr, PROG ": --diff: %s is a JSON report, which holds no stacks to draw\n",
+			        o->args[0]);
+			return -1;
+		}
+	if (ct_baseline_of_json(o->args[0], CT_FAIL_REACHABLE, &b, err, sizeof(err)) < 0 ||
+	    (o->growth_given && ct_baseline_of_json(o->args[0], o->level, &level, err, sizeof(err)) < 0)) {
+		fprintf(stderr, PROG ": --diff: %s\n", err);
+		ct_baseline_free(b);
+		return -1;
+	}
+	if (load(o->args[1], &m, o) < 0) /* m is set up either way (run() destroys it so) */
+		rc = -1;
+	loaded = 1;
+	if (!rc && load_fold(o, &fold) < 0)
+		rc = -1;
+	if (!rc && o->growth_given &&
+	    (suppress_other(o, o->args[1], &m) < 0 || !has_classes(o->args[1], &m, o->level)))
+		rc = -1;
+	if (!rc && (rc = open_report(o, o->args[1], &m, fold, &rn)) == 0 &&
+	    (rc = ct_baseline_of_report(&rn, CT_FAIL_REACHABLE, &n)) == 0)
+		rc = ct_write_diff(o->std_out->f, b, n, asked(o, "--json"));
+	FILE *out = asked(o, "--json") ? stderr : o->std_out->f; /* compare_runs' */
+	if (!rc && o->growth_given) {
+		fputc('\n', out);
+		broken = rc = ct_baseline_check(level, &rn, o->level, &o->growth, out);
+	}
+	int partial = !rc && o->growth_given ? incomplete(out, o->args[1], &m) : 0;
+	if (rc < -1)
+		fprintf(stderr, PROG ": %s\n", strerror(-rc));
+	ct_baseline_free(n);
+	ct_baseline_free(b);
+	ct_baseline_free(level);
+	ct_report_close(&rn);
+	ct_fold_free(fold);
+	if (loaded)
+		ct_model_destroy(&m);
+	return rc < 0 ? -1 : broken > 0 ? CT_CHECK_EXIT : partial;
+}
+
 /* --diff: the two traces' trees in one (base set 0, new set 1), printed as a diff, and drawn. */
 static int diff(const struct options *o, const struct ct_model *base, const struct ct_model *new)
 {
@@ -929,8 +1415,13 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	struct ct_report rb, rn;
 	if (load_fold(o, &fold) < 0)
 		return -1;
-	struct exports x = {
-	    .r = &rn, .has_tree = 1, .cost = pick_cost(o, base, new), .reverse = o->reverse, .diff = 1};
+	struct exports x = {.r = &rn,
+	                    .has_tree = 1,
+	                    .cost = pick_cost(o, base, new),
+	                    .reverse = o->reverse,
+	                    .diff = 1,
+	                    .icicle = o->icicle,
+	                    .full_names = o->full_names};
 	int broken = 0, partial = 0;
 	if (o->growth_given &&
 	    (!has_classes(o->args[0], base, o->level) || !has_classes(o->args[1], new, o->level))) {
@@ -949,7 +1440,7 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 	if (!rc)
 		rc = ct_tree_finish(&x.tree);
 	if (!rc)
-		rc = ct_write_diff(o->std_out->f, &x.tree, &rb, &rn, asked(o, "--json"));
+		rc = write_diff(o, &rb, &rn);
 	if (!rc && o->growth_given)
 		rc = compare_runs(o, &rb, &rn, &broken);
 	if (!rc && o->growth_given) {
@@ -999,10 +1490,10 @@ static int check_symbols(const struct options *o)
 
 static void release_options(struct options *o)
 {
-	ct_check_release(&o->check);
+	ct_check_release(&o->ca.check);
 	free(o->debug_dirs);
 	free(o->args);
-	free(o->supp_files);
+	free(o->ca.supp_files);
 	free(o->between);
 }
 
@@ -1011,11 +1502,15 @@ static int run(struct options *o)
 {
 	struct ct_model m[2];
 	int n = o->diff ? 2 : 1, status = 0;
+	if (o->diff && ct_baseline_is_json(o->args[0]) == 1) { /* --diff BASE.json NEW */
+		status = diff_json_base(o);
+		return status < 0 ? 1 : status;
+	}
 	for (int i = 0; i < n; i++)
 		if (!status && load(o->args[i], &m[i], o) < 0)
 			status = 1, n = i + 1;
 	char err[512];
-	if (!status && !o->diff && ct_check_suppress(&o->check, &m[0], err, sizeof(err)) < 0)
+	if (!status && !o->diff && ct_check_suppress(&o->ca.check, &m[0], err, sizeof(err)) < 0)
 		status = 1, fprintf(stderr, PROG ": %s\n", err);
 	for (int i = 0; o->diff && o->growth_given && i < n && !status; i++)
 		status = suppress_other(o, o->args[i], &m[i]) < 0;

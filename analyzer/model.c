@@ -30,7 +30,8 @@ int ct_model_init(struct ct_model *m)
 	m->last_module = CT_NO_MODULE;
 	m->series_width_us = 1000;
 	m->series = calloc(CT_SERIES_MAX, sizeof(*m->series));
-	if (!m->series || grow((void **)&m->nodes, &m->cap_nodes, CT_STACK_FIRST, sizeof(*m->nodes)) < 0) {
+	if (!m->series || ct_timeline_init(&m->tl) < 0 ||
+	    grow((void **)&m->nodes, &m->cap_nodes, CT_STACK_FIRST, sizeof(*m->nodes)) < 0) {
 		ct_model_destroy(m);
 		return -ENOMEM;
 	}
@@ -69,6 +70,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->nodes);
 	free(m->exact);
 	free(m->series);
+	ct_timeline_release(&m->tl);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -153,6 +155,9 @@ static void series_halve(struct ct_model *m)
 			const struct ct_point *q = &m->series[i + 1];
 			p.heap = q->heap > p.heap ? q->heap : p.heap;
 			p.rss = q->rss > p.rss ? q->rss : p.rss;
+			p.allocations += q->allocations;
+			p.temporary += q->temporary;
+			p.alloc_bytes += q->alloc_bytes;
 		}
 		m->series[n] = p;
 	}
@@ -177,11 +182,19 @@ static void series_tick(struct ct_model *m)
 	*last = (struct ct_point){.time_us = m->t.now_us, .heap = m->t.current, .rss = rss};
 }
 
-static void series_heap(struct ct_model *m, uint64_t heap)
+/* An allocation of size bytes (temporary: 1 when freed at once) brought the heap to heap: the
+ * series' last point counts it, and it and the timeline's current slice keep their highest heap. */
+static inline void series_alloc(struct ct_model *m, uint64_t heap, uint64_t size, int temporary)
 {
 	struct ct_point *last = &m->series[m->nseries - 1];
 	if (heap > last->heap)
 		last->heap = heap;
+	last->allocations++;
+	last->temporary += (uint64_t)temporary;
+	last->alloc_bytes += size;
+	struct ct_slice_total *s = ct_timeline_total(&m->tl); /* its counts are the stacks' sums */
+	if (heap > s->heap)
+		s->heap = heap;
 }
 
 /* ---- events ---- */
@@ -204,6 +217,13 @@ static inline void new_peak(struct ct_model *m, uint64_t heap)
 	m->peak_version++;
 }
 
+/* The current slice's entry of info's stack, or NULL when out of memory. */
+static inline struct ct_slice *timeline_entry(struct ct_model *m, const struct ct_info *info)
+{
+	struct ct_slice *e = &m->tl.acc[info->site];
+	return e->slice == m->tl.cur ? e : ct_timeline_start(m, info->site);
+}
+
 static inline struct ct_info *info_at(struct ct_model *m, uint64_t id)
 {
 	return id < m->ninfos ? &m->infos[id] : NULL;
@@ -214,6 +234,11 @@ int ct_model_alloc(struct ct_model *m, uint64_t id)
 	struct ct_info *info = info_at(m, id);
 	if (!info)
 		return -EINVAL;
+	struct ct_slice *e = timeline_entry(m, info);
+	if (!e)
+		return -ENOMEM;
+	e->allocations++;
+	e->alloc_bytes += info->size;
 	touch(m, info);
 	info->live++;
 	info->allocations++;
@@ -223,7 +248,7 @@ int ct_model_alloc(struct ct_model *m, uint64_t id)
 	m->t.current += info->size;
 	if (m->t.current > m->t.peak)
 		new_peak(m, m->t.current);
-	series_heap(m, m->t.current);
+	series_alloc(m, m->t.current, info->size, 0);
 	return 0;
 }
 
@@ -246,6 +271,11 @@ int ct_model_free(struct ct_model *m, uint64_t id)
 	struct ct_info *info = info_at(m, id);
 	if (!info || !info->live)
 		return -EINVAL;
+	struct ct_slice *e = timeline_entry(m, info);
+	if (!e)
+		return -ENOMEM;
+	e->frees++;
+	e->free_bytes += info->size;
 	touch(m, info);
 	info->live--;
 	if (m->classified)
@@ -263,6 +293,8 @@ int ct_model_free_temp(struct ct_model *m, uint64_t id)
 		return rc;
 	m->infos[id].temporary++;
 	m->t.temporary++;
+	m->tl.acc[m->infos[id].site].temporary++; /* the free made it the current slice's entry */
+	m->series[m->nseries - 1].temporary++;
 	return 0;
 }
 
@@ -271,6 +303,11 @@ int ct_model_temp(struct ct_model *m, uint64_t id)
 	struct ct_info *info = info_at(m, id);
 	if (!info)
 		return -EINVAL;
+	struct ct_slice *e = timeline_entry(m, info);
+	if (!e)
+		return -ENOMEM;
+	e->allocations++, e->frees++, e->temporary++;
+	e->alloc_bytes += info->size, e->free_bytes += info->size;
 	touch(m, info);
 	info->allocations++;
 	info->temporary++;
@@ -285,7 +322,7 @@ int ct_model_temp(struct ct_model *m, uint64_t id)
 		info->peak_live = info->live + 1;
 		info->version = m->peak_version;
 	}
-	series_heap(m, heap);
+	series_alloc(m, heap, info->size, 1);
 	return 0;
 }
 
@@ -293,9 +330,11 @@ int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack)
 {
 	if (stack >= m->nnodes)
 		return -EINVAL;
-	if (grow((void **)&m->infos, &m->cap_infos, m->ninfos + 1, sizeof(*m->infos)) < 0)
+	uint32_t site;
+	if (grow((void **)&m->infos, &m->cap_infos, m->ninfos + 1, sizeof(*m->infos)) < 0 ||
+	    ct_timeline_site(&m->tl, (uint32_t)stack, &site) < 0)
 		return -ENOMEM;
-	m->infos[m->ninfos++] = (struct ct_info){.size = size, .stack = (uint32_t)stack};
+	m->infos[m->ninfos++] = (struct ct_info){.size = size, .stack = (uint32_t)stack, .site = site};
 	return 0;
 }
 
@@ -357,6 +396,9 @@ void ct_model_time(struct ct_model *m, uint64_t delta_us)
 {
 	m->t.now_us += delta_us;
 	series_tick(m);
+	ct_timeline_time(m, m->t.now_us);
+	if (m->between)
+		ct_model_window_time(m);
 }
 
 void ct_model_sample(struct ct_model *m, uint64_t rss)
@@ -366,6 +408,9 @@ void ct_model_sample(struct ct_model *m, uint64_t rss)
 	struct ct_point *last = &m->series[m->nseries - 1];
 	if (rss > last->rss)
 		last->rss = rss;
+	struct ct_slice_total *s = ct_timeline_total(&m->tl);
+	if (rss > s->rss)
+		s->rss = rss;
 }
 
 /* Takes ownership of mod's blocks, also on error. */
@@ -403,6 +448,9 @@ void ct_model_end(struct ct_model *m, uint64_t unmatched_frees, uint64_t lost, u
 	m->t.unmatched_frees = unmatched_frees;
 	m->t.lost_allocations = lost;
 	m->t.end_us = end_us;
+	/* The slices span the run to its end (ct_model_runtime_us). */
+	if (end_us > m->t.now_us)
+		ct_timeline_time(m, end_us);
 }
 
 void ct_model_process(struct ct_model *m, uint64_t pid, uint64_t ppid, uint64_t start_ns, struct ct_bytes exe,

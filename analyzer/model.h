@@ -8,12 +8,14 @@
 #include <stdint.h>
 
 #include "ctrack/format.h"
+#include "timeline.h"
 
 #define CT_NO_MODULE UINT32_MAX
 
 struct ct_info {
 	uint64_t size;
 	uint32_t stack;
+	uint32_t site;        /* its stack's index in the timeline (timeline.h), in stack's padding */
 	uint64_t live;        /* allocations not freed yet */
 	uint64_t peak_live;   /* live at the global peak, valid when version == the model's peak version */
 	uint64_t version;     /* peak version at which peak_live was last brought up to date */
@@ -69,6 +71,7 @@ struct ct_process {
 
 struct ct_point {
 	uint64_t time_us, heap, rss; /* heap and rss: the highest values within the point's bucket */
+	uint64_t allocations, temporary, alloc_bytes; /* made within the bucket (temporary: freed in it) */
 };
 
 struct ct_totals {
@@ -115,15 +118,22 @@ struct ct_mark {
 	uint64_t time_us;
 };
 
-/* --between FROM,TO (marks.c): the figures narrowed to the stretch between two marks. */
+/* A window of the run (marks.c): --between FROM,TO narrows the figures to the stretch between two
+ * marks, --from T1 --to T2 to the times [T1, T2) (an event is at the clock's time: the last TIME
+ * record's). The same machinery: FROM snapshots every info, TO takes the changes since. */
 struct ct_between {
-	const char *from, *to; /* the marks' names, as asked */
-	int state;             /* 0: before FROM, 1: between, 2: TO seen */
-	uint64_t from_us, to_us;
-	/* Per info, at FROM: live blocks, allocations, temporary ones; at TO, the changes since FROM. */
-	uint64_t (*at)[3];
+	const char *from, *to;   /* the marks' names, as asked; NULL for a window by time */
+	uint64_t from_at, to_at; /* by time: the bounds asked, us (0: the start; UINT64_MAX: the end) */
+	int state;               /* 0: before FROM, 1: between, 2: TO seen */
+	int failed;              /* out of memory at a bound reached by the clock (said at apply) */
+	int from_past_end, to_past_end; /* by time: a bound past the run's end (the end is used) */
+	uint64_t from_us, to_us;        /* when the stretch began and ended (by time: the bounds, clamped) */
+	/* Per info, at FROM: live blocks, allocations, temporary ones, -; at TO, the changes since FROM
+	 * and the blocks live at TO. */
+	uint64_t (*at)[4];
 	size_t n;
-	uint64_t frees; /* frees at FROM, then between */
+	uint64_t frees;                   /* frees at FROM, then between */
+	uint64_t live_blocks, live_bytes; /* after apply: all the blocks live at TO */
 };
 
 struct ct_model {
@@ -184,6 +194,7 @@ struct ct_model {
 	struct ct_point *series;
 	size_t nseries;
 	uint64_t series_width_us;
+	struct ct_timeline tl; /* per-site activity per time slice (timeline.h) */
 };
 
 #define CT_SERIES_MAX 1024
@@ -256,7 +267,13 @@ int ct_model_mark(struct ct_model *m, struct ct_bytes name);
 /* Before reading: narrow the figures to what happens between the first mark named from and the
  * first mark named to after it (the strings must outlive m). 0 or -ENOMEM. */
 int ct_model_between(struct ct_model *m, const char *from, const char *to);
-/* After reading: applies --between. Each info keeps the allocations made between the marks, and as
+/* Before reading: narrow the figures to the times [from_us, to_us) (0 and UINT64_MAX: the run's
+ * start and end). 0 or -ENOMEM. */
+int ct_model_window(struct ct_model *m, uint64_t from_us, uint64_t to_us);
+/* The clock moved (ct_model_time): a window by time opens or closes. */
+void ct_model_window_time(struct ct_model *m);
+/* After reading: applies --between or --from/--to (a bound by time past the run's end: the end, and
+ * the flags say so). Each info keeps the allocations made between the marks, and as
  * live blocks those live at TO less those live at FROM (the trace names blocks by site, not by
  * address: at a site whose older blocks were freed between the marks, the growth is smaller than
  * what the stretch left live). The leak classes go (they are the exit scan's), the peak stays the

@@ -8,6 +8,7 @@
 
 #include "ctrack/format.h"
 #include "report.h"
+#include "shortname.h"
 
 #define NRANKS 4
 
@@ -46,9 +47,13 @@ static void keys(const struct ct_site *s, enum ct_rank by, uint64_t k[2])
 	}
 }
 
-/* <0 when x ranks before y for `by`. */
+/* <0 when x ranks before y for `by`. A classified trace's leaks come in memcheck's order, the
+ * most severe kind first (definitely, indirectly, possibly lost, still reachable, unscanned: the
+ * kinds' numbers), each kind's by bytes: a real leak is never listed after the runtime's buffers. */
 static int cmp_by(const struct ct_site *x, const struct ct_site *y, enum ct_rank by)
 {
+	if (by == CT_BY_LEAKED && x->kind != y->kind && x->kind && y->kind)
+		return x->kind < y->kind ? -1 : 1;
 	uint64_t kx[2], ky[2];
 	keys(x, by, kx);
 	keys(y, by, ky);
@@ -331,6 +336,17 @@ long ct_report_folded(const struct ct_report *r, uint32_t stack)
 	struct walk w = {.r = r};
 	int rc = walk(&w, stack, NULL, 0);
 	return rc < 0 ? rc : (long)w.hidden;
+}
+
+const char *ct_frame_short_name(const struct ct_frame *f, char *buf, size_t len)
+{
+	/* C names have neither template arguments nor parameter lists: as they are, uncut */
+	return strpbrk(f->function, "<(") ? ct_short_name(f->function, buf, len) : f->function;
+}
+
+const char *ct_frame_display_name(const struct ct_report *r, const struct ct_frame *f, char *buf, size_t len)
+{
+	return r->full_names ? f->function : ct_frame_short_name(f, buf, len);
 }
 
 /* ---- hashes ---- */

@@ -42,6 +42,8 @@ struct ct_report {
 	struct ct_wrapper *wrappers; /* set by ct_report_find_wrappers (caller frees), sorted by function */
 	size_t nwrappers;
 	const struct ct_suppressions *supp; /* what suppressions matched, applied or not (NULL: none) */
+	int full_names; /* --full-names: functions as demangled, not shortened (ct_frame_display_name) */
+	unsigned source_context; /* --context N: source lines around a frame's line in HTML (0: none) */
 };
 
 /* Makes r the report of model m (trace file path) as r's fields already say (top, out, fold, group,
@@ -120,6 +122,14 @@ uint64_t ct_mix(uint64_t h, const void *data, size_t n);
 uint64_t ct_mix_str(uint64_t h, const char *s);
 int ct_same_str(const char *a, const char *b);
 #define CT_MIX_SEED 0xcbf29ce484222325ull
+
+/* The name a person reads for f's function: its short form (shortname.h: C++ template arguments as
+ * <…>, no parameter list nor return type; a Rust qualified path's <Type as Trait> kept readable; a C
+ * name as it is), or the whole name with r->full_names. Returns buf (len bytes, cut to fit) or
+ * f->function itself. */
+const char *ct_frame_display_name(const struct ct_report *r, const struct ct_frame *f, char *buf, size_t len);
+/* The short form alone, whatever r->full_names (JSON's "short"). */
+const char *ct_frame_short_name(const struct ct_frame *f, char *buf, size_t len);
 
 /* One frame as a JSON object: address (when with_address), function, file, line, module, inlined. */
 void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address);

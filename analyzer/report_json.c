@@ -65,6 +65,32 @@ static void put_marks(FILE *out, const struct ct_model *m)
 	        m->between->from_us * 1000, m->between->to_us * 1000);
 }
 
+/* The window the figures were narrowed to (--from/--to, or --between's marks), and what was live at
+ * its end (docs/json-schema.md). */
+static void put_window(FILE *out, const struct ct_model *m)
+{
+	const struct ct_between *b = m->between;
+	if (!b)
+		return;
+	fprintf(out,
+	        ",\n\"window\": {\"from_us\": %" PRIu64 ", \"to_us\": %" PRIu64 ", \"runtime_us\": %" PRIu64
+	        ", \"from_mark\": ",
+	        b->from_us, b->to_us, ct_model_runtime_us(m));
+	if (b->from)
+		ct_json_cstring(out, b->from);
+	else
+		fputs("null", out);
+	fputs(", \"to_mark\": ", out);
+	if (b->to)
+		ct_json_cstring(out, b->to);
+	else
+		fputs("null", out);
+	fprintf(out,
+	        ", \"past_end\": %s, \"live_at_end_bytes\": %" PRIu64 ", \"live_at_end_blocks\": %" PRIu64
+	        "}",
+	        b->from_past_end || b->to_past_end ? "true" : "false", b->live_bytes, b->live_blocks);
+}
+
 /* The leak classes' figures (definitely_lost_bytes, ..._blocks, ...), absent when the trace has none. */
 static void put_classes(const struct ct_report *r)
 {
@@ -129,8 +155,11 @@ void ct_json_frame(FILE *out, const struct ct_frame *f, int with_address)
 	fputc('{', out);
 	if (with_address)
 		fprintf(out, "\"address\": \"0x%" PRIx64 "\", ", f->address);
+	char name[512];
 	fputs("\"function\": ", out);
 	ct_json_cstring(out, f->function);
+	fputs(", \"short\": ", out); /* what a person reads (ct_frame_display_name without --full-names) */
+	ct_json_cstring(out, ct_frame_short_name(f, name, sizeof(name)));
 	fputs(", \"symbol\": ", out);
 	ct_json_cstring(out, f->symbol);
 	fputs(", \"file\": ", out);
@@ -250,6 +279,8 @@ static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *n
 		}
 	}
 	fputs(n ? "\n]" : "]", r->out);
+	/* how many the ranking holds: a reader tells a site left off (--top) from one with nothing */
+	fprintf(r->out, ",\n\"%s_entries\": %ld", name, n);
 	free(v);
 	return 0;
 }
@@ -393,6 +424,7 @@ int ct_report_json(const struct ct_report *r)
 	fputs(",\n\"notes\": ", out);
 	put_notes(out, r->m);
 	put_marks(out, r->m);
+	put_window(out, r->m);
 	fputs(",\n\"process\": ", out);
 	put_process(r);
 	fputs(",\n\"summary\": ", out);

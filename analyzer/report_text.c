@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrack/format.h"
 #include "diagnose.h"
 #include "markup.h"
 #include "rules.h"
@@ -115,6 +116,26 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* The stretch --between or --from/--to narrowed the figures to, and what was live at its end. */
+static void put_window(FILE *out, const struct ct_model *m)
+{
+	const struct ct_between *b = m->between;
+	char bytes[64];
+	if (b->from)
+		fprintf(out,
+		        "between marks %s (%.3f s) and %s (%.3f s): allocations made between them; leaked: "
+		        "blocks live at %s less those live at %s, per site (peak: the whole run's)\n",
+		        b->from, seconds(b->from_us), b->to, seconds(b->to_us), b->to, b->from);
+	else
+		fprintf(out,
+		        "window: %.3f s to %.3f s of %.3f s: allocations made in it; leaked: blocks live at "
+		        "its end less those live at its start, per site (peak: the whole run's)\n",
+		        seconds(b->from_us), seconds(b->to_us), seconds(ct_model_runtime_us(m)));
+	fprintf(out, "live at %.3f s: %s in %" PRIu64 " %s\n", seconds(b->to_us),
+	        ct_fmt_bytes(bytes, sizeof(bytes), b->live_bytes), b->live_blocks,
+	        allocations(b->live_blocks));
+}
+
 /* The marks (ctrack_mark()), the first ten, and the stretch --between narrowed the figures to. */
 static void put_marks(FILE *out, const struct ct_model *m)
 {
@@ -125,11 +146,7 @@ static void put_marks(FILE *out, const struct ct_model *m)
 		fprintf(out, " and %" PRIu64 " more (--json lists them)", m->marks_total - 10);
 	fputs(m->nmarks ? "\n" : "", out);
 	if (m->between)
-		fprintf(out,
-		        "between marks %s (%.3f s) and %s (%.3f s): allocations made between them; leaked: "
-		        "blocks live at %s less those live at %s, per site (peak: the whole run's)\n",
-		        m->between->from, seconds(m->between->from_us), m->between->to,
-		        seconds(m->between->to_us), m->between->to, m->between->from);
+		put_window(out, m);
 }
 
 static void put_summary(const struct ct_report *r)
@@ -182,8 +199,11 @@ static void put_summary(const struct ct_report *r)
 		        ct_model_frees_before_tracing(m));
 	if (r->nwrappers) {
 		fputs("allocator wrappers folded:", out);
-		for (size_t i = 0; i < r->nwrappers && i < 10; i++)
-			fprintf(out, "%s %s", i ? "," : "", r->wrappers[i].function);
+		for (size_t i = 0; i < r->nwrappers && i < 10; i++) {
+			char name[512];
+			const struct ct_frame f = {.function = r->wrappers[i].function};
+			fprintf(out, "%s %s", i ? "," : "", ct_frame_display_name(r, &f, name, sizeof(name)));
+		}
 		if (r->nwrappers > 10)
 			fprintf(out, " and %zu more (--json lists them)", r->nwrappers - 10);
 		fputs(" (their callers are the sites; --no-auto-fold shows them)\n", out);
@@ -208,6 +228,7 @@ struct frame_printer {
 	const char *module; /* of the previous frame: a run of frames in one module names it once */
 	unsigned from, to;  /* the frames printed: from <= index < to */
 	const char *indent;
+	const struct ct_report *r; /* names as ct_frame_display_name gives them */
 };
 
 static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
@@ -216,8 +237,9 @@ static int put_frame(void *ctx, const struct ct_frame *f, unsigned index)
 	int c = p->colour;
 	if (index < p->from || index >= p->to)
 		return 0;
+	char name[512];
 	fprintf(p->out, "%s#%u %s0x%" PRIx64 "%s %s%s%s", p->indent, index, DIM(c), f->address, RESET(c),
-	        BOLD(c), f->function, RESET(c));
+	        BOLD(c), ct_frame_display_name(p->r, f, name, sizeof(name)), RESET(c));
 	if (f->file)
 		fprintf(p->out, " at %s%s:%u%s", CYAN(c), f->file, f->line, RESET(c));
 	if (f->module && (!p->module || strcmp(p->module, f->module)))
@@ -269,7 +291,7 @@ int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struc
 	int rc = ct_report_callers(r, by, s, &c), truncated;
 	if (rc < 0)
 		return rc;
-	struct frame_printer p = {r->out, use_colour(r->out), NULL, 0, (unsigned)c.common, "  "};
+	struct frame_printer p = {r->out, use_colour(r->out), NULL, 0, (unsigned)c.common, "  ", r};
 	fprintf(r->out, "\n%s", BOLD(p.colour));
 	put_figures(r, by, s);
 	fprintf(r->out, "%s\n", RESET(p.colour));
@@ -284,7 +306,7 @@ int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struc
 		fputs("  ", r->out);
 		put_figures(r, by, &c.v[i]);
 		fprintf(r->out, " (%.1f%%):\n", percent(first_key(by, &c.v[i]), first_key(by, s)));
-		p = (struct frame_printer){r->out, p.colour, module, (unsigned)c.common, UINT_MAX, "    "};
+		p = (struct frame_printer){r->out, p.colour, module, (unsigned)c.common, UINT_MAX, "    ", r};
 		rc = ct_report_frames(r, c.v[i].stack, put_frame, &p, &truncated);
 		if (!rc && truncated)
 			fputs("    ... (deeper frames were not captured)\n", r->out);
@@ -305,7 +327,7 @@ int ct_report_text_entry(const struct ct_report *r, enum ct_rank by, const struc
 /* The frames of stack under a title line, then a word when the stack was cut or is unknown. */
 static int put_stack(const struct ct_report *r, const char *title, uint32_t stack)
 {
-	struct frame_printer p = {r->out, use_colour(r->out), NULL, 0, UINT_MAX, "  "};
+	struct frame_printer p = {r->out, use_colour(r->out), NULL, 0, UINT_MAX, "  ", r};
 	int truncated = 0, rc = 0;
 	fputs(title, r->out);
 	if (stack)
@@ -370,25 +392,60 @@ static int put_crash(const struct ct_report *r)
 	return put_stack(r, "", m->crash_stack);
 }
 
+/* One list of a ranking under its title: its first --top entries, then how many more (and their
+ * bytes, for leaks). Returns 0 or -ENOMEM. */
+static int put_list(const struct ct_report *r, enum ct_rank by, const char *title, const struct ct_site **v,
+                    size_t n)
+{
+	char b[64];
+	fprintf(r->out, "\n%s", title);
+	fputs(n ? ":\n" : ": none\n", r->out);
+	for (size_t i = 0; i < n && i < r->top; i++) {
+		int rc = ct_report_text_entry(r, by, v[i]);
+		if (rc < 0)
+			return rc;
+	}
+	if (n <= r->top)
+		return 0;
+	if (by != CT_BY_LEAKED) {
+		fprintf(r->out, "\n(%zu more sites; --top N shows more)\n", n - r->top);
+		return 0;
+	}
+	uint64_t bytes = 0;
+	for (size_t i = r->top; i < n; i++)
+		bytes += v[i]->leaked_bytes;
+	fprintf(r->out, "\n(%zu more entries, %s in all; --top N shows more)\n", n - r->top,
+	        ct_fmt_bytes(b, sizeof(b), bytes));
+	return 0;
+}
+
+/* A classified trace's leaks in memcheck's order (ct_report_rank): what was lost, then apart what was
+ * still reachable at exit, which no one would call a leak (and blocks a scan never saw, last). */
+static int put_leaks(const struct ct_report *r, const struct ct_site **v, size_t n)
+{
+	size_t lost = 0;
+	while (lost < n && v[lost]->kind && v[lost]->kind <= CT_CLASS_POSSIBLE + 1)
+		lost++;
+	int unscanned = n > lost && v[n - 1]->kind == CT_KIND_UNSCANNED + 1;
+	int rc = put_list(r, CT_BY_LEAKED, "LOST (definitely, then indirectly, then possibly lost; by bytes)",
+	                  v, lost);
+	return rc ? rc
+	          : put_list(r, CT_BY_LEAKED,
+	                     unscanned ? "STILL REACHABLE AT EXIT, THEN NEVER SCANNED"
+	                               : "STILL REACHABLE AT EXIT (not lost)",
+	                     v + lost, n - lost);
+}
+
 static int put_ranking(const struct ct_report *r, enum ct_rank by, const char *title)
 {
 	const struct ct_site **v;
 	long n = ct_report_rank(r, by, &v);
 	if (n < 0)
 		return (int)n;
-	fprintf(r->out, "\n%s", title);
-	fputs(n ? ":\n" : ": none\n", r->out);
-	for (long i = 0; i < n && (size_t)i < r->top; i++) {
-		int rc = ct_report_text_entry(r, by, v[i]);
-		if (rc < 0) {
-			free(v);
-			return rc;
-		}
-	}
-	if ((size_t)n > r->top)
-		fprintf(r->out, "\n(%ld more sites; --top N shows more)\n", n - (long)r->top);
+	int rc = by == CT_BY_LEAKED && r->m->classified ? put_leaks(r, v, (size_t)n)
+	                                                : put_list(r, by, title, v, (size_t)n);
 	free(v);
-	return 0;
+	return rc;
 }
 
 void ct_quality_text(FILE *out, const struct ct_quality_list *l, int problems_only)

@@ -91,11 +91,22 @@ static void put(struct out *o, const char *p, size_t n)
 	o->n += n < room ? n : room;
 }
 
-const char *ct_short_name(const char *full, char *buf, size_t len)
+/* "<…>" for the template or generic argument list that opens at p: where the list ends. */
+static const char *collapse(struct out *o, const char *p, const char *end)
 {
-	if (!len)
-		return buf;
-	struct out o = {buf, len, 0};
+	int depth = 0; /* template arguments: skipped to their matching '>' */
+	do {
+		depth += *p == '<' || *p == '(';
+		depth -= (*p == '>' && p[-1] != '-') || *p == ')';
+		p++;
+	} while (p < end && depth);
+	put(o, "<" ELLIPSIS ">", sizeof("<" ELLIPSIS ">") - 1);
+	return p;
+}
+
+/* The short form of the C++ name [full, end of string) into o. */
+static void short_cxx(struct out *o, const char *full)
+{
 	const char *end = full + strlen(full), *open = parameters(full, end);
 	if (open)
 		end = open;
@@ -103,22 +114,64 @@ const char *ct_short_name(const char *full, char *buf, size_t len)
 	while (p < end) {
 		if (at_operator(full, p)) {
 			const char *q = operator_end(p);
-			put(&o, p, (size_t)(q - p));
+			put(o, p, (size_t)(q - p));
 			p = q;
-			continue;
+		} else if (*p == '<') {
+			p = collapse(o, p, end);
+		} else {
+			put(o, p++, 1);
 		}
-		if (*p != '<') {
-			put(&o, p++, 1);
-			continue;
-		}
-		int depth = 0; /* template arguments: skipped to their matching '>' */
-		do {
-			depth += *p == '<' || *p == '(';
-			depth -= *p == '>' || *p == ')';
-			p++;
-		} while (p < end && depth);
-		put(&o, "<" ELLIPSIS ">", sizeof("<" ELLIPSIS ">") - 1);
 	}
+}
+
+/* Where the qualified-self prefix of a Rust path (the "<Type as Trait>" of "<Type as Trait>::f")
+ * that opens at s ends (after its '>'), or NULL when it does not close. */
+static const char *qualifier_end(const char *s)
+{
+	int depth = 0;
+	for (const char *p = s; *p; p++) {
+		depth += *p == '<';
+		depth -= *p == '>' && p > s && p[-1] != '-'; /* fn() -> T */
+		if (!depth)
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* A type or trait of a Rust qualifier, [p, end), as its last path segment ("alloc::vec::Vec<T>" ->
+ * "Vec<…>", "&mut alloc::string::String" -> "&mut String", "Vec<T> as core::clone::Clone" ->
+ * "Vec<…> as Clone"): what precedes a path ("&mut ", "dyn ", " as ") is kept, the modules go. */
+static void short_rust_types(struct out *o, const char *p, const char *end)
+{
+	size_t path = o->n; /* where the path being read starts in the output */
+	while (p < end) {
+		if (*p == '<') {
+			p = collapse(o, p, end);
+		} else if (p[0] == ':' && p[1] == ':') {
+			o->n = path, p += 2; /* a module: the path so far goes */
+		} else {
+			int boundary = strchr(" &*[(,;", *p) != NULL;
+			put(o, p++, 1);
+			path = boundary ? o->n : path;
+		}
+	}
+}
+
+const char *ct_short_name(const char *full, char *buf, size_t len)
+{
+	if (!len)
+		return buf;
+	struct out o = {buf, len, 0};
+	/* No demangled C++ name starts with '<'; Rust's qualified paths do, and they name the
+	 * function by the type and trait inside, so those are kept (shortened), not collapsed. */
+	const char *close = full[0] == '<' ? qualifier_end(full) : NULL;
+	if (close) {
+		put(&o, "<", 1);
+		short_rust_types(&o, full + 1, close - 1);
+		put(&o, ">", 1);
+		full = close;
+	}
+	short_cxx(&o, full);
 	buf[o.n] = '\0';
 	return buf;
 }

@@ -54,6 +54,10 @@ static void fill(struct ct_trace_summary *s, const struct ct_model *m)
 		if (!most || m->invalid[i].count > most->count)
 			most = &m->invalid[i];
 	s->invalid_kind = most ? most->kind : 0;
+	_Static_assert(sizeof(s->class_bytes) / sizeof(s->class_bytes[0]) == CT_KINDS, "one per leak kind");
+	s->classified = m->classified;
+	if (m->classified)
+		ct_model_class_totals(m, s->class_blocks, s->class_bytes);
 	snprintf(s->damage, sizeof(s->damage), "%s", m->damage);
 	if (m->exec_last && m->exec_path.data)
 		snprintf(s->exec_path, sizeof(s->exec_path), "%s", m->exec_path.data);

@@ -15,6 +15,10 @@ struct ct_trace_summary {
 	uint64_t peak_heap_bytes; /* highest sum of live bytes */
 	uint64_t leaked_bytes;    /* live at the end of the trace */
 	uint64_t leaked_allocations;
+	/* The live blocks by leak kind when the trace has a CLASSES record (classified; else zeros):
+	 * definitely, indirectly, possibly lost, still reachable (CT_CLASS_*), then never scanned. */
+	int classified;
+	uint64_t class_bytes[5], class_blocks[5];
 	uint64_t invalid_frees; /* memcheck's "Invalid free()": double frees, frees of no heap block */
 	unsigned invalid_kind;  /* the most frequent one's kind (CT_INVALID_* of ctrack/record.h) */
 	uint64_t runtime_ns;

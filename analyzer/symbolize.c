@@ -7,6 +7,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,6 +410,46 @@ static const char *die_function(Dwarf_Die *die)
 	return NULL;
 }
 
+/* path with "." and ".." resolved as words (a/b/../c -> a/c), never through the file system: a
+ * symlinked directory stays as it was named. path is absolute; ".." at the root stays there. */
+static void normalize(char *path)
+{
+	char *out = path, *p = path;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (out > path && *--out != '/')
+				; /* drop the last word written */
+		} else if (n && !(n == 1 && *p == '.')) {
+			*out++ = '/';
+			memmove(out, p, n);
+			out += n;
+		}
+		p = end;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/* A source file named relative to its compilation unit's directory (a meson build dir's
+ * "../src/x.c") as the absolute path that exists there, as elfutils' addr2line -A joins them, into
+ * buf; else file itself (no DW_AT_comp_dir, nothing at the joined path). */
+static const char *absolute(Dwarf_Die *cu, const char *file, char *buf, size_t len)
+{
+	Dwarf_Attribute a;
+	struct stat st;
+	const char *dir =
+	    file && file[0] != '/' ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a)) : NULL;
+	if (!dir || dir[0] != '/' || (size_t)snprintf(buf, len, "%s/%s", dir, file) >= len)
+		return file;
+	normalize(buf);
+	return stat(buf, &st) == 0 ? buf : file;
+}
+
 /* Where an inlined subroutine was inlined: DW_AT_call_file (an index into its CU's file table)
  * and DW_AT_call_line. *file is NULL when either is missing. */
 static void call_site(Dwarf_Die *inl, Dwarf_Die *cu, const char **file, int *line)
@@ -490,7 +531,9 @@ static int push_inlined(struct chain *c, const struct ct_frame *base, Dwarf_Die 
 		f.line = *file && *line > 0 ? (unsigned)*line : 0;
 		f.inlined = 1;
 		const char *name = die_function(&scopes[i]);
-		rc = push(c, &f, name ? demangle(name) : strdup("??"), name, f.line ? *file : NULL);
+		char path[PATH_MAX];
+		rc = push(c, &f, name ? demangle(name) : strdup("??"), name,
+		          f.line ? absolute(cu, *file, path, sizeof(path)) : NULL);
 		call_site(&scopes[i], cu, file, line);
 	}
 	free(scopes);
@@ -524,7 +567,7 @@ static const char *symbol_name(struct dso *d, Dwarf_Addr addr)
 static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t ip, int exact,
                    struct chain *c)
 {
-	char buf[64];
+	char buf[64], path[PATH_MAX];
 	struct ct_frame f = {.address = ip, .offset = m ? ip - m->base : ip, .module = m ? m->path : NULL};
 	char *function = NULL;
 	const char *file = NULL, *name = NULL;
@@ -544,6 +587,7 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 		if (!rc && cu) {
 			source_line(cu, addr - bias, &file, &lineno);
 			rc = push_inlined(c, &f, cu, addr - bias, &file, &lineno);
+			file = absolute(cu, file, path, sizeof(path));
 		}
 		if (rc < 0) {
 			free(function);

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* The call tree: each site's shown frames (inline chains expanded, plumbing folded) merged into one
- * tree of nodes keyed by (parent, function, file, line, inlined), with self and total figures. */
+/* The call tree: each site's shown frames (inline chains expanded, plumbing folded, --hide-frames'
+ * frames dropped) merged into one tree of nodes keyed by (parent, function, file, line, inlined), or
+ * by function (parent, function, module's file name, inlined), with self and total figures. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tree.h"
 
-static const char *const cost_names[CT_NCOSTS] = {"leaked", "peak", "allocations", "temporary", "allocated"};
-static const enum ct_fig cost_figs[CT_NCOSTS] = {CT_FIG_LEAKED_BYTES, CT_FIG_PEAK_BYTES, CT_FIG_ALLOCATIONS,
-                                                 CT_FIG_TEMPORARY, CT_FIG_BYTES_ALLOCATED};
+static const char *const cost_names[CT_NCOSTS] = {"leaked",    "peak",      "allocations",
+                                                  "temporary", "allocated", "lost"};
+static const enum ct_fig cost_figs[CT_NCOSTS] = {CT_FIG_LEAKED_BYTES,    CT_FIG_PEAK_BYTES,
+                                                 CT_FIG_ALLOCATIONS,     CT_FIG_TEMPORARY,
+                                                 CT_FIG_BYTES_ALLOCATED, CT_FIG_LOST_BYTES};
 
 const char *ct_cost_name(enum ct_cost c)
 {
@@ -21,7 +25,7 @@ enum ct_fig ct_cost_fig(enum ct_cost c)
 }
 int ct_cost_is_bytes(enum ct_cost c)
 {
-	return c == CT_COST_LEAKED || c == CT_COST_PEAK || c == CT_COST_ALLOCATED;
+	return c != CT_COST_ALLOCATIONS && c != CT_COST_TEMPORARY;
 }
 
 int ct_cost_parse(const char *s)
@@ -32,18 +36,57 @@ int ct_cost_parse(const char *s)
 	return -1;
 }
 
-static uint64_t key_hash(uint32_t parent, const struct ct_frame *f)
+/* A hidden-or-not answer per function name, direct-mapped by the name's address: the names of one
+ * report live as long as it, and the memo is cleared at each ct_tree_add. */
+struct ct_tree_memo {
+	const char *name;
+	int hidden;
+};
+#define MEMO_SLOTS 4096
+
+/* The module's file name: two builds in two directories still share nodes. */
+static const char *module_name(const struct ct_frame *f)
 {
-	uint64_t h = ct_mix(CT_MIX_SEED, &parent, sizeof(parent));
-	h = ct_mix_str(ct_mix_str(h, f->function), f->file);
-	h = ct_mix(h, &f->line, sizeof(f->line));
-	return ct_mix(h, &f->inlined, sizeof(f->inlined));
+	const char *slash = f->module ? strrchr(f->module, '/') : NULL;
+	return slash ? slash + 1 : f->module;
 }
 
-static int same_key(const struct ct_tree_node *n, uint32_t parent, const struct ct_frame *f)
+/* Keyed by function only when there is one: an address ("??", "lib.so+0x12") keeps its line and place,
+ * or every unnamed frame of a parent would be one node. */
+static int keyed_by_function(const struct ct_tree *t, const struct ct_frame *f)
 {
-	return n->parent == parent && n->frame.line == f->line && n->frame.inlined == f->inlined &&
-	       ct_same_str(n->frame.function, f->function) && ct_same_str(n->frame.file, f->file);
+	return t->by_function && f->symbol;
+}
+
+/* By function, a named frame is keyed by its function, inlined or not, and its module's name alone:
+ * not its file either, which a line table may give as a header for some of a function's code. */
+static uint64_t key_hash(const struct ct_tree *t, uint32_t parent, const struct ct_frame *f)
+{
+	uint64_t h = ct_mix(CT_MIX_SEED, &parent, sizeof(parent));
+	h = ct_mix_str(h, f->function);
+	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
+	if (keyed_by_function(t, f))
+		return ct_mix_str(h, module_name(f));
+	h = ct_mix_str(h, f->file);
+	h = ct_mix(h, &f->line, sizeof(f->line));
+	if (!t->by_function)
+		return h;
+	h = ct_mix_str(h, module_name(f));
+	return ct_mix(h, &f->offset, sizeof(f->offset));
+}
+
+static int same_key(const struct ct_tree *t, const struct ct_tree_node *n, uint32_t parent,
+                    const struct ct_frame *f)
+{
+	if (n->parent != parent || n->frame.inlined != f->inlined ||
+	    !ct_same_str(n->frame.function, f->function))
+		return 0;
+	if (keyed_by_function(t, f))
+		return ct_same_str(module_name(&n->frame), module_name(f));
+	if (n->frame.line != f->line || !ct_same_str(n->frame.file, f->file))
+		return 0;
+	return !t->by_function ||
+	       (n->frame.offset == f->offset && ct_same_str(module_name(&n->frame), module_name(f)));
 }
 
 static int grow_index(struct ct_tree *t)
@@ -53,7 +96,7 @@ static int grow_index(struct ct_tree *t)
 	if (!slots)
 		return -ENOMEM;
 	for (size_t i = 1; i < t->n; i++) {
-		size_t s = key_hash(t->nodes[i].parent, &t->nodes[i].frame) & (nslots - 1);
+		size_t s = key_hash(t, t->nodes[i].parent, &t->nodes[i].frame) & (nslots - 1);
 		while (slots[s])
 			s = (s + 1) & (nslots - 1);
 		slots[s] = (uint32_t)i;
@@ -114,10 +157,14 @@ static long child(struct ct_tree *t, uint32_t parent, const struct ct_frame *f)
 {
 	if ((t->n + 1) * 2 > t->nslots && grow_index(t) < 0)
 		return -ENOMEM;
-	size_t s = key_hash(parent, f) & (t->nslots - 1);
-	for (; t->slots[s]; s = (s + 1) & (t->nslots - 1))
-		if (same_key(&t->nodes[t->slots[s]], parent, f))
-			return t->slots[s];
+	size_t s = key_hash(t, parent, f) & (t->nslots - 1);
+	for (; t->slots[s]; s = (s + 1) & (t->nslots - 1)) {
+		struct ct_tree_node *n = &t->nodes[t->slots[s]];
+		if (!same_key(t, n, parent, f))
+			continue;
+		n->several_lines |= n->frame.line != f->line || !ct_same_str(n->frame.file, f->file);
+		return t->slots[s];
+	}
 	long id = push_node(t, parent, f);
 	if (id < 0)
 		return id;
@@ -137,7 +184,67 @@ void ct_tree_destroy(struct ct_tree *t)
 	free(t->nodes);
 	free(t->figs);
 	free(t->slots);
+	for (size_t i = 0; i < t->nhide; i++)
+		regfree(&t->hide[i]);
+	free(t->hide);
+	free(t->memo);
 	*t = (struct ct_tree){0};
+}
+
+/* Compiles re into *out; on failure regcomp's message in err. */
+static int compile(regex_t *out, const char *re, char *err, size_t err_len)
+{
+	int rc = regcomp(out, re, REG_EXTENDED | REG_NOSUB);
+	if (!rc)
+		return 0;
+	if (err_len) {
+		char why[200];
+		regerror(rc, out, why, sizeof(why));
+		snprintf(err, err_len, "bad pattern '%s': %s", re, why);
+	}
+	return rc == REG_ESPACE ? -ENOMEM : -EINVAL;
+}
+
+int ct_tree_check_pattern(const char *re, char *err, size_t err_len)
+{
+	regex_t rx;
+	int rc = compile(&rx, re, err, err_len);
+	if (!rc)
+		regfree(&rx);
+	return rc;
+}
+
+int ct_tree_configure(struct ct_tree *t, const struct ct_tree_opts *o, char *err, size_t err_len)
+{
+	t->by_function = !o->by_line;
+	if (!o->nhide)
+		return 0;
+	t->hide = calloc(o->nhide, sizeof(*t->hide));
+	t->memo = calloc(MEMO_SLOTS, sizeof(*t->memo));
+	if (!t->hide || !t->memo)
+		return -ENOMEM;
+	for (; t->nhide < o->nhide; t->nhide++) {
+		int rc = compile(&t->hide[t->nhide], o->hide[t->nhide], err, err_len);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Whether frame f is left out: its function matches a --hide-frames pattern. The mark standing for
+ * a cut stack is not a function and stays. */
+static int hidden(struct ct_tree *t, const struct ct_frame *f)
+{
+	if (!t->nhide || !strcmp(f->function, CT_TREE_TRUNCATED))
+		return 0;
+	struct ct_tree_memo *m = &t->memo[((uintptr_t)f->function >> 3) % MEMO_SLOTS];
+	if (m->name == f->function)
+		return m->hidden;
+	int hide = 0;
+	for (size_t i = 0; i < t->nhide && !hide; i++)
+		hide = !regexec(&t->hide[i], f->function, 0, NULL, 0);
+	*m = (struct ct_tree_memo){f->function, hide};
+	return hide;
 }
 
 /* A site's shown frames, innermost first. */
@@ -170,6 +277,31 @@ static void add_figures(uint64_t *fig, const struct ct_site *s)
 	fig[CT_FIG_ALLOCATIONS] += s->allocations;
 	fig[CT_FIG_BYTES_ALLOCATED] += s->bytes_allocated;
 	fig[CT_FIG_TEMPORARY] += s->temporary;
+	fig[CT_FIG_LOST_BYTES] += s->class_bytes[CT_CLASS_DEFINITE] + s->class_bytes[CT_CLASS_INDIRECT];
+	fig[CT_FIG_LOST_ALLOCATIONS] +=
+	    s->class_allocations[CT_CLASS_DEFINITE] + s->class_allocations[CT_CLASS_INDIRECT];
+}
+
+/* Drops p's hidden frames (innermost first, the cut mark last); when every frame of the stack is
+ * hidden, its innermost one stays, so its figures still have a frame of their own. */
+static void drop_hidden(struct ct_tree *t, struct path *p)
+{
+	if (!t->nhide || !p->n)
+		return;
+	struct ct_frame innermost = p->v[0];
+	size_t kept = 0, functions = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (hidden(t, &p->v[i]))
+			continue;
+		functions += strcmp(p->v[i].function, CT_TREE_TRUNCATED) != 0;
+		p->v[kept++] = p->v[i];
+	}
+	if (functions || !strcmp(innermost.function, CT_TREE_TRUNCATED))
+		p->n = kept;
+	else if (kept) /* the cut mark alone is left: the innermost frame goes before it */
+		p->v[1] = p->v[0], p->v[0] = innermost, p->n = 2;
+	else
+		p->v[0] = innermost, p->n = 1;
 }
 
 static int add_site(struct ct_tree *t, const struct ct_report *r, const struct ct_site *s, struct path *p,
@@ -183,6 +315,7 @@ static int add_site(struct ct_tree *t, const struct ct_report *r, const struct c
 		rc = collect(p, &cut, 0);
 	if (rc)
 		return rc < 0 ? rc : -EINVAL;
+	drop_hidden(t, p);
 	long node = 0;
 	for (size_t i = 0; i < p->n && node >= 0; i++)
 		node = child(t, (uint32_t)node, &p->v[t->reversed ? i : p->n - 1 - i]);
@@ -198,6 +331,8 @@ int ct_tree_add(struct ct_tree *t, const struct ct_report *r, int set)
 {
 	struct path p = {0};
 	int rc = 0;
+	if (t->memo) /* the names of an earlier report may be gone, their addresses reused */
+		memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
 	for (size_t i = 0; i < r->nsites && !rc; i++)
 		rc = add_site(t, r, &r->sites[i], &p, set);
 	free(p.v);
@@ -266,7 +401,15 @@ int ct_tree_finish(struct ct_tree *t)
 
 int ct_tree_build(struct ct_tree *t, const struct ct_report *r, int reversed)
 {
-	int rc = ct_tree_init(t, reversed, 1);
+	const struct ct_tree_opts o = {.reversed = reversed, .by_line = 1};
+	return ct_tree_build_opts(t, r, &o);
+}
+
+int ct_tree_build_opts(struct ct_tree *t, const struct ct_report *r, const struct ct_tree_opts *o)
+{
+	int rc = ct_tree_init(t, o->reversed, 1);
+	if (!rc)
+		rc = ct_tree_configure(t, o, NULL, 0);
 	if (!rc)
 		rc = ct_tree_add(t, r, 0);
 	if (!rc)

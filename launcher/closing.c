@@ -17,6 +17,9 @@
 #include "family.h"
 #include "locate.h"
 
+/* The summary's fifth leak kind, after the CLASSES record's four: live blocks never scanned. */
+#define UNSCANNED CT_CLASSES
+
 /* The message names at most this many children's traces: a run of `make` has hundreds. */
 #define CHILDREN_SHOWN 10
 
@@ -81,7 +84,78 @@ static void print_quoted(const char *s)
 
 /* ---- summaries ---- */
 
-/* "PREFIX 1,031 allocations, ...", or "PREFIX no summary: why". */
+/* "N bytes in N blocks" into buf. */
+static const char *fmt_blocks(uint64_t bytes, uint64_t blocks, char *buf, size_t len)
+{
+	char b[32], n[32];
+	snprintf(buf, len, "%s in %s block%s", fmt_bytes(bytes, b, sizeof(b)),
+	         fmt_count(blocks, n, sizeof(n)), blocks == 1 ? "" : "s");
+	return buf;
+}
+
+/* What was lost, in memcheck's order and the kinds --check fails on first: "lost 1,024 bytes in 2
+ * blocks (definitely 1,000 in 1, indirectly 24 in 1); possibly lost 16 bytes in 1 block". */
+static void print_lost(const uint64_t *by, const uint64_t *n)
+{
+	uint64_t lost = by[CT_CLASS_DEFINITE] + by[CT_CLASS_INDIRECT];
+	uint64_t lost_blocks = n[CT_CLASS_DEFINITE] + n[CT_CLASS_INDIRECT];
+	char a[64], b[32], c[32], d[32];
+	if (!lost_blocks)
+		fputs("nothing definitely lost", stderr);
+	else
+		fprintf(stderr, "lost %s", fmt_blocks(lost, lost_blocks, a, sizeof(a)));
+	if (n[CT_CLASS_DEFINITE] && n[CT_CLASS_INDIRECT])
+		fprintf(stderr, " (definitely %s in %s, indirectly %s in %s)",
+		        fmt_count(by[CT_CLASS_DEFINITE], a, sizeof(a)),
+		        fmt_count(n[CT_CLASS_DEFINITE], b, sizeof(b)),
+		        fmt_count(by[CT_CLASS_INDIRECT], c, sizeof(c)),
+		        fmt_count(n[CT_CLASS_INDIRECT], d, sizeof(d)));
+	else if (lost_blocks)
+		fputs(n[CT_CLASS_DEFINITE] ? " (definitely lost)" : " (indirectly lost)", stderr);
+	if (n[CT_CLASS_POSSIBLE])
+		fprintf(stderr, "; possibly lost %s",
+		        fmt_blocks(by[CT_CLASS_POSSIBLE], n[CT_CLASS_POSSIBLE], a, sizeof(a)));
+}
+
+/* Nothing lost: "no leaks (4,096 bytes still reachable at exit)"; valgrind's "All heap blocks were
+ * freed" only when nothing at all was live; "no leaks found" when blocks were never scanned (they
+ * may be lost). */
+static void print_no_leaks(const uint64_t *by, const uint64_t *n)
+{
+	char a[32];
+	if (!n[CT_CLASS_REACHABLE] && !n[UNSCANNED]) {
+		fputs("no leaks (all heap blocks were freed)", stderr);
+		return;
+	}
+	fputs(n[UNSCANNED] ? "no leaks found (" : "no leaks (", stderr);
+	if (n[CT_CLASS_REACHABLE])
+		fprintf(stderr, "%s still reachable%s", fmt_bytes(by[CT_CLASS_REACHABLE], a, sizeof(a)),
+		        n[UNSCANNED] ? ", " : " at exit");
+	if (n[UNSCANNED])
+		fprintf(stderr, "%s live, never scanned", fmt_bytes(by[UNSCANNED], a, sizeof(a)));
+	fputc(')', stderr);
+}
+
+/* The headline of a classified trace: what was lost (print_lost), then what was live but not lost,
+ * "; 4,096 bytes still reachable"; or print_no_leaks. */
+static void print_headline(const struct ct_trace_summary *s)
+{
+	const uint64_t *by = s->class_bytes, *n = s->class_blocks;
+	char a[32];
+	if (!n[CT_CLASS_DEFINITE] && !n[CT_CLASS_INDIRECT] && !n[CT_CLASS_POSSIBLE]) {
+		print_no_leaks(by, n);
+		return;
+	}
+	print_lost(by, n);
+	if (n[CT_CLASS_REACHABLE])
+		fprintf(stderr, "; %s still reachable", fmt_bytes(by[CT_CLASS_REACHABLE], a, sizeof(a)));
+	if (n[UNSCANNED])
+		fprintf(stderr, "; %s live, never scanned", fmt_bytes(by[UNSCANNED], a, sizeof(a)));
+}
+
+/* "PREFIX lost ...; 1,031 allocations, ..." for a trace with leak classes (print_headline), "PREFIX
+ * 1,031 allocations, ..., leaked 640 bytes in 15 allocations" for one without (killed, or an older
+ * shim: the kinds are unknown), or "PREFIX no summary: why". */
 static void print_summary(const struct ct_member *m, const char *prefix)
 {
 	const struct ct_trace_summary *s = &m->s;
@@ -90,11 +164,18 @@ static void print_summary(const struct ct_member *m, const char *prefix)
 		fprintf(stderr, "%sno summary: %s\n", prefix, m->err);
 		return;
 	}
-	fprintf(stderr, "%s%s allocation%s, %s allocated, peak %s, leaked %s in %s allocation%s", prefix,
-	        fmt_count(s->allocations, a, sizeof(a)), s->allocations == 1 ? "" : "s",
-	        fmt_bytes(s->bytes_allocated, b, sizeof(b)), fmt_bytes(s->peak_heap_bytes, c, sizeof(c)),
-	        fmt_bytes(s->leaked_bytes, d, sizeof(d)), fmt_count(s->leaked_allocations, e, sizeof(e)),
-	        s->leaked_allocations == 1 ? "" : "s");
+	fputs(prefix, stderr);
+	if (s->classified) {
+		print_headline(s);
+		fputs("; ", stderr);
+	}
+	fprintf(stderr, "%s allocation%s, %s allocated, peak %s", fmt_count(s->allocations, a, sizeof(a)),
+	        s->allocations == 1 ? "" : "s", fmt_bytes(s->bytes_allocated, b, sizeof(b)),
+	        fmt_bytes(s->peak_heap_bytes, c, sizeof(c)));
+	if (!s->classified)
+		fprintf(stderr, ", leaked %s in %s allocation%s", fmt_bytes(s->leaked_bytes, d, sizeof(d)),
+		        fmt_count(s->leaked_allocations, e, sizeof(e)),
+		        s->leaked_allocations == 1 ? "" : "s");
 	if (s->invalid_frees)
 		fprintf(stderr, ", %s invalid free%s", fmt_count(s->invalid_frees, a, sizeof(a)),
 		        s->invalid_frees == 1 ? "" : "s");

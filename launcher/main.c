@@ -3,10 +3,12 @@
  * table, and main: find the shim, check the program, run it (spawn.h), find the run's traces
  * (family.h), close (closing.h), check them (verdict.h). Errors are reported here, once; the
  * program keeps its own stdio, argv and exit status. */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "ctrack-config.h"
 #include "elf_static.h"
 #include "locate.h"
+#include "opttab.h"
 #include "rules.h"
 #include "size.h"
 #include "spawn.h"
@@ -35,25 +38,17 @@ struct options {
 	int depth;
 	int quiet;
 	int force;
-	int checking;          /* --check, --fail-on, --max-leaked or --max-peak */
-	struct ct_check check; /* their rules (analyzer/check.h) */
-	const char **supp;     /* the --suppressions files, read again for each trace checked */
-	size_t nsupp;
-	char **argv; /* PROGRAM ARGS..., NULL-terminated */
+	int check_flag;          /* --check */
+	int checking;            /* --check or a check option was given */
+	struct ct_check_args ca; /* the check options (analyzer/check.h): ca.check, their rules */
+	char **argv;             /* PROGRAM ARGS..., NULL-terminated */
 };
 
-/* ---- the options table ---- */
+/* ---- the options table (analyzer/opttab.h): parsing, --help, the man page, the completion ---- */
 
-/* An option's parser returns GO_ON, or the exit status to stop with. */
-#define GO_ON (-1)
-
-struct option_spec {
-	int letter;       /* the short option ('o'), or 0 for a long one */
-	const char *name; /* the long option ("depth") when letter is 0 */
-	const char *arg;  /* the argument's name in the help ("N"), or NULL for a flag */
-	int (*parse)(struct options *o, const char *arg);
-	const char *help;
-};
+#define OPT(field) offsetof(struct options, field)
+#define G_TRACING "Tracing"
+#define G_GENERAL "General"
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
@@ -67,174 +62,176 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int set_output(struct options *o, const char *arg)
+static int set_output(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
 {
-	o->output = arg;
-	return GO_ON;
+	((struct options *)ctx)->output = arg;
+	return CT_OPT_GO_ON;
 }
 
-static int set_follow(struct options *o, const char *arg)
+static int set_depth(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
 {
-	o->follow_children = 1;
-	return GO_ON;
+	if (ct_parse_depth(arg, &((struct options *)ctx)->depth) < 0)
+		return snprintf(err, len, "--depth: expected a number from 1 to %d, got '%s'", CT_DEPTH_MAX,
+		                arg),
+		       EXIT_USAGE;
+	return CT_OPT_GO_ON;
 }
 
-static int set_depth(struct options *o, const char *arg)
-{
-	if (ct_parse_depth(arg, &o->depth) < 0)
-		return usage_error("--depth: expected a number from 1 to %d, got '%s'", CT_DEPTH_MAX, arg);
-	return GO_ON;
-}
+static int show_help(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len);
 
-static int set_quiet(struct options *o, const char *arg)
-{
-	o->quiet = 1;
-	return GO_ON;
-}
-
-static int set_force(struct options *o, const char *arg)
-{
-	o->force = 1;
-	return GO_ON;
-}
-
-static int set_check(struct options *o, const char *arg)
-{
-	o->checking = 1;
-	if (!o->check.fail_on)
-		o->check.fail_on = CT_FAIL_DEFINITE;
-	return GO_ON;
-}
-
-static int set_fail_on(struct options *o, const char *arg)
-{
-	int level = ct_check_parse_level(arg);
-	if (level < 0)
-		return usage_error("--fail-on: expected definite, possible, reachable or any, got '%s'", arg);
-	o->check.fail_on = (enum ct_fail_on)level;
-	o->checking = 1;
-	return GO_ON;
-}
-
-static int set_max_leaked(struct options *o, const char *arg)
-{
-	if (ct_parse_size(arg, &o->check.max_leaked) < 0)
-		return usage_error("--max-leaked: expected a size such as 4096, 10KiB or 1.5MB, got '%s'",
-		                   arg);
-	return set_check(o, arg);
-}
-
-static int set_max_peak(struct options *o, const char *arg)
-{
-	if (ct_parse_size(arg, &o->check.max_peak) < 0)
-		return usage_error("--max-peak: expected a size such as 4096, 10KiB or 1.5MB, got '%s'", arg);
-	o->check.peak_rule = 1;
-	o->checking = 1;
-	return GO_ON;
-}
-
-static int add_suppressions(struct options *o, const char *arg)
-{
-	char err[512];
-	if (ct_check_add_suppressions(&o->check, arg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ctrack: --suppressions: %s\n", err);
-		return 2;
-	}
-	o->supp[o->nsupp++] = arg; /* room for every argument */
-	return set_check(o, arg);
-}
-
-static int no_builtin(struct options *o, const char *arg)
-{
-	o->check.builtin = 0;
-	return set_check(o, arg);
-}
-
-static int show_help(struct options *o, const char *arg);
-
-static int show_version(struct options *o, const char *arg)
+static int show_version(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
 {
 	printf("ctrack %s\n", CTRACK_VERSION);
 	return 0;
 }
 
-static const struct option_spec option_table[] = {
-    {'o', NULL, "FILE", set_output, "write the trace to FILE (default: ctrack.PROGRAM.PID.zst)"},
-    {0, "follow-children", NULL, set_follow, "trace child processes too (ctrack.NAME.PID.zst beside FILE)"},
-    {0, "depth", "N", set_depth,
-     "capture at most N stack frames (1.." XSTR(CT_DEPTH_MAX) ", default " XSTR(CT_DEPTH_DEFAULT) ")"},
-    {'q', NULL, NULL, set_quiet, "no closing summary"},
-    {0, "force", NULL, set_force, "overwrite an existing trace file"},
-    {0, "check", NULL, set_check,
-     "check the leaks after the run: exit " XSTR(
-         CT_CHECK_EXIT) " when any block is definitely or indirectly lost"},
-    {0, "fail-on", "LEVEL", set_fail_on,
-     "the classes that fail the check: definite (and indirect), possible, reachable or any"},
-    {0, "max-leaked", "SIZE", set_max_leaked, "allow up to SIZE bytes in those classes (default 0)"},
-    {0, "max-peak", "SIZE", set_max_peak, "fail the check when the heap peaks above SIZE"},
-    {0, "suppressions", "FILE", add_suppressions,
-     "leaks the check leaves out (leak:PATTERN lines, as LeakSanitizer)"},
-    {0, "no-builtin-suppressions", NULL, no_builtin,
-     "count what the C runtime and the loader keep until exit by design too"},
-    {'h', "help", NULL, show_help, "show this help and exit"},
-    {0, "version", NULL, show_version, "show the version and exit"},
+static const struct ct_opt option_table[] = {
+    {.letter = 'o',
+     .arg = "FILE",
+     .group = G_TRACING,
+     .help = "write the trace to FILE (default: ctrack.PROGRAM.PID.zst)",
+     .kind = CT_OPT_CALL,
+     .call = set_output,
+     .flags = CT_OPT_FILE},
+    {.name = "follow-children",
+     .group = G_TRACING,
+     .help = "trace child processes too (ctrack.NAME.PID.zst beside FILE)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(follow_children)},
+    {.name = "depth",
+     .arg = "N",
+     .group = G_TRACING,
+     .help = "capture at most N stack frames (1.." XSTR(CT_DEPTH_MAX) ", default " XSTR(CT_DEPTH_DEFAULT) ")",
+     .kind = CT_OPT_CALL,
+     .call = set_depth},
+    {.letter = 'q',
+     .group = G_TRACING,
+     .help = "no closing summary",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(quiet)},
+    {.name = "force",
+     .group = G_TRACING,
+     .help = "overwrite an existing trace file",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(force)},
+    {.name = "check",
+     .group = CT_CHECK_GROUP,
+     .help = "check the leaks after the run: exit " XSTR(
+         CT_CHECK_EXIT) " when any block is definitely or indirectly lost (--fail-on definite); "
+                        "the check options below imply it",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(check_flag)},
+    CT_OPT_STANDARD_ROWS(G_GENERAL, show_help, show_version),
 };
-#define N_OPTIONS (sizeof(option_table) / sizeof(option_table[0]))
 
-/* getopt_long's value for the long option at index i of the table: above any letter. */
-#define LONG_VAL(i) (256 + (int)(i))
+#define NTABLES 2
+#define MAX_ROWS 32 /* rows in all the tables, for getopt_long's */
 
-static int show_help(struct options *o, const char *arg)
+/* ctrack's options: its own, then the check options (analyzer/check.h). */
+static void get_tables(struct ct_opttab t[NTABLES])
 {
-	char left[32];
-	fputs("Usage: ctrack [OPTIONS] PROGRAM [ARGS...]\n"
-	      "Run PROGRAM with the ctrack heap tracer preloaded and write its allocation trace.\n\n",
-	      stdout);
-	for (size_t i = 0; i < N_OPTIONS; i++) {
-		const struct option_spec *t = &option_table[i];
-		const char *sep = t->arg ? " " : "", *arg_name = t->arg ? t->arg : "";
-		if (t->letter && t->name)
-			snprintf(left, sizeof(left), "  -%c, --%s%s%s", t->letter, t->name, sep, arg_name);
-		else if (t->letter)
-			snprintf(left, sizeof(left), "  -%c%s%s", t->letter, sep, arg_name);
-		else
-			snprintf(left, sizeof(left), "      --%s%s%s", t->name, sep, arg_name);
-		printf("%-23s  %s\n", left, t->help);
-	}
-	fputs("\nOptions end at the first non-option argument or at '--'.\n"
-	      "Analyze the trace with: ctrack-analyze FILE\n",
-	      stdout);
+	t[0] = (struct ct_opttab){option_table, sizeof(option_table) / sizeof(option_table[0]), 0};
+	t[1] = (struct ct_opttab){ct_check_options, ct_check_noptions, OPT(ca)};
+}
+
+static const char *const synopsis[] = {"[OPTIONS] PROGRAM [ARGS...]", NULL};
+static const char *const groups[] = {G_TRACING, CT_CHECK_GROUP, G_GENERAL, NULL};
+static const char *const description[] = {
+    "ctrack runs PROGRAM with its heap tracer (the shim libctrack.so) preloaded and writes every "
+    "allocation and free, with its backtrace, to a compressed trace file. At the end it says how "
+    "much the program leaked and where the trace went; ctrack-analyze(1) reports on the trace.",
+    "PROGRAM keeps its own standard streams, arguments and exit status. The shim is looked for "
+    "beside ctrack (a build tree), then in " CTRACK_SHIM_RELDIR " relative to ctrack's directory "
+    "(an installed tree, wherever it was moved), then in " CTRACK_SHIM_DIR "; the environment "
+    "variable " CT_ENV_SHIM " names another.",
+    NULL,
+};
+static const char *const notes[] = {
+    "Options end at the first non-option argument or at '--'. ctrack-analyze FILE reports on "
+    "the trace.",
+    NULL,
+};
+static const char *const exit_status[] = {
+    "PROGRAM's exit status, or 128 plus the signal that killed it.",
+    "With --check or a check option: " XSTR(CT_CHECK_EXIT) " when the program succeeded but a rule "
+                                                           "of the check is broken.",
+    "1: ctrack could not trace the program (a statically linked program, a trace file that "
+    "exists); 2: a usage error, or no shim; 126: PROGRAM cannot be run; 127: PROGRAM not found.",
+    NULL,
+};
+static const struct ct_example examples[] = {
+    {"ctrack ./myprog --its-option", "Trace a run; the trace is ctrack.myprog.PID.zst."},
+    {"ctrack -o build.zst --follow-children make -j4",
+     "Trace a build and every process it starts, each in its own file beside build.zst."},
+    {"ctrack --check --suppressions lsan.supp ./unit-tests",
+     "A CI check: exit 23 when the tests lose memory, leaving out the leaks lsan.supp names."},
+    {NULL, NULL},
+};
+static const struct ct_optdoc doc = {
+    .prog = "ctrack",
+    .version = CTRACK_VERSION,
+    .brief = "run a program under the ctrack heap and leak tracer",
+    .synopsis = synopsis,
+    .summary = "Run PROGRAM with the ctrack heap tracer preloaded and write its allocation trace.",
+    .description = description,
+    .groups = groups,
+    .notes = notes,
+    .examples = examples,
+    .exit_status = exit_status,
+    .see_also = "ctrack-analyze(1), valgrind(1)",
+    .operand_is_command = 1,
+};
+
+/* --help, and the build's --help-man and --help-completion. */
+static int show_help(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	struct ct_opttab t[NTABLES];
+	get_tables(t);
+	if (!strcmp(self->name, "help-man"))
+		ct_opt_man(stdout, &doc, t, NTABLES);
+	else if (!strcmp(self->name, "help-completion"))
+		ct_opt_completion(stdout, &doc, t, NTABLES);
+	else
+		ct_opt_help(stdout, &doc, t, NTABLES);
 	return 0;
 }
 
-/* getopt_long's tables from option_table: "+:" stops at the program and reports a missing
+/* getopt_long's value for row i of table k without a letter: above any letter. */
+#define LONG_VAL(k, i) (256 + 256 * (int)(k) + (int)(i))
+
+/* getopt_long's tables from the option tables: "+:" stops at the program and reports a missing
  * argument as ':'. */
-static void getopt_tables(char *shorts, struct option *longs)
+static void getopt_tables(const struct ct_opttab *t, char *shorts, struct option *longs)
 {
 	char *s = shorts;
 	size_t n = 0;
 	*s++ = '+';
 	*s++ = ':';
-	for (size_t i = 0; i < N_OPTIONS; i++) {
-		const struct option_spec *t = &option_table[i];
-		if (t->letter) {
-			*s++ = (char)t->letter;
-			if (t->arg)
-				*s++ = ':';
+	for (size_t k = 0; k < NTABLES; k++)
+		for (size_t i = 0; i < t[k].n; i++) {
+			const struct ct_opt *r = &t[k].v[i];
+			if (r->letter) {
+				*s++ = r->letter;
+				if (r->arg)
+					*s++ = ':';
+			}
+			if (r->name) /* with a letter too, the long name gives the letter */
+				longs[n++] =
+				    (struct option){r->name, r->arg ? required_argument : no_argument, NULL,
+				                    r->letter ? r->letter : LONG_VAL(k, i)};
 		}
-		if (t->name) /* with a letter too, the long name gives the letter */
-			longs[n++] = (struct option){t->name, t->arg ? required_argument : no_argument, NULL,
-			                             t->letter ? t->letter : LONG_VAL(i)};
-	}
 	*s = '\0';
 	longs[n] = (struct option){0};
 }
 
-static const struct option_spec *find_option(int c)
+static const struct ct_opt *find_option(const struct ct_opttab *t, int c, const struct ct_opttab **in)
 {
-	for (size_t i = 0; i < N_OPTIONS; i++)
-		if (c == (option_table[i].letter ? option_table[i].letter : LONG_VAL(i)))
-			return &option_table[i];
+	for (size_t k = 0; k < NTABLES; k++)
+		for (size_t i = 0; i < t[k].n; i++)
+			if (c == (t[k].v[i].letter ? t[k].v[i].letter : LONG_VAL(k, i))) {
+				*in = &t[k];
+				return &t[k].v[i];
+			}
 	return NULL;
 }
 
@@ -248,32 +245,53 @@ static int bad_option(int c, char **argv)
 	return usage_error("unknown option '%s'", argv[optind - 1]);
 }
 
-/* Returns GO_ON with o filled, else the exit status (help, version, errors). */
+/* The check that the options ask for: --check and the check options imply definite leaks,
+ * unless --fail-on names another level (--max-peak alone checks the peak only). */
+static void finish_check(struct options *o)
+{
+	struct ct_check_args *a = &o->ca;
+	int implied = o->check_flag || a->max_leaked || a->nsupp || a->no_builtin;
+	o->checking = implied || a->rules;
+	if (implied && !a->check.fail_on)
+		a->check.fail_on = CT_FAIL_DEFINITE;
+	a->check.builtin = !a->no_builtin;
+}
+
+/* Returns CT_OPT_GO_ON with o filled, else the exit status (help, version, errors). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	char shorts[2 + 2 * N_OPTIONS + 1];
-	struct option longs[N_OPTIONS + 1];
+	struct ct_opttab t[NTABLES];
+	get_tables(t);
+	char shorts[2 + 2 * MAX_ROWS + 1], err[1024];
+	struct option longs[MAX_ROWS + 1];
 	int c;
-	getopt_tables(shorts, longs);
-	*o = (struct options){.depth = CT_DEPTH_DEFAULT, .check.builtin = 1};
-	o->supp = calloc((size_t)argc, sizeof(*o->supp));
-	if (!o->supp) {
+	assert(t[0].n + t[1].n <= MAX_ROWS);
+	getopt_tables(t, shorts, longs);
+	*o = (struct options){.depth = CT_DEPTH_DEFAULT};
+	o->ca.supp_files = calloc((size_t)argc, sizeof(*o->ca.supp_files));
+	if (!o->ca.supp_files) {
 		fputs("ctrack: out of memory\n", stderr);
 		return 1;
 	}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-		const struct option_spec *t = find_option(c);
-		if (!t)
+		const struct ct_opttab *in;
+		const struct ct_opt *r = find_option(t, c, &in);
+		if (!r)
 			return bad_option(c, argv);
-		int rc = t->parse(o, optarg);
-		if (rc != GO_ON)
+		int rc = ct_opt_apply(r, in, o, optarg, err, sizeof(err));
+		if (rc == EXIT_USAGE)
+			return usage_error("%s", err);
+		if (rc > 0)
+			fprintf(stderr, "ctrack: %s\n", err);
+		if (rc != CT_OPT_GO_ON)
 			return rc;
 	}
 	if (optind >= argc)
 		return usage_error("no program given");
 	o->argv = argv + optind;
-	return GO_ON;
+	finish_check(o);
+	return CT_OPT_GO_ON;
 }
 
 /* ---- errors ---- */
@@ -392,7 +410,8 @@ static int run(struct options *o, const char *shim, const char *exe)
 	if (r.signal)
 		ct_closing_signal(o->argv[0], r.signal);
 	/* The program's own failure wins; the verdicts go to stderr, beside the closing message. */
-	rc = o->checking ? ct_verdict(&family, &o->check, o->supp, o->nsupp, r.status) : r.status;
+	rc = o->checking ? ct_verdict(&family, &o->ca.check, o->ca.supp_files, o->ca.nsupp, r.status)
+	                 : r.status;
 	ct_family_release(&family);
 	return rc;
 }
@@ -414,9 +433,9 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	int rc = parse_args(argc, argv, &o);
-	if (rc == GO_ON)
+	if (rc == CT_OPT_GO_ON)
 		rc = trace(&o);
-	ct_check_release(&o.check); /* what --suppressions read, and the check its built-in list */
-	free(o.supp);
+	ct_check_release(&o.ca.check); /* what --suppressions read, and the check its built-in list */
+	free(o.ca.supp_files);
 	return rc;
 }

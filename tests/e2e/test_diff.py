@@ -1,21 +1,27 @@
 # SPDX-License-Identifier: MIT
 # --diff on two builds of tests/progs/flame.c (the new one adds remember's leak and two more
-# parse_entry leaks): sites matched by symbols across distinct binaries, their status and changes,
-# the order, text and JSON, a trace against itself, the reversed diff, and the differential flame graph.
+# parse_entry leaks): sites matched as --baseline matches them (the first shown frame's function and
+# source file, never a line, a directory or an address) across distinct binaries, their status and
+# changes, the order, text and JSON, a trace against itself, the reversed diff, and the differential
+# flame graph. Then two checkouts of the same source in different directories, each built from its
+# own build directory with a relative path (as meson builds): every site matched, nothing changed,
+# frames named by absolute paths resolved against the compilation directory; a changed checkout
+# (-DNEW_BUILD) and a saved JSON report as BASE give the same changes.
 # Every figure comes from flame.c's header comment and its LINE markers.
 import filecmp
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-# flame.c's tree has xmalloc as its one allocation function, a frame of its own in every figure this
-# test checks: it is kept (test_sites.py checks how wrappers fold).
-env.analyze_opts = ["--no-auto-fold"]
+# flame.c's xmalloc, its one allocation function, is folded as a wrapper (test_sites.py checks how):
+# the sites are its callers.
 base_prog, new_prog, src = env.progs
 
 LINES = ct.line_markers(src)
@@ -30,19 +36,19 @@ CACHE = 16 * 65536
 # Each site: its frames (function, LINE mark, inlined) innermost first, then
 # figure: (base, new) for leaked_bytes, leaked_allocations, peak_bytes, allocations.
 SITES = {
-    "remember": ([("xmalloc", "XMALLOC", False), ("remember", "REMEMBER", False),
+    "remember": ([("remember", "REMEMBER", False),
                   ("main", "MAIN_REMEMBER", False)],
                  {"leaked_bytes": (0, 1024), "leaked_allocations": (0, 4), "peak_bytes": (0, 1024),
                   "allocations": (0, 4)}, "new"),
-    "parse_entry": ([("xmalloc", "XMALLOC", False), ("parse_entry", "PARSE", False),
+    "parse_entry": ([("parse_entry", "PARSE", False),
                      ("load_config", "LOAD_PARSE", False), ("main", "MAIN_LOAD", False)],
                     {"leaked_bytes": (480, 576), "leaked_allocations": (10, 12), "peak_bytes": (480, 576),
                      "allocations": (10, 12)}, "changed"),
-    "intern_name": ([("xmalloc", "XMALLOC", False), ("intern_name", "INTERN", True),
+    "intern_name": ([("intern_name", "INTERN", True),
                      ("load_config", "LOAD_INTERN", False), ("main", "MAIN_LOAD", False)],
                     {"leaked_bytes": (160, 160), "leaked_allocations": (5, 5), "peak_bytes": (160, 160),
                      "allocations": (5, 5)}, "same"),
-    "build_cache": ([("xmalloc", "XMALLOC", False), ("build_cache", "CACHE", False),
+    "build_cache": ([("build_cache", "CACHE", False),
                      ("main", "MAIN_CACHE", False)],
                     {"leaked_bytes": (0, 0), "leaked_allocations": (0, 0), "peak_bytes": (CACHE, CACHE),
                      "allocations": (16, 16)}, "same"),
@@ -130,7 +136,7 @@ rb, rn = report_bt(base), report_bt(new)
 if rb and rn:
     def main_address(rep):
         cache = [e for e in rep["peak"] if is_site(e, "build_cache")]
-        return cache[0]["frames"][2]["address"] if cache else None
+        return cache[0]["frames"][1]["address"] if cache else None
     env.check("build_cache's caller address differs between the builds",
               main_address(rb) and main_address(rn) and main_address(rb) != main_address(rn),
               "%r %r" % (main_address(rb), main_address(rn)))
@@ -158,7 +164,7 @@ env.eq("text: two site blocks", len(blocks), 2)
 if len(blocks) == 2:
     env.check("text: remember's block first",
               blocks[0].startswith("+1024 bytes leaked (0 -> 1024, 0 -> 4 allocations), new\n"), blocks[0])
-    want = r"\n  #1 remember at \S*%s:%d\n" % (re.escape(os.path.basename(src)), LINES["REMEMBER"])
+    want = r"\n  #0 remember at \S*%s:%d\n" % (re.escape(os.path.basename(src)), LINES["REMEMBER"])
     env.check("text: remember's frame", re.search(want, blocks[0]), want)
     env.check("text: parse_entry's block",
               blocks[1].startswith("+96 bytes leaked (480 -> 576, 10 -> 12 allocations), changed\n"), blocks[1])
@@ -176,6 +182,60 @@ back = diff_json(new, base)
 if back:
     check_sites(back, reverse=True)
 
+
+# Two checkouts of the same code, each built in its own build directory from a relative path (meson's
+# "../src/flame.c"): different absolute paths, different binaries and addresses.
+def checkout(name, *flags):
+    top = env.fresh_dir(name)
+    os.makedirs(os.path.join(top, "src"))
+    os.makedirs(os.path.join(top, "build"))
+    shutil.copy(src, os.path.join(top, "src", "flame.c"))
+    cmd = ["cc", "-O0", "-g", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls", "-fno-builtin",
+           "-o", "flame", os.path.join("..", "src", "flame.c"), *flags]
+    r = subprocess.run(cmd, cwd=os.path.join(top, "build"), capture_output=True, text=True)
+    env.check("%s: built with %s" % (name, " ".join(cmd)), r.returncode == 0, r.stderr)
+    return top, env.trace(name + "-trace", [os.path.join(top, "build", "flame")])
+
+
+(one, trace_one), (two, trace_two) = checkout("checkout-one"), checkout("checkout-two")
+(three, trace_three) = checkout("checkout-three", "-DNEW_BUILD")
+# Relative paths resolved against the compilation directory: each checkout's own absolute path.
+rep = env.report(trace_one)
+if rep:
+    files = {f["file"] for e in rep["leaks"] + rep["peak"] for f in e["frames"]
+             if f["file"] and f["file"].endswith("flame.c")}
+    env.eq("checkout: flame.c's frames name its absolute path", files,
+           {os.path.join(os.path.realpath(one), "src", "flame.c")})
+text = diff(trace_one, trace_two).stdout.decode()
+env.check("checkouts: every site matched, none changed",
+          "SITES: 0 new, 0 gone, 0 changed, 4 unchanged (not shown)" in text, text)
+same = diff_json(trace_one, trace_two)
+if same:
+    env.eq("checkouts: JSON: 4 sites, all the same", [s["status"] for s in same["sites"]], ["same"] * 4)
+    env.check("checkouts: growth 0", all(s[k]["change"] == 0 for s in same["sites"]
+                                         for k in ("leaked_bytes", "peak_bytes", "allocations")))
+# A changed checkout (the new build: remember's 4 x 256 bytes, 2 more parse_entry leaks of 48)
+changed = diff_json(trace_one, trace_three)
+if changed:
+    check_sites(changed)
+    env.eq("changed checkout: parse_entry grows by 2 x 48 bytes",
+           [s["leaked_bytes"]["change"] for s in changed["sites"] if is_site(s, "parse_entry")], [96])
+# A saved JSON report as BASE: the same matching, the same changes.
+saved = os.path.join(env.scratch, "one.json")
+r = env.run_analyze(trace_one, "--json")
+with open(saved, "wb") as f:
+    f.write(r.stdout)
+from_json = diff_json(saved, trace_three)
+if from_json:
+    env.eq("JSON BASE: base totals", {k: from_json["base"][k] for k in BASE}, BASE)
+    env.eq("JSON BASE: trace named", from_json["base"]["trace"], saved)
+    check_sites(from_json)
+text = diff(saved, trace_two).stdout.decode()
+env.check("JSON BASE against the other checkout: every site matched, none changed",
+          "SITES: 0 new, 0 gone, 0 changed, 4 unchanged (not shown)" in text, text)
+r = env.run_analyze(trace_two, "--diff", saved, "--flamegraph", os.path.join(env.scratch, "no.svg"))
+env.check("JSON BASE: no flame graph (no stacks), said", r.returncode != 0 and b"holds no stacks" in r.stderr,
+          r.stderr)
 
 # The differential flame graph: remember's frame grew (red, positive delta); reversed, it shrank.
 def frame_name(el):

@@ -85,8 +85,10 @@ if rep:
         if got:
             env.eq("%s at %s: bytes, allocations" % (function, mark),
                    (got[0]["bytes"], got[0]["allocations"]), want)
-    env.eq("leaks sorted by bytes", [e["bytes"] for e in leaks],
-           sorted((e["bytes"] for e in leaks), reverse=True))
+    # memcheck's order: the most severe kind first (definitely lost, ..., still reachable), each by bytes
+    severity = ["definite", "indirect", "possible", "reachable", "unscanned"]
+    order = [(severity.index(e["kind"]) if e.get("kind") in severity else -1, -e["bytes"]) for e in leaks]
+    env.eq("leaks sorted by kind, then bytes", order, sorted(order))
     grow = entries(leaks, GROW, "GROW")
     if grow:
         env.check("grow: operator new folded", grow[0]["folded"] >= 1, repr(grow[0]["folded"]))
@@ -141,9 +143,14 @@ if rep:
 
     # the text report names the same site
     t = env.run_analyze(trace)
+    # by its short name (template arguments as <…>, no parameters), in full with --full-names
+    short = GROW.replace("<int>", "<\u2026>")
+    want = r"#0 0x[0-9a-f]+ %s at \S*%s:%d " % (re.escape(short), re.escape(os.path.basename(src)), LINES["GROW"])
+    env.check("text: grow named (short) at its line", re.search(want, t.stdout.decode()), want)
+    full = env.run_analyze(trace, "--full-names")
     want = r"#0 0x[0-9a-f]+ %s\(unsigned long\) at \S*%s:%d " % (
         re.escape(GROW), re.escape(os.path.basename(src)), LINES["GROW"])
-    env.check("text: grow named at its line", re.search(want, t.stdout.decode()), want)
+    env.check("text --full-names: grow named in full at its line", re.search(want, full.stdout.decode()), want)
     bad = env.run_analyze(trace, "--fold", os.path.join(env.scratch, "missing"))
     env.eq("--fold of a missing file fails", bad.returncode, 1)
 env.finish()

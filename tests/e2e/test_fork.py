@@ -95,9 +95,9 @@ env.eq("message: one child trace listed", [line for line in lines if "child trac
        ["ctrack: 1 child trace in %s:" % os.path.realpath(d)])
 env.eq("message: the child's summary",
        [line for line in lines if line.startswith("ctrack:   ")],
-       ["ctrack:   ctrack.%s.%s.zst: %d allocations, %d bytes allocated, peak %d bytes, "
-        "leaked %d bytes in 1 allocation" % (name, cpid, CHILD["allocations"], CHILD["bytes_allocated"],
-                                             300 + 400, CHILD["leaked_bytes"])])  # child_leak's 300 and the 400 live together
+       ["ctrack:   ctrack.%s.%s.zst: lost %d bytes in 1 block (definitely lost); %d allocations, "
+        "%d bytes allocated, peak %d bytes" % (name, cpid, CHILD["leaked_bytes"], CHILD["allocations"],
+                                               CHILD["bytes_allocated"], 300 + 400)])  # child_leak's 300 and the 400 live together
 
 # Many children (forker N: child k leaks 300 + 10 k bytes): the message lists the 10 that leaked
 # most, most first, and counts the rest.
@@ -114,8 +114,9 @@ if env.eq("many: forker ran %d children" % N, (r.returncode, len(pids)), (0, N))
            ["ctrack: %d child traces in %s; the 10 that leaked most:" % (N, os.path.realpath(d))])
     env.eq("many: the 10 that leaked most, most first",
            [l for l in lines if l.startswith("ctrack:   ctrack.")],
-           ["ctrack:   ctrack.%s.%d.zst: 2 allocations, %d bytes allocated, peak %d bytes, leaked %d bytes "
-            "in 1 allocation" % (name, pids[k], leak[k] + 400, leak[k] + 400, leak[k]) for k in shown])
+           ["ctrack:   ctrack.%s.%d.zst: lost %d bytes in 1 block (definitely lost); 2 allocations, "
+            "%d bytes allocated, peak %d bytes" % (name, pids[k], leak[k], leak[k] + 400, leak[k] + 400)
+            for k in shown])
     rest = [k for k in range(N) if k not in shown]
     env.eq("many: the rest counted", [l for l in lines if l.startswith("ctrack:   and ")],
            ["ctrack:   and %d more, which leaked %d bytes in all" % (len(rest), sum(leak[k] for k in rest))])

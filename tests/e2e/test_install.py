@@ -2,7 +2,8 @@
 # An installed ctrack finds its shim wherever the installed tree is (issue 24, install): the build is
 # installed with meson install --destdir into the scratch directory, the tree is moved elsewhere,
 # and the moved ctrack traces a program with the shim beside it in ../LIBDIR/ctrack. CTRACK_SHIM
-# names another shim; one that does not exist is a clear error (exit 2). `ctrack -h` is the help.
+# names another shim; one that does not exist is a clear error (exit 2). `ctrack -h` is the help. The
+# man pages go to share/man/man1 and the bash completions to share/bash-completion/completions.
 import os
 import shutil
 import subprocess
@@ -16,7 +17,8 @@ stage = env.fresh_dir("stage")
 r = subprocess.run([meson, "install", "-C", build_root, "--destdir", stage, "--no-rebuild", "--quiet"],
                    capture_output=True, text=True, timeout=300)
 env.eq("meson install --destdir", r.returncode, 0)
-found = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs if f == "ctrack"]
+found = [os.path.join(d, f) for d, _, fs in os.walk(stage) for f in fs
+         if f == "ctrack" and os.path.basename(d) == "bin"]  # not its bash completion
 env.eq("one ctrack installed", len(found), 1)
 if found:
     prefix = os.path.dirname(os.path.dirname(found[0]))
@@ -24,6 +26,18 @@ if found:
     shutil.rmtree(moved, ignore_errors=True)
     shutil.move(prefix, moved)
     ctrack = os.path.join(moved, "bin", "ctrack")
+    # The man pages and bash completions the build writes from the option tables (docs/meson.build).
+    for rel in ("share/man/man1/ctrack.1", "share/man/man1/ctrack-analyze.1",
+                "share/bash-completion/completions/ctrack",
+                "share/bash-completion/completions/ctrack-analyze"):
+        path = os.path.join(moved, rel)
+        env.check("installed: " + rel, os.path.isfile(path) and os.path.getsize(path) > 0, path)
+    page = os.path.join(moved, "share/man/man1/ctrack-analyze.1")
+    if os.path.isfile(page):
+        r = subprocess.run(["man", "-l", page], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, MANWIDTH="100", PAGER="cat"))
+        env.check("the installed ctrack-analyze(1) opens with man -l",
+                  r.returncode == 0 and "--fail-on" in r.stdout, r.stderr[:300])
     d = env.fresh_dir("run")
     r = subprocess.run([ctrack, "-q", "-o", os.path.join(d, "t.zst"), prog], capture_output=True,
                        timeout=60, cwd=d)

@@ -296,8 +296,8 @@ def check_with_shim(p):
     check("[real shim] closing message: where", len(lines) == 4 and
           lines[0].startswith(f"ctrack: trace written to {out} ("), repr(lines))
     check("[real shim] closing message: exact summary",
-          len(lines) == 4 and lines[1] == "ctrack: 10 allocations, 10,000 bytes allocated, peak 10,000 bytes,"
-          " leaked 3,000 bytes in 3 allocations", repr(lines))
+          len(lines) == 4 and lines[1] == "ctrack: lost 3,000 bytes in 3 blocks (definitely lost); "
+          "10 allocations, 10,000 bytes allocated, peak 10,000 bytes", repr(lines))
     check("[real shim] closing message: analyzer command",
           len(lines) == 4 and lines[2].startswith("ctrack: analyze with: ") and lines[2].endswith(" " + out)
           and "ctrack-analyze" in lines[2], repr(lines))

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 # --massif (tests/progs/flame.c): valgrind's own ms_print reads the file (graph, peak snapshot, tree),
 # and the file parsed here: snapshots in time order, the peak and exit ones detailed with the figures
-# flame.c's comment states, every tree node's bytes the sum of its children's.
+# flame.c's comment states, every tree node's bytes the sum of its children's. Then the detailed
+# snapshots at regular intervals (--detailed-freq) on tests/progs/window.c's phases: each one's heap
+# and tree are what the program held at its time (nothing before phase 2, B's blocks after it).
 import os
 import re
 import subprocess
@@ -13,7 +15,7 @@ env = ct.Env(sys.argv)
 # flame.c's tree has xmalloc as its one allocation function, a frame of its own in every figure this
 # test checks: it is kept (test_sites.py checks how wrappers fold).
 env.analyze_opts = ["--no-auto-fold"]
-prog, src = env.progs[0], env.progs[1]
+prog, src, wprog, wsrc = env.progs
 SRC = os.path.basename(src)
 
 LINES = ct.line_markers(src)
@@ -115,7 +117,7 @@ env.check("header: desc, cmd, time_unit ms",
           "desc" in header and header.get("time_unit") == "ms" and prog in header.get("cmd", ""),
           repr(header))
 env.check("snapshots written", len(snaps) >= 3, "%d snapshots" % len(snaps))
-env.check("at most ~100 snapshots", len(snaps) <= 102, "%d snapshots" % len(snaps))
+env.check("at most ~50 snapshots (massif's default)", len(snaps) <= 51, "%d snapshots" % len(snaps))
 env.eq("snapshots numbered 0..n-1", [s["snapshot"] for s in snaps], list(range(len(snaps))))
 fields = ["time", "mem_heap_B", "mem_heap_extra_B", "mem_stacks_B", "heap_tree"]
 env.check("every snapshot has massif's fields", all(all(f in s for f in fields) for s in snaps))
@@ -138,6 +140,9 @@ if env.eq("one peak snapshot", len(peaks), 1):
                       len(small) == 1 and small[0]["bytes"] == PEAK - CACHE
                       and small[0]["label"].endswith("places, all below massif's threshold (1.00%)"),
                       repr([c["label"] for c in xm[0]["children"]]))
+regular = [x for x in snaps[:-1] if x["heap_tree"] == "detailed"]
+for x in regular:
+    check_tree("detailed snapshot %d" % x["snapshot"], x)
 last = snaps[-1] if snaps else {}
 env.eq("final snapshot is detailed", last.get("heap_tree"), "detailed")
 env.eq("final snapshot: the leaked heap", int(last.get("mem_heap_B", -1)), LEAKED)
@@ -163,8 +168,9 @@ if env.check("ms_print: graph scaled to the peak (1.001 MB)", graph, shown[:1500
 if peaks:
     row = r"^\s*%d\s+[\d,]+\s+1,049,216\s+1,049,216\s+0\s+0$" % peaks[0]["snapshot"]
     env.check("ms_print: peak snapshot row, 1,049,216 B", re.search(row, shown, re.M), row)
-    env.check("ms_print: detailed snapshots listed",
-              "Detailed snapshots: [%d (peak), %d]" % (peaks[0]["snapshot"], len(snaps) - 1) in shown)
+    listed = ", ".join("%d%s" % (x["snapshot"], " (peak)" if x["heap_tree"] == "peak" else "")
+                       for x in snaps if x["heap_tree"] != "empty")
+    env.check("ms_print: detailed snapshots listed", "Detailed snapshots: [%s]" % listed in shown, listed)
 for what, want in [
         ("xmalloc holds the peak", r"->100\.00%% \(1,049,216B\) 0x[0-9A-F]+: xmalloc \(\S*%s:%d\)"
          % (re.escape(SRC), LINES["XMALLOC"])),
@@ -174,4 +180,49 @@ for what, want in [
         ("parse_entry's 480 B at exit", r"->75\.00% \(480B\) 0x[0-9A-F]+: parse_entry"),
 ]:
     env.check("ms_print: " + what, re.search(want, shown, re.M), want)
+
+# ---- detailed snapshots at regular intervals: window.c's phases ----
+with open(wsrc) as f:
+    C = {k: int(v) for k, v in re.findall(r"#define (\w+) (\d+)", f.read())}
+B = C["B_COUNT"] * C["B_SIZE"]
+WLINES = ct.line_markers(wsrc)
+wtrace = env.trace("window", [wprog])
+rep = env.report(wtrace)
+marks = {m["name"]: m["time_ns"] / 1e6 for m in rep["marks"]} if rep else {}
+margin = C["PAUSE_MS"] / 4  # ms: a snapshot this far from a mark is well inside a pause
+for freq in ("10", "1", "3"):
+    wout = os.path.join(os.path.dirname(wtrace), "massif.%s.out" % freq)
+    a = env.run_analyze(wtrace, "--massif", wout, "--detailed-freq", freq)
+    if not env.check("--detailed-freq %s: exit 0" % freq, a.returncode == 0, a.stderr[-500:]):
+        continue
+    _, ws = parse_massif(open(wout).read())
+    ms = subprocess.run(["ms_print", wout], capture_output=True, text=True, timeout=60)
+    env.check("--detailed-freq %s: ms_print exits 0" % freq, ms.returncode == 0, ms.stderr[-500:])
+    n = int(freq)
+    # Every n-th snapshot of the regular ones is detailed (the peak's stretch gives the peak's).
+    got = [x["snapshot"] for x in ws[:-1] if x["heap_tree"] == "detailed"]
+    want = [i for i in range(len(ws) - 1) if (i + 1) % n == 0 and ws[i]["heap_tree"] != "peak"]
+    env.eq("--detailed-freq %s: every %sth snapshot detailed" % (freq, freq), got, want)
+    env.check("--detailed-freq %s: about 50 snapshots" % freq, 40 <= len(ws) <= 51, len(ws))
+    bad = []
+    for x in ws[:-1]:
+        if x["heap_tree"] != "detailed":
+            continue
+        t, heap = int(x["time"]), int(x["mem_heap_B"])
+        if not check_tree("--detailed-freq %s: snapshot %d" % (freq, x["snapshot"]), x):
+            continue
+        # What window.c holds at t: nothing until phase 2 (phase 1 frees all it allocates), B after.
+        if t < marks["phase2"] - margin and heap != 0:
+            bad.append((x["snapshot"], t, heap, 0))
+        if t > marks["phase2"] + margin:
+            pb = [c for c in x["tree"]["children"]
+                  if re.match(r"0x[0-9A-F]+: phase_b \(\S*window\.c:%d\)$" % WLINES["B"], c["label"])]
+            if heap != B or [c["bytes"] for c in pb] != [B]:
+                bad.append((x["snapshot"], t, heap, B, [c["label"] for c in x["tree"]["children"]]))
+    env.eq("--detailed-freq %s: each detailed snapshot holds what window.c held then" % freq, bad, [])
+    if n == 1:
+        after = [x for x in ws[:-1] if x["heap_tree"] == "detailed" and int(x["time"]) > marks["phase2"] + margin]
+        env.check("--detailed-freq 1: detailed snapshots after phase 2", len(after) >= 5, len(after))
+a = env.run_analyze(wtrace, "--massif", os.path.join(os.path.dirname(wtrace), "x.out"), "--detailed-freq", "0")
+env.eq("--detailed-freq 0: usage error", a.returncode, 2)
 env.finish()

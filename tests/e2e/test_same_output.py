@@ -31,7 +31,7 @@ err1 = err1.decode(errors="replace")
 env.eq("the second run passes its check", second.returncode, 0)
 env.eq("the first run fails its own check (exit 23)", first.returncode, 23)
 env.check("the first run says its trace file was replaced", "replaced" in err1, err1)
-env.check("the first run's summary is its own (4,321 bytes leaked)", "leaked 4,321 bytes" in err1, err1)
+env.check("the first run's summary is its own (4,321 bytes lost)", "ctrack: lost 4,321 bytes" in err1, err1)
 env.check("the first run's verdict is its own", "check failed: %d bytes" % LOST in err1, err1)
 rep = env.report(same)
 if rep:

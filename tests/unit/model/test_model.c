@@ -225,6 +225,116 @@ static void invalid_frees(void)
 	ct_model_destroy(&m);
 }
 
+/* ---- the timeline (timeline.c) ---- */
+
+/* Every stack's slices increase within the run's slices, and add up to its site's figures; the whole
+ * heap's slices add up to the totals and reach the peak. */
+static void timeline_sums(const struct ct_model *m, const char *what)
+{
+	struct ct_site *sites;
+	long n = ct_model_sites(m, &sites);
+	uint32_t nslices = ct_timeline_nslices(m);
+	int ordered = 1, sums = 1;
+	check(what, n >= 0 && nslices <= CT_TIMELINE_SLICES);
+	for (long i = 0; i < n; i++) {
+		size_t k;
+		const struct ct_slice *v = ct_timeline_slices(m, sites[i].stack, &k);
+		uint64_t a = 0, f = 0, t = 0, ab = 0, fb = 0;
+		for (size_t j = 0; j < k; j++) {
+			ordered &= (j == 0 || v[j].slice > v[j - 1].slice) && v[j].slice < nslices;
+			a += v[j].allocations, f += v[j].frees, t += v[j].temporary;
+			ab += v[j].alloc_bytes, fb += v[j].free_bytes;
+		}
+		const struct ct_site *s = &sites[i];
+		sums &= a == s->allocations && t == s->temporary && ab == s->bytes_allocated &&
+		        f == s->allocations - s->leaked_allocations && ab - fb == s->leaked_bytes;
+	}
+	const struct ct_slice_total *tot = ct_timeline_totals(m);
+	uint64_t a = 0, f = 0, t = 0, ab = 0, heap = 0;
+	for (uint32_t j = 0; j < nslices; j++) {
+		a += tot[j].allocations, f += tot[j].frees, t += tot[j].temporary, ab += tot[j].alloc_bytes;
+		heap = tot[j].heap > heap ? tot[j].heap : heap;
+	}
+	check("slices increase within the run", ordered);
+	check("per stack, the slices add up to the site's allocations, frees, temporary, bytes", sums);
+	EQ("whole heap: allocations", a, m->t.allocations);
+	EQ("whole heap: frees", f, m->t.frees);
+	EQ("whole heap: temporary", t, m->t.temporary);
+	EQ("whole heap: bytes", ab, m->t.bytes_allocated);
+	EQ("whole heap: the highest slice is the peak", heap, m->t.peak);
+	EQ("whole heap: the last slice holds the heap in use", tot[nslices - 1].heap >= m->t.current, 1);
+	check("the entries stay within the budget", m->tl.entries <= ct_timeline_budget(&m->tl));
+	free(sites);
+}
+
+/* Random events over 5 s with random steps of the clock, and queries while reading: the width
+ * doubles as the run grows and the slices keep every sum. */
+static void timeline_random(void)
+{
+	struct ct_model m;
+	unsigned x = 99;
+	ct_model_init(&m);
+	for (int i = 0; i < 30; i++) {
+		ct_model_frame(&m, CT_STACK_ROOT, 0x1000 + i);
+		ct_model_info(&m, 8 + i, (uint64_t)(CT_STACK_FIRST + i / 2)); /* two infos per stack */
+	}
+	EQ("the width starts at 1 us", ct_timeline_width_us(&m), 1);
+	uint64_t now = 0;
+	for (int i = 0; i < 200000; i++) {
+		x = x * 1103515245u + 12345u;
+		unsigned id = (x >> 8) % 30, op = (x >> 16) % 8;
+		if (op == 0 && now < 5000000) {
+			uint64_t step = (x >> 20) % 200;
+			ct_model_time(&m, step), now += step;
+		} else if (op < 4 || !m.infos[id].live) {
+			ct_model_alloc(&m, id);
+		} else if (op == 4) {
+			ct_model_temp(&m, id);
+		} else if (op == 5) {
+			ct_model_free_temp(&m, id);
+		} else {
+			ct_model_free(&m, id);
+		}
+		if (i % 50000 == 25000) { /* a query mid-slice: the slice's later events join its entry */
+			size_t k;
+			ct_timeline_slices(&m, CT_STACK_FIRST, &k);
+		}
+	}
+	ct_model_end(&m, 0, 0, now + 777);
+	uint64_t w = ct_timeline_width_us(&m);
+	check("the width is a power of two", w && !(w & (w - 1)));
+	check("the slices span the run",
+	      w * ct_timeline_nslices(&m) > now + 777 && w * (ct_timeline_nslices(&m) - 1) <= now + 777);
+	timeline_sums(&m, "random: the run's slices");
+	size_t k;
+	check("a stack without an info has no slices", !ct_timeline_slices(&m, CT_STACK_ROOT, &k) && k == 0);
+	ct_model_destroy(&m);
+}
+
+/* 2000 stacks busy in each of 1000 microseconds: 2M entries at 1 us, over the budget of 2^20, so the
+ * width doubles early; the sums hold. */
+static void timeline_budget(void)
+{
+	struct ct_model m;
+	ct_model_init(&m);
+	enum { STACKS = 2000 };
+	for (int i = 0; i < STACKS; i++) {
+		ct_model_frame(&m, CT_STACK_ROOT, 0x1000 + i);
+		ct_model_info(&m, 16, (uint64_t)(CT_STACK_FIRST + i));
+	}
+	for (int t = 0; t < 1000; t++) {
+		ct_model_time(&m, 1);
+		for (int i = 0; i < STACKS; i++)
+			if (ct_model_alloc(&m, (uint64_t)i) < 0 ||
+			    (t % 2 && ct_model_free(&m, (uint64_t)i) < 0))
+				check("budget: events", 0);
+	}
+	check("budget: the width grew although the run spans 1000 us", ct_timeline_width_us(&m) >= 2);
+	EQ("budget: entries within it", m.tl.entries <= CT_TIMELINE_BUDGET, 1);
+	timeline_sums(&m, "budget: the run's slices");
+	ct_model_destroy(&m);
+}
+
 int main(void)
 {
 	invalid_frees();
@@ -235,6 +345,8 @@ int main(void)
 	refused();
 	sites_and_modules();
 	series();
+	timeline_random();
+	timeline_budget();
 	if (failures)
 		printf("%d check(s) failed\n", failures);
 	else

@@ -35,6 +35,43 @@ static const char *const cases[][2] = {
     {"int* std::__new_allocator<int>::allocate(unsigned long, void const*)",
      "std::__new_allocator<…>::allocate"},
     {"leak::make_vec::h1a2b3c4d5e6f7a8b", "leak::make_vec::h1a2b3c4d5e6f7a8b"},
+    /* more C++: operators, lambdas, anonymous namespaces, a long libstdc++ name */
+    {"std::basic_istream<char, std::char_traits<char> >& std::operator>><char, std::char_traits<char>, "
+     "std::allocator<char> >(std::basic_istream<char, std::char_traits<char> >&, std::__cxx11::"
+     "basic_string<char, std::char_traits<char>, std::allocator<char> >&)",
+     "std::operator>><…>"},
+    {"Pool::operator new[](unsigned long)", "Pool::operator new[]"},
+    {"Cell::operator=(Cell&&)", "Cell::operator="},
+    {"Counter::operator++(int)", "Counter::operator++"},
+    {"void std::__invoke_impl<void, main::{lambda()#2}>(std::__invoke_other, main::{lambda()#2}&&)",
+     "std::__invoke_impl<…>"},
+    {"run(int)::{lambda(int)#1}::operator()(int) const", "run(int)::{lambda(int)#1}::operator()"},
+    {"(anonymous namespace)::Widget<int>::~Widget()", "(anonymous namespace)::Widget<…>::~Widget"},
+    {"std::_Hashtable<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+     "std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const, "
+     "int>, std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, "
+     "std::allocator<char> > const, int> >, std::__detail::_Select1st, std::equal_to<std::__cxx11::"
+     "basic_string<char, std::char_traits<char>, std::allocator<char> > >, std::hash<std::__cxx11::"
+     "basic_string<char, std::char_traits<char>, std::allocator<char> > >, std::__detail::"
+     "_Mod_range_hashing, std::__detail::_Default_ranged_hash, std::__detail::_Prime_rehash_policy, "
+     "std::__detail::_Hashtable_traits<true, false, true> >::_M_insert_unique_node(unsigned long, "
+     "unsigned long, std::__detail::_Hash_node<std::pair<std::__cxx11::basic_string<char, "
+     "std::char_traits<char>, std::allocator<char> > const, int>, true>*, unsigned long)",
+     "std::_Hashtable<…>::_M_insert_unique_node"},
+    /* Rust: a qualified path keeps its <Type as Trait>, each by its last segment */
+    {"<alloc::vec::Vec<T> as core::clone::Clone>::clone", "<Vec<…> as Clone>::clone"},
+    {"<T as Trait>::f", "<T as Trait>::f"},
+    {"<&mut alloc::string::String as core::fmt::Write>::write_str", "<&mut String as Write>::write_str"},
+    {"<alloc::vec::Vec<T,A> as alloc::vec::spec_extend::SpecExtend<T,I>>::spec_extend",
+     "<Vec<…> as SpecExtend<…>>::spec_extend"},
+    {"<dyn core::any::Any>::is", "<dyn Any>::is"},
+    {"alloc::raw_vec::RawVec<T,A>::grow_one", "alloc::raw_vec::RawVec<…>::grow_one"},
+    {"core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place<…>"},
+    {"std::rt::lang_start::{{closure}}", "std::rt::lang_start::{{closure}}"},
+    {"<F as core::ops::function::FnOnce<()>>::call_once{{vtable.shim}}",
+     "<F as FnOnce<…>>::call_once{{vtable.shim}}"},
+    /* C names are left as they are */
+    {"__libc_start_call_main", "__libc_start_call_main"},
 };
 
 int main(void)
