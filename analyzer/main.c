@@ -130,9 +130,10 @@ static int write_json(FILE *out, struct exports *x)
 static int write_histogram(FILE *out, struct exports *x)
 {
 	struct ct_histogram h;
-	ct_histogram_of(x->r->m, &h);
-	ct_histogram_text(out, &h);
-	return 0;
+	int rc = ct_histogram_sites(x->r, &h);
+	if (!rc)
+		ct_histogram_text(out, &h, x->r);
+	return rc;
 }
 static int write_text(FILE *out, struct exports *x)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The JSON report (schema: docs/json-schema.md): one document on the output stream.
  * Every string is valid JSON whatever its bytes: invalid UTF-8 bytes become \u00XX (latin-1). */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -430,9 +431,10 @@ int ct_report_json(const struct ct_report *r)
 	fputs(",\n\"summary\": ", out);
 	put_summary(r);
 	struct ct_histogram h;
-	ct_histogram_of(r->m, &h);
+	if (ct_histogram_sites(r, &h) < 0)
+		return -ENOMEM;
 	fputs(",\n\"histogram\": ", out);
-	ct_histogram_json(out, &h);
+	ct_histogram_json(out, &h, r);
 	put_suppressions(r);
 	put_wrappers(r);
 	int rc = put_invalid(r);

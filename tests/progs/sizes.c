@@ -8,7 +8,8 @@
  *   100        5     0     64..127
  *   5000       2     1     4096..8191
  *   1048576    1     0     1048576..2097151 (calloc; freed as the next event: temporary)
- * Only the last row's block is temporary: every other free follows an allocation of another block. */
+ * Only the last row's block is temporary: every other free follows an allocation of another block.
+ * Every block comes from one site, row() at the line marked ALLOC: each bucket's one top site. */
 #include <stdlib.h>
 
 static void *kept[8];
@@ -18,7 +19,7 @@ static int row(size_t size, int count, int keep, int zeroed)
 {
 	void *v[16];
 	for (int i = 0; i < count; i++)
-		if (!(v[i] = zeroed ? calloc(1, size) : malloc(size)) && size)
+		if (!(v[i] = zeroed ? calloc(1, size) : malloc(size)) && size) /* LINE ALLOC */
 			return 1;
 	for (int i = 0; i < count; i++) {
 		if (i < count - keep)
