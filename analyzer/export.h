@@ -48,6 +48,11 @@ int ct_write_flamegraph(FILE *out, const struct ct_tree *t, const struct ct_flam
  * histogram). Returns 0 or a negative errno. */
 int ct_write_html(FILE *out, const struct ct_report *r);
 
+/* --diff BASE NEW --html: NEW's page (r) with the Diff view of html_data.h's struct ct_html_diff (BASE
+ * a trace or a saved JSON report, matched as --baseline matches). Returns 0 or a negative errno. */
+struct ct_html_diff;
+int ct_write_html_diff(FILE *out, const struct ct_report *r, const struct ct_html_diff *diff);
+
 /* ---- export_pprof.c ---- */
 
 /* pprof's profile.proto, gzip-compressed: samples alloc_objects/count, alloc_space/bytes,

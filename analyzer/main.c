@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "histogram.h"
+#include "html_data.h"
 #include "baseline.h"
 #include "check.h"
 #include "ctrack-config.h"
@@ -44,7 +45,8 @@ struct exports {
 	int by_line, icicle, full_names; /* --by-line, --icicle, --full-names */
 	const char *const *hide;         /* --hide-frames */
 	size_t nhide;
-	unsigned detailed_freq; /* --detailed-freq: every Nth massif snapshot detailed */
+	unsigned detailed_freq;               /* --detailed-freq: every Nth massif snapshot detailed */
+	const struct ct_html_diff *html_diff; /* --diff's view in --html, or NULL */
 };
 
 /* The flame graph's and folded stacks' tree: by function unless --by-line, --hide-frames' frames out. */
@@ -93,7 +95,7 @@ static int write_folded(FILE *out, struct exports *x)
 }
 static int write_html(FILE *out, struct exports *x)
 {
-	return ct_write_html(out, x->r);
+	return x->html_diff ? ct_write_html_diff(out, x->r, x->html_diff) : ct_write_html(out, x->r);
 }
 static int write_pprof(FILE *out, struct exports *x)
 {
@@ -1369,7 +1371,7 @@ static int diff_json_base(const struct options *o)
 	char err[512];
 	int rc = 0, broken = 0, loaded;
 	for (size_t i = 0; i < NOUTPUTS; i++)
-		if (o->out[i] && outputs[i].flags & OUT_FILE) {
+		if (o->out[i] && outputs[i].flags & OUT_FILE && outputs[i].write != write_html) {
 			fprintf(stderr, PROG ": --diff: %s is a JSON report, which holds no stacks to draw\n",
 			        o->args[0]);
 			return -1;
@@ -1391,6 +1393,11 @@ static int diff_json_base(const struct options *o)
 	if (!rc && (rc = open_report(o, o->args[1], &m, fold, &rn)) == 0 &&
 	    (rc = ct_baseline_of_report(&rn, CT_FAIL_REACHABLE, &n)) == 0)
 		rc = ct_write_diff(o->std_out->f, b, n, asked(o, "--json"));
+	if (!rc && asked(o, "--html")) { /* NEW's page with the diff view: BASE's sites, no stacks */
+		const struct ct_html_diff hd = {b, n, NULL};
+		struct exports x = {.r = &rn, .html_diff = &hd};
+		rc = write_file(o, o->out[find_output("--html") - outputs], write_html, &x);
+	}
 	FILE *out = asked(o, "--json") ? stderr : o->std_out->f; /* compare_runs' */
 	if (!rc && o->growth_given) {
 		fputc('\n', out);
@@ -1434,6 +1441,12 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		rc = open_report(o, o->args[1], new, fold, &rn);
 	if (!rc)
 		rc = ct_tree_init(&x.tree, o->reverse, CT_TREE_SETS);
+	if (!rc) /* by line: by function, nodes are keyed on the module's name, which two builds' differ in */
+		rc = ct_tree_configure(
+		    &x.tree,
+		    &(struct ct_tree_opts){
+		        .reversed = o->reverse, .by_line = 1, .hide = o->hide_frames, .nhide = o->nhide},
+		    NULL, 0);
 	if (!rc)
 		rc = ct_tree_add(&x.tree, &rb, 0);
 	if (!rc)
@@ -1448,11 +1461,18 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		FILE *out = asked(o, "--json") ? stderr : o->std_out->f; /* compare_runs' */
 		partial = incomplete(out, o->args[0], base) | incomplete(out, o->args[1], new);
 	}
+	struct ct_baseline *hb = NULL, *hn = NULL; /* --html's diff view: every site of both runs */
+	struct ct_html_diff hd = {0};
+	if (!rc && asked(o, "--html") && !(rc = ct_baseline_of_report(&rb, CT_FAIL_REACHABLE, &hb)) &&
+	    !(rc = ct_baseline_of_report(&rn, CT_FAIL_REACHABLE, &hn)))
+		hd = (struct ct_html_diff){hb, hn, &rb}, x.html_diff = &hd;
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
 	for (size_t i = 0; i < NOUTPUTS && !rc; i++)
 		if (o->out[i] && outputs[i].flags & OUT_FILE)
 			rc = write_file(o, o->out[i], outputs[i].write, &x);
+	ct_baseline_free(hb);
+	ct_baseline_free(hn);
 	ct_tree_destroy(&x.tree);
 	ct_report_close(&rb);
 	ct_report_close(&rn);

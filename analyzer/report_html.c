@@ -53,7 +53,7 @@ static void put_assets(FILE *out, int css)
 
 /* ---- header and summary ---- */
 
-static int put_head(FILE *out, const struct ct_report *r)
+static int put_head(FILE *out, const struct ct_report *r, const struct ct_html_diff *diff)
 {
 	const struct ct_process *p = &r->m->proc;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -65,7 +65,7 @@ static int put_head(FILE *out, const struct ct_report *r)
 	/* The data and the scripts before the body (app.js draws once the document is parsed): what
 	 * follows a section of the page is page, never script. */
 	fputs("<script type=\"application/json\" id=\"ct-data\">", out);
-	int rc = ct_html_data(out, r);
+	int rc = ct_html_data_diff(out, r, diff);
 	fputs("</script>\n", out);
 	put_assets(out, 0);
 	fputs("</head>\n<body>\n<header id=\"top\">\n<h1>ctrack heap report</h1>\n<p class=\"meta\">trace "
@@ -514,10 +514,10 @@ static int put_symbols(FILE *out, const struct ct_report *r)
 /* ---- the page ---- */
 
 /* The page's body: the header's figures, the views' panels (app.js fills those the analyzer leaves
- * empty), the data and the scripts. */
-int ct_write_html(FILE *out, const struct ct_report *r)
+ * empty), the data and the scripts; the diff view's data when diff is not NULL. */
+static int write_page(FILE *out, const struct ct_report *r, const struct ct_html_diff *diff)
 {
-	int rc = put_head(out, r);
+	int rc = put_head(out, r, diff);
 	put_notes(out, r->m);
 	put_summary(out, r);
 	put_wrappers(out, r);
@@ -550,4 +550,14 @@ int ct_write_html(FILE *out, const struct ct_report *r)
 		rc = put_symbols(out, r);
 	fputs("</section>\n</main>\n</body>\n</html>\n", out);
 	return rc;
+}
+
+int ct_write_html(FILE *out, const struct ct_report *r)
+{
+	return write_page(out, r, NULL);
+}
+
+int ct_write_html_diff(FILE *out, const struct ct_report *r, const struct ct_html_diff *diff)
+{
+	return write_page(out, r, diff);
 }
