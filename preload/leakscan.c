@@ -31,6 +31,7 @@
 
 #include "leakscan.h"
 #include "lsan.h"
+#include "mallocmap.h"
 #include "match.h"
 #include "procmaps.h"
 #include "reach.h"
@@ -390,14 +391,10 @@ static void root_stopped(struct ct_reach *r, const struct maps *m)
 /* ---- the program's anonymous memory ----
  * memcheck scans every valid word outside heap blocks; so does this, in the program's anonymous
  * writable mappings (its own mmap buffers, the stacks glibc keeps for threads that ended), but not
- * where that would read the allocator's or the shim's memory: a mapping that holds a live block
- * (malloc's heaps, whose free chunks hold stale pointers), a thread's stack (scanned from its
- * stack pointer), and the shim's own mappings, cut out of whatever the kernel merged them with. */
-
-struct cut {
-	struct ct_reach *r;
-	uintptr_t lo, hi; /* what is left of the mapping to scan, below the next cut */
-};
+ * where that would read the allocator's or the shim's memory: malloc's thread heaps and mmapped
+ * chunks (mallocmap.h: free chunks hold the program's stale pointers), a thread's stack (scanned
+ * from its stack pointer), and the shim's own mappings, each cut out of whatever the kernel merged
+ * it with. */
 
 /* The shim's mappings, collected once per scan. */
 static struct maps shim_maps;
@@ -406,19 +403,6 @@ static void add_shim_mapping(uintptr_t lo, uintptr_t hi, void *arg)
 {
 	(void)arg;
 	add_range(&shim_maps, lo, hi);
-}
-
-static int holds_block(const struct ct_reach *r, uintptr_t lo, uintptr_t hi)
-{
-	size_t a = 0, b = r->n;
-	while (a < b) { /* the first block that starts at or after lo */
-		size_t mid = a + (b - a) / 2;
-		if (r->blocks[mid].start < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a < r->n && r->blocks[a].start < hi;
 }
 
 /* Scans the pages of [lo, hi) that were ever touched: an anonymous page that is not resident was
@@ -501,6 +485,23 @@ static uintptr_t static_tls(const struct range *g, uintptr_t tcb)
 	return g->hi - roots.tls_size;
 }
 
+/* A piece of an anonymous mapping g that is the program's (mallocmap.h). A mapping that is one piece
+ * (nothing of malloc's in it) may be a cached thread stack: only its TLS and control block are read. */
+struct anon_piece {
+	struct ct_reach *r;
+	const struct range *g;
+};
+
+static void root_piece(uintptr_t lo, uintptr_t hi, void *arg)
+{
+	const struct anon_piece *a = arg;
+	if (lo == a->g->lo && hi == a->g->hi && roots.tls_size) {
+		uintptr_t tcb = find_tcb(lo, hi);
+		lo = tcb ? static_tls(a->g, tcb) : lo;
+	}
+	root_outside_shim(a->r, lo, hi);
+}
+
 static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintptr_t *sps, size_t nsp)
 {
 	shim_maps.n = 0;
@@ -510,11 +511,10 @@ static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintp
 		int stack = 0;
 		for (size_t k = 0; k < nsp && !stack; k++)
 			stack = sps[k] >= g->lo && sps[k] < g->hi;
-		if (!g->anon_rw || stack || holds_block(r, g->lo, g->hi))
+		if (!g->anon_rw || stack)
 			continue;
-		uintptr_t tcb = roots.tls_size ? find_tcb(g->lo, g->hi) : 0;
-		uintptr_t from = tcb ? static_tls(g, tcb) : g->lo;
-		root_outside_shim(r, from, g->hi);
+		struct anon_piece a = {r, g};
+		ct_mallocmap_walk(r->blocks, r->n, g->lo, g->hi, root_piece, &a);
 	}
 }
 

@@ -5,8 +5,10 @@
 # program that left no descriptor for /proc (scan_fdlimit), a joined thread's TLS (scan_tls),
 # detached threads alive at exit (scan_detached), a program told to end by a signal (scan_killed),
 # a pointer only a register holds (scan_regs), one in dynamic TLS (scan_tlsdyn) and an object held
-# through its second base (scan_inherit, C++). The classes equal memcheck's LEAK
-# SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
+# through its second base (scan_inherit, C++); glibc's malloc with blocks where its own pointers
+# and the program's old ones lie (scan_malloc: reused memory, the tcache, the top chunk, mmapped
+# chunks, a thread's arena, a thread's heap of free chunks, a program's mmap page the kernel merged
+# with mmapped chunks). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
 import shutil
@@ -15,7 +17,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -140,4 +142,34 @@ for name, args in (("regs", [regs]), ("tlsdyn", [tlsdyn, tlslib])):
     if rep and vg:
         env.eq(name + ": classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
         env.check(name + ": the 1337 bytes still reachable", vg_classes(vg)[6] >= 1337, str(vg_classes(vg)))
+
+# 10. glibc's malloc keeps pointers of its own next to and inside the program's blocks (bins, the top
+# chunk, a thread arena's heap_info and malloc_state, mmapped chunks' headers), and its free chunks
+# keep the program's old pointers: none of it is the program's, and memcheck, whose allocator is its
+# own, never reads it. Every shape (tests/progs/scan_malloc.c) gives memcheck's classes. Without
+# MALLOC_PERTURB_ (meson sets it): glibc would overwrite the free chunks, and the old pointers in
+# them are what the shapes are about.
+plain = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
+for args in (["reuse", "3000"], ["reuse", "200"], ["reuse", "50000"], ["tcache"], ["top"], ["large"],
+             ["thread"], ["thread-free"], ["mmap-buf"]):
+    name = "malloc-" + "-".join(args)
+    vg = env.valgrind_main([mallocs, *args], env.fresh_dir(name + "-vg"))
+    r, rep = env.run_traced(name, [mallocs, *args], env=plain)
+    env.eq(name + ": exit status is the program's", r.returncode, 0)
+    if rep and vg:
+        env.eq(name + ": classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+# The program's own dangling pointers: glibc reused the memory they point to for blocks the program
+# then dropped, so they point at or into those blocks now, and the classes follow memcheck's rules
+# on that memory (the program counts them itself). memcheck's allocator keeps freed memory aside,
+# so under it the same pointers point at nothing: it says all 50 blocks definitely lost.
+vg = env.valgrind_main([mallocs, "dangling"], env.fresh_dir("malloc-dangling-vg"))
+r, rep = env.run_traced("malloc-dangling", [mallocs, "dangling"], env=plain)
+m = ct.re.search(r"dangling: (\d+) definite, (\d+) possible, (\d+) reachable", r.stdout.decode())
+if env.check("malloc-dangling: the program printed its counts", m, r.stdout[-300:]) and rep and vg:
+    d, p, k = (int(x) for x in m.groups())
+    env.eq("malloc-dangling: memcheck says all 50 definitely lost", vg_classes(vg)[:2], [150000, 50])
+    env.eq("malloc-dangling: classes are the program's count",
+           classes(rep["summary"]),
+           [3000 * d, d, 0, 0, 3000 * p, p, vg_classes(vg)[6] + 3000 * k, vg_classes(vg)[7] + k])
+    env.eq("malloc-dangling: every block counted once", d + p + k, 50)
 env.finish()
