@@ -1441,12 +1441,12 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		rc = open_report(o, o->args[1], new, fold, &rn);
 	if (!rc)
 		rc = ct_tree_init(&x.tree, o->reverse, CT_TREE_SETS);
-	if (!rc) /* by line: by function, nodes are keyed on the module's name, which two builds' differ in */
-		rc = ct_tree_configure(
-		    &x.tree,
-		    &(struct ct_tree_opts){
-		        .reversed = o->reverse, .by_line = 1, .hide = o->hide_frames, .nhide = o->nhide},
-		    NULL, 0);
+	/* By line, files by their names: by function, nodes are keyed on the module's name, which two
+	 * builds may differ in, and by full path two checkouts would share no node. */
+	const struct ct_tree_opts to = {
+	    .reversed = o->reverse, .by_line = 1, .file_names = 1, .hide = o->hide_frames, .nhide = o->nhide};
+	if (!rc)
+		rc = ct_tree_configure(&x.tree, &to, NULL, 0);
 	if (!rc)
 		rc = ct_tree_add(&x.tree, &rb, 0);
 	if (!rc)

@@ -53,6 +53,13 @@ static const char *module_name(const struct ct_frame *f)
 
 /* Keyed by function only when there is one: an address ("??", "lib.so+0x12") keeps its line and place,
  * or every unnamed frame of a parent would be one node. */
+/* A frame's file as the tree compares it: its name alone with file_names. */
+static const char *file_key(const struct ct_tree *t, const char *file)
+{
+	const char *slash = t->file_names && file ? strrchr(file, '/') : NULL;
+	return slash ? slash + 1 : file;
+}
+
 static int keyed_by_function(const struct ct_tree *t, const struct ct_frame *f)
 {
 	return t->by_function && f->symbol;
@@ -67,7 +74,7 @@ static uint64_t key_hash(const struct ct_tree *t, uint32_t parent, const struct 
 	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
 	if (keyed_by_function(t, f))
 		return ct_mix_str(h, module_name(f));
-	h = ct_mix_str(h, f->file);
+	h = ct_mix_str(h, file_key(t, f->file));
 	h = ct_mix(h, &f->line, sizeof(f->line));
 	if (!t->by_function)
 		return h;
@@ -83,7 +90,7 @@ static int same_key(const struct ct_tree *t, const struct ct_tree_node *n, uint3
 		return 0;
 	if (keyed_by_function(t, f))
 		return ct_same_str(module_name(&n->frame), module_name(f));
-	if (n->frame.line != f->line || !ct_same_str(n->frame.file, f->file))
+	if (n->frame.line != f->line || !ct_same_str(file_key(t, n->frame.file), file_key(t, f->file)))
 		return 0;
 	return !t->by_function ||
 	       (n->frame.offset == f->offset && ct_same_str(module_name(&n->frame), module_name(f)));
@@ -217,6 +224,7 @@ int ct_tree_check_pattern(const char *re, char *err, size_t err_len)
 int ct_tree_configure(struct ct_tree *t, const struct ct_tree_opts *o, char *err, size_t err_len)
 {
 	t->by_function = !o->by_line;
+	t->file_names = o->file_names;
 	if (!o->nhide)
 		return 0;
 	t->hide = calloc(o->nhide, sizeof(*t->hide));

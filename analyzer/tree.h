@@ -67,6 +67,7 @@ struct ct_tree {
 	int reversed; /* allocation site first: the root's children are the sites' first frames */
 	unsigned max_depth;
 	int by_function; /* nodes keyed by function, not by call line (struct ct_tree_opts) */
+	int file_names;  /* by line, files compared by their names alone (struct ct_tree_opts) */
 	regex_t *hide;   /* the compiled --hide-frames patterns, owned */
 	size_t nhide;
 	struct ct_tree_memo
@@ -79,6 +80,8 @@ struct ct_tree_opts {
 	int reversed; /* allocation site first (--reverse) */
 	int by_line;  /* a node per call line (--by-line); 0: per function, its frames' lines merged. A frame
 	               * without a function (an address) keeps its place and line in the key either way. */
+	int file_names;          /* by line, a frame's file compared by its name alone, not its directory: two
+	                          * checkouts of one program share nodes (--diff's graph, as --baseline matches) */
 	const char *const *hide; /* POSIX extended regexes matched against function names (--hide-frames): */
 	size_t nhide;            /* such frames are left out, their callees attached to their caller; a stack
 	                          * with every frame hidden keeps its innermost one. Totals are unchanged. */

@@ -285,4 +285,14 @@ for what, args, grows in (("growth", (base, new), True), ("shrinkage", (new, bas
     env.eq(what + ": remember's data-delta", delta, 1024 if grows else -1024)
     ok = colour and (colour[0] > colour[2] if grows else colour[2] > colour[0])
     env.check(what + ": remember is " + ("reddish" if grows else "bluish"), ok, repr(colour))
+
+# Two checkouts' flame graph: every frame matched (file names, not paths), so no frame changed.
+svg = os.path.join(env.scratch, "checkouts.svg")
+diff(trace_one, trace_two, "--flamegraph", svg, "--cost", "allocations")
+try:
+    deltas = [float(el.get("data-delta")) for el in ET.parse(svg).getroot().iter()
+              if el.get("data-delta") is not None]
+except (ET.ParseError, OSError) as e:
+    deltas = [str(e)]
+env.check("checkouts' flame graph: frames drawn, none changed", deltas and set(deltas) == {0.0}, deltas[:20])
 env.finish()
