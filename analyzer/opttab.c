@@ -378,3 +378,14 @@ void ct_opt_completion(FILE *out, const struct ct_optdoc *d, const struct ct_opt
 	fprintf(out, "\tCOMPREPLY=($(compgen -%c -- \"$cur\"))\n}\n", d->operand_is_command ? 'c' : 'f');
 	fprintf(out, "complete -o filenames -F _%s %s\n", fn, d->prog);
 }
+
+int ct_opt_show(const struct ct_opt *self, const struct ct_optdoc *d, const struct ct_opttab *t, size_t nt)
+{
+	if (!strcmp(self->name, "help-man"))
+		ct_opt_man(stdout, d, t, nt);
+	else if (!strcmp(self->name, "help-completion"))
+		ct_opt_completion(stdout, d, t, nt);
+	else
+		ct_opt_help(stdout, d, t, nt);
+	return 0;
+}

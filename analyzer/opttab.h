@@ -104,5 +104,8 @@ void ct_opt_help(FILE *out, const struct ct_optdoc *d, const struct ct_opttab *t
 void ct_opt_man(FILE *out, const struct ct_optdoc *d, const struct ct_opttab *t, size_t nt);
 /* A bash completion script: a function completing d->prog's options, their values and files. */
 void ct_opt_completion(FILE *out, const struct ct_optdoc *d, const struct ct_opttab *t, size_t nt);
+/* What the row `self` of CT_OPT_STANDARD_ROWS' help_call prints on stdout: the help, or the man page
+ * or the completion for its hidden rows. Returns 0, the exit status. */
+int ct_opt_show(const struct ct_opt *self, const struct ct_optdoc *d, const struct ct_opttab *t, size_t nt);
 
 #endif

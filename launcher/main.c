@@ -187,13 +187,7 @@ static int show_help(void *ctx, const struct ct_opt *self, const char *arg, char
 {
 	struct ct_opttab t[NTABLES];
 	get_tables(t);
-	if (!strcmp(self->name, "help-man"))
-		ct_opt_man(stdout, &doc, t, NTABLES);
-	else if (!strcmp(self->name, "help-completion"))
-		ct_opt_completion(stdout, &doc, t, NTABLES);
-	else
-		ct_opt_help(stdout, &doc, t, NTABLES);
-	return 0;
+	return ct_opt_show(self, &doc, t, NTABLES);
 }
 
 /* getopt_long's value for row i of table k without a letter: above any letter. */
