@@ -192,7 +192,7 @@ static void live_release(struct live *l)
 	free(l->r.sites);
 }
 
-/* Brings the sites to the end of slice `last`. Unsigned sums: a slice may free more than it
+/* Brings the sites to the end of site slice `last`. Unsigned sums: a slice may free more than it
  * allocates, the running sum never goes below 0. */
 static void live_advance(struct live *l, uint32_t last)
 {
@@ -207,12 +207,13 @@ static void live_advance(struct live *l, uint32_t last)
 	}
 }
 
-/* A detailed snapshot of what was live at the end of slice `last`: the report's tree with those
+/* A detailed snapshot of what was live at the end of site slice `last`: the report's tree with those
  * bytes. */
 static int put_live(struct massif *ms, struct live *l, uint32_t last)
 {
 	struct ct_tree t;
-	uint64_t end_us = ((uint64_t)last + 1) * ct_timeline_width_us(l->m), run = ct_model_runtime_us(l->m);
+	uint64_t end_us = ((uint64_t)last + 1) * ct_timeline_site_width_us(l->m),
+	         run = ct_model_runtime_us(l->m);
 	live_advance(l, last);
 	int rc = ct_tree_build(&t, &l->r, 1);
 	if (rc)
@@ -227,12 +228,15 @@ static int put_live(struct massif *ms, struct live *l, uint32_t last)
 
 /* The timeline in stretches of `per` slices, MAX_SNAPSHOTS at most: each stretch one snapshot, every
  * detailed_freq-th one detailed, the peak's stretch the peak itself (detailed); then the heap at exit
- * (detailed, the leaks). */
+ * (detailed, the leaks). A stretch is whole site slices (`ratio` heap slices each), so that a detailed
+ * snapshot's sites are known at its end. */
 static int put_snapshots(struct massif *ms, const struct ct_report *r, unsigned detailed_freq)
 {
 	const struct ct_model *m = r->m;
 	const struct ct_slice_total *tot = ct_timeline_totals(m);
+	uint32_t ratio = (uint32_t)(ct_timeline_site_width_us(m) / ct_timeline_width_us(m));
 	uint32_t n = ct_timeline_nslices(m), per = (n + MAX_SNAPSHOTS - 1) / MAX_SNAPSHOTS;
+	per = (per + ratio - 1) / ratio * ratio;
 	uint32_t peak = ct_timeline_slice_of(m, m->t.peak_time_us);
 	struct live l;
 	int rc = live_init(&l, r);
@@ -245,7 +249,7 @@ static int put_snapshots(struct massif *ms, const struct ct_report *r, unsigned 
 		if (end == n) /* the exit's snapshot ends the run */
 			break;
 		if (detailed_freq && k % detailed_freq == 0) {
-			rc = put_live(ms, &l, end - 1);
+			rc = put_live(ms, &l, end / ratio - 1);
 			continue;
 		}
 		for (uint32_t j = i + 1; j < end; j++)

@@ -443,12 +443,17 @@ static void put_series(FILE *out, const char *name, const struct ct_slice_total 
 	fputc(']', out);
 }
 
+/* The whole heap's arrays at its width ("width_us", "n" slices), the sites' ("sites") at theirs
+ * ("site_width_us", "site_n"): a multiple of the heap's, coarser when many busy stacks asked
+ * (timeline.h). A window is a range of site slices. */
 static void put_timeline(FILE *out, const struct ct_report *r)
 {
 	const struct ct_model *m = r->m;
 	uint32_t n = ct_timeline_nslices(m);
 	const struct ct_slice_total *t = ct_timeline_totals(m);
 	fprintf(out, "\"timeline\":{\"width_us\":%" PRIu64 ",\"n\":%" PRIu32, ct_timeline_width_us(m), n);
+	fprintf(out, ",\"site_width_us\":%" PRIu64 ",\"site_n\":%" PRIu32, ct_timeline_site_width_us(m),
+	        ct_timeline_site_nslices(m));
 	put_series(out, "heap", t, n, offsetof(struct ct_slice_total, heap));
 	put_series(out, "rss", t, n, offsetof(struct ct_slice_total, rss));
 	put_series(out, "allocs", t, n, offsetof(struct ct_slice_total, allocations));

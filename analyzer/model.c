@@ -183,7 +183,7 @@ static void series_tick(struct ct_model *m)
 }
 
 /* An allocation of size bytes (temporary: 1 when freed at once) brought the heap to heap: the
- * series' last point counts it, and it and the timeline's current slice keep their highest heap. */
+ * series' last point and the timeline's current slice count it and keep their highest heap. */
 static inline void series_alloc(struct ct_model *m, uint64_t heap, uint64_t size, int temporary)
 {
 	struct ct_point *last = &m->series[m->nseries - 1];
@@ -192,9 +192,12 @@ static inline void series_alloc(struct ct_model *m, uint64_t heap, uint64_t size
 	last->allocations++;
 	last->temporary += (uint64_t)temporary;
 	last->alloc_bytes += size;
-	struct ct_slice_total *s = ct_timeline_total(&m->tl); /* its counts are the stacks' sums */
+	struct ct_slice_total *s = ct_timeline_total(&m->tl);
 	if (heap > s->heap)
 		s->heap = heap;
+	s->allocations++;
+	s->temporary += (uint64_t)temporary;
+	s->alloc_bytes += size;
 }
 
 /* ---- events ---- */
@@ -217,11 +220,11 @@ static inline void new_peak(struct ct_model *m, uint64_t heap)
 	m->peak_version++;
 }
 
-/* The current slice's entry of info's stack, or NULL when out of memory. */
+/* The current site slice's entry of info's stack, or NULL when out of memory. */
 static inline struct ct_slice *timeline_entry(struct ct_model *m, const struct ct_info *info)
 {
 	struct ct_slice *e = &m->tl.acc[info->site];
-	return e->slice == m->tl.cur ? e : ct_timeline_start(m, info->site);
+	return e->slice == m->tl.site_cur ? e : ct_timeline_start(m, info->site);
 }
 
 static inline struct ct_info *info_at(struct ct_model *m, uint64_t id)
@@ -295,6 +298,7 @@ int ct_model_free_temp(struct ct_model *m, uint64_t id)
 	m->t.temporary++;
 	m->tl.acc[m->infos[id].site].temporary++; /* the free made it the current slice's entry */
 	m->series[m->nseries - 1].temporary++;
+	ct_timeline_total(&m->tl)->temporary++;
 	return 0;
 }
 

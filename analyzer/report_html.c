@@ -193,10 +193,19 @@ static void put_wrappers(FILE *out, const struct ct_report *r)
 	        "sites; <code>--no-auto-fold</code> shows them):",
 	        r->nwrappers);
 	for (size_t i = 0; i < r->nwrappers; i++) {
+		/* Named as the text report names them (shortened unless --full-names); the full name and
+		 * module on hover. */
+		char name[512];
+		const struct ct_frame f = {.function = r->wrappers[i].function};
 		fputs(i ? ", <code title=\"" : " <code title=\"", out);
-		ct_xml_text(out, r->wrappers[i].module);
-		fputs("\">", out);
 		ct_xml_text(out, r->wrappers[i].function);
+		if (r->wrappers[i].module) {
+			fputs(" (", out);
+			ct_xml_text(out, r->wrappers[i].module);
+			fputc(')', out);
+		}
+		fputs("\">", out);
+		ct_xml_text(out, ct_frame_display_name(r, &f, name, sizeof(name)));
 		fputs("</code>", out);
 	}
 	fputs("</p>\n", out);

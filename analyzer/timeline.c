@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The timeline: per-site and whole-heap activity per time slice (see timeline.h for the bounds).
  * Invariant: every stack's slices increase and are at most its current entry's (acc: the latest
- * slice it had events in, not yet among its slices; CT_TIMELINE_NONE when none, and pending counts
- * the others); entries is the sum of the stacks' counts; a merge (the width doubling) keeps every
- * sum over slices. */
+ * site slice it had events in, not yet among its slices; CT_TIMELINE_NONE when none, and pending
+ * counts the others); entries is the sum of the stacks' counts; site_cur == cur >> coarse; a merge
+ * (a width doubling) keeps every sum over slices. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +100,8 @@ static void merge_stack(struct ct_tl_stack *s)
 	}
 }
 
-/* The whole heap's slices at twice the width: the highest heap and RSS of each pair (the counts
- * are summed from the stacks when asked). */
+/* The whole heap's slices at twice the width: the highest heap and RSS of each pair, the sum of
+ * its counts. */
 static void merge_totals(struct ct_timeline *tl)
 {
 	for (uint32_t i = 0; i <= tl->cur; i += 2) {
@@ -110,6 +110,8 @@ static void merge_totals(struct ct_timeline *tl)
 			const struct ct_slice_total *u = &tl->totals[i + 1];
 			t.heap = u->heap > t.heap ? u->heap : t.heap;
 			t.rss = u->rss > t.rss ? u->rss : t.rss;
+			t.allocations += u->allocations, t.temporary += u->temporary;
+			t.alloc_bytes += u->alloc_bytes;
 		}
 		tl->totals[i / 2] = t;
 	}
@@ -153,10 +155,9 @@ int ct_timeline_flush(struct ct_model *m)
 	return tl->failed ? -ENOMEM : 0;
 }
 
-/* The width doubles: the current entries go to the stacks, then neighbouring slices merge:
- * O(stacks + entries + slices). It happens O(log(run / 1 us)) times for the run's length, and for
- * the budget only after the entries doubled since the last time (ct_timeline_start). */
-static void widen(struct ct_model *m)
+/* The sites' width doubles: the current entries go to the stacks, then neighbouring site slices
+ * merge: O(stacks + entries). The caller updates coarse and site_cur. */
+static void widen_sites(struct ct_model *m)
 {
 	struct ct_timeline *tl = &m->tl;
 	ct_timeline_flush(m);
@@ -165,10 +166,22 @@ static void widen(struct ct_model *m)
 		merge_stack(&tl->stacks[i]);
 		entries += tl->stacks[i].n;
 	}
-	merge_totals(tl);
 	tl->entries = entries;
+}
+
+/* The whole heap's width doubles: O(slices), and O(stacks + entries) when the sites' width was the
+ * same (it doubles too; coarser, it stays, coarse one less). It happens O(log(run / 1 us)) times. */
+static void widen(struct ct_model *m)
+{
+	struct ct_timeline *tl = &m->tl;
+	if (tl->coarse)
+		tl->coarse--;
+	else
+		widen_sites(m);
+	merge_totals(tl);
 	tl->cur >>= 1;
 	tl->shift++;
+	tl->site_cur = tl->cur >> tl->coarse;
 }
 
 void ct_timeline_time(struct ct_model *m, uint64_t now_us)
@@ -181,7 +194,7 @@ void ct_timeline_time(struct ct_model *m, uint64_t now_us)
 	for (uint32_t i = tl->cur + 1; i <= to; i++)
 		tl->totals[i].heap = m->t.current;
 	if (to > tl->cur)
-		tl->cur = to;
+		tl->cur = to, tl->site_cur = to >> tl->coarse;
 }
 
 struct ct_slice *ct_timeline_start(struct ct_model *m, uint32_t site)
@@ -191,14 +204,18 @@ struct ct_slice *ct_timeline_start(struct ct_model *m, uint32_t site)
 		return NULL;
 	if (tl->entries > ct_timeline_budget(tl)) {
 		/* Down to half the budget, so that the next widening waits for as many new entries as it
-		 * costs. It ends: at 4 slices or fewer, entries <= 4 * stacks <= budget / 2. */
-		while (tl->entries > ct_timeline_budget(tl) / 2 && tl->cur > 0)
-			widen(m);
+		 * costs. It ends: at 4 site slices or fewer, entries <= 4 * stacks <= budget / 2. The whole
+		 * heap's slices stay. */
+		while (tl->entries > ct_timeline_budget(tl) / 2 && tl->site_cur > 0) {
+			widen_sites(m);
+			tl->coarse++;
+			tl->site_cur = tl->cur >> tl->coarse;
+		}
 		if (tl->failed)
 			return NULL;
 	}
 	tl->pending++;
-	tl->acc[site] = (struct ct_slice){.slice = tl->cur};
+	tl->acc[site] = (struct ct_slice){.slice = tl->site_cur};
 	return &tl->acc[site];
 }
 
@@ -234,24 +251,19 @@ uint32_t ct_timeline_nslices(const struct ct_model *m)
 	return m->tl.cur + 1;
 }
 
+uint64_t ct_timeline_site_width_us(const struct ct_model *m)
+{
+	return (uint64_t)1 << (m->tl.shift + m->tl.coarse);
+}
+
+uint32_t ct_timeline_site_nslices(const struct ct_model *m)
+{
+	return m->tl.site_cur + 1;
+}
+
 const struct ct_slice_total *ct_timeline_totals(const struct ct_model *m)
 {
-	/* The counts are the stacks' sums, added up here rather than once more per event (the reader's
-	 * hot path); the array is the model's, a cache of its stacks, so a const query may fill it. */
-	struct ct_slice_total *t = m->tl.totals;
-	sync(m);
-	for (uint32_t i = 0; i <= m->tl.cur; i++)
-		t[i].allocations = t[i].frees = t[i].temporary = t[i].alloc_bytes = t[i].free_bytes = 0;
-	for (uint32_t k = 0; k < m->tl.nstacks; k++) {
-		const struct ct_tl_stack *s = &m->tl.stacks[k];
-		for (uint32_t j = 0; j < s->n; j++) {
-			const struct ct_slice *e = &s->v[j];
-			struct ct_slice_total *u = &t[e->slice];
-			u->allocations += e->allocations, u->frees += e->frees, u->temporary += e->temporary;
-			u->alloc_bytes += e->alloc_bytes, u->free_bytes += e->free_bytes;
-		}
-	}
-	return t;
+	return m->tl.totals;
 }
 
 uint32_t ct_timeline_slice_of(const struct ct_model *m, uint64_t t_us)

@@ -37,6 +37,10 @@
     return a >= 1e9 ? +(n / 1e9).toFixed(1) + "G" : a >= 1e6 ? +(n / 1e6).toFixed(1) + "M" :
       a >= 1e4 ? +(n / 1e3).toFixed(1) + "k" : String(+n.toFixed(2));
   }
+  // A slice's width: 8 µs, 512 µs, 16.384 ms, 2.097 s.
+  function span(us) {
+    return us >= 1e6 ? +(us / 1e6).toFixed(3) + " s" : us >= 1000 ? +(us / 1000).toFixed(3) + " ms" : us + " \u00b5s";
+  }
   // Seconds to the millisecond, or to the microsecond for a run shorter than 0.1 s.
   function secs(us) {
     return (us / 1e6).toFixed(D.meta.runtime_us >= 1e5 ? 3 : 6) + " s";
@@ -62,10 +66,16 @@
 
   const D = JSON.parse(document.getElementById("ct-data").textContent);
   const T = D.timeline;
+  // Two resolutions: the whole heap's arrays have NS slices of T.width_us; the sites' (T.sites) SN
+  // slices of SW, a power-of-two multiple (RATIO) of it, coarser when many busy stacks made the
+  // analyzer merge them. A window is a range of site slices [a, b): per-site figures exist at no finer.
   const NS = T.n;
+  const SN = T.site_n === undefined ? T.n : T.site_n;
+  const SW = T.site_width_us || T.width_us;
+  const RATIO = Math.max(1, Math.round(SW / T.width_us));
   const SITES = D.sites;
   const N = SITES.length;
-  const state = { a: 0, b: NS, view: null, costs: null, sort: { col: "n", desc: true } };
+  const state = { a: 0, b: SN, view: null, costs: null, sort: { col: "n", desc: true } };
   // The first options of the trees and the flame graph, which keep their own controls from then on.
   const treeOpts = { cost: "allocated", byLine: false, icicle: false, hide: null, search: "" };
 
@@ -85,10 +95,74 @@
     return f.file ? f.file.split("/").pop() + ":" + f.line : f.module || "";
   }
 
-  // Per-site figures of window [a, b) (the contract's arithmetic): allocated in it, live at its end,
-  // growth over it. The whole run takes the sites' own figures, which carry the peak and the kinds.
+  // A site's name for lists (the table, the histogram, the heap chart's legend): its function and,
+  // where sites of one function must be told apart, its caller and the frames where its stack parts
+  // from the others' ("f ← caller", "f ← caller ← … ← g"; a frame's line when it parts by it alone),
+  // at most PARTINGS of those, then its index ("… #12") when more would be needed (the full stack is
+  // on hover and in the row's backtrace). Made once for every site: a walk of the stacks' common
+  // prefixes, O(frames).
+  const PARTINGS = 2;
+  let labels = null;
+  function siteLabel(site) {
+    if (!labels) labels = labelSites();
+    return labels[site];
+  }
+  function labelSites() {
+    const out = new Array(N), groups = new Map();
+    for (let i = 0; i < N; i++) {
+      const name = out[i] = siteName(i), g = groups.get(name);
+      if (g) g.push(i);
+      else groups.set(name, [i]);
+    }
+    const frameAt = (i, d) => {
+      const st = D.stacks[SITES[i].stack] || [];
+      return d < st.length ? st[d] : -1;
+    };
+    // A frame's line when it tells apart frames of one function (without a file, they differ by an
+    // address the page does not hold: the later partings tell them apart).
+    const lineOf = (k, line) => line && k >= 0 && D.frames[k].file ? " (" + where(D.frames[k]) + ")" : "";
+    const word = (k, line) => k < 0 ? "(top)" : D.frames[k].fn + lineOf(k, line);
+    // path: [depth, frame, with its line] of the frames named so far (the caller, the partings).
+    // twins: sites with the same stack as i's (or one too deep to part): told apart by their index.
+    const name = (i, path, twins) => {
+      let text = siteName(i), at = 0, parts = 0;
+      for (const [d, k, line] of path) {
+        if (d > 1 && ++parts > PARTINGS) return text + " \u2190 \u2026 #" + i;
+        if (d === 0) text += lineOf(k, true);
+        else text += (d === at + 1 ? " \u2190 " : " \u2190 \u2026 \u2190 ") + word(k, line);
+        at = d;
+      }
+      return twins ? text + " #" + i : text;
+    };
+    // Sites sharing their frames 0..d-1: grouped by their frame at depth d. A group that would need
+    // more partings than PARTINGS to tell apart is named by index at once (no deeper walk).
+    const partings = path => path.reduce((n, [d]) => n + (d > 1), 0);
+    const part = (sites, d, path) => {
+      const by = new Map();
+      for (const i of sites) {
+        const k = frameAt(i, d), g = by.get(k);
+        if (g) g.push(i);
+        else by.set(k, [i]);
+      }
+      const fns = new Map(); // functions of several frames here: those frames are told apart by line
+      if (by.size > 1) for (const k of by.keys()) if (k >= 0) fns.set(D.frames[k].fn, (fns.get(D.frames[k].fn) || 0) + 1);
+      for (const [k, g] of by) {
+        const named = by.size > 1 || d === 1 ? path.concat([[d, k, k >= 0 && fns.get(D.frames[k].fn) > 1]]) : path;
+        if (g.length === 1) out[g[0]] = name(g[0], named);
+        else if (k < 0 || d >= 255) for (const i of g) out[i] = name(i, named, true);
+        else if (partings(named) >= PARTINGS) for (const i of g) out[i] = name(i, named) + " \u2190 \u2026 #" + i;
+        else part(g, d + 1, named);
+      }
+    };
+    for (const g of groups.values()) if (g.length > 1) part(g, 0, []);
+    return out;
+  }
+
+  // Per-site figures of window [a, b) of site slices (the contract's arithmetic): allocated in it, live
+  // at its end, growth over it. The whole run takes the sites' own figures, which carry the peak and
+  // the kinds.
   function computeCosts(a, b) {
-    const whole = a === 0 && b === NS;
+    const whole = a === 0 && b === SN;
     const c = {};
     for (const k of ["allocations", "allocated", "temporary", "peak", "live", "definite", "indirect",
       "possible", "reachable"]) c[k] = new Float64Array(N);
@@ -121,27 +195,30 @@
 
   // ---- the time window ----
 
+  // The window in seconds; its edges are site slices', which the text says when they are coarser than
+  // the charts' slices (the selection snapped to them).
   function windowText() {
-    if (state.a === 0 && state.b === NS) return "window: the whole run (" + secs(D.meta.runtime_us) + ")";
-    const from = state.a * T.width_us, to = Math.min(state.b * T.width_us, Math.max(D.meta.runtime_us, from));
-    return "window: " + secs(from) + " \u2013 " + secs(to);
+    if (state.a === 0 && state.b === SN) return "window: the whole run (" + secs(D.meta.runtime_us) + ")";
+    const from = state.a * SW, to = Math.min(state.b * SW, Math.max(D.meta.runtime_us, from));
+    return "window: " + secs(from) + " \u2013 " + secs(to) + (RATIO > 1 ? " (per-site figures at " + span(SW) + " steps)" : "");
   }
 
+  // Window [a, b) of site slices.
   function setWindow(a, b) {
-    a = Math.max(0, Math.min(NS - 1, a)), b = Math.max(a + 1, Math.min(NS, b));
-    if (NS === 0) a = 0, b = 0;
+    a = Math.max(0, Math.min(SN - 1, a)), b = Math.max(a + 1, Math.min(SN, b));
+    if (SN === 0) a = 0, b = 0;
     state.a = a, state.b = b;
     state.costs = computeCosts(a, b);
     for (const e of document.querySelectorAll("[data-test=window]")) e.textContent = windowText();
-    for (const e of document.querySelectorAll("[data-test=window-reset]")) e.disabled = a === 0 && b === NS;
+    for (const e of document.querySelectorAll("[data-test=window-reset]")) e.disabled = a === 0 && b === SN;
     for (const u of window.ctCharts || []) u.redraw(false, false);
     drawWindowFigures();
     redrawViews();
   }
 
-  // From chart x values (seconds) to the slices the range touches.
+  // From chart x values (seconds) to the site slices the range touches.
   function selectSeconds(x0, x1) {
-    const w = T.width_us / 1e6;
+    const w = SW / 1e6;
     setWindow(Math.floor(Math.max(0, x0) / w), Math.ceil(Math.max(x0, x1) / w));
   }
 
@@ -167,9 +244,9 @@
         draw: [u => {
           const ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio || 1;
           ctx.save();
-          if (!(state.a === 0 && state.b === NS)) {
-            const x0 = u.valToPos(state.a * T.width_us / 1e6, "x", true);
-            const x1 = u.valToPos(state.b * T.width_us / 1e6, "x", true);
+          if (!(state.a === 0 && state.b === SN)) {
+            const x0 = u.valToPos(state.a * SW / 1e6, "x", true);
+            const x1 = u.valToPos(state.b * SW / 1e6, "x", true);
             ctx.fillStyle = "rgba(43,108,176,0.12)";
             ctx.fillRect(x0, top, Math.max(1, x1 - x0), h);
           }
@@ -189,7 +266,7 @@
           u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
           selectSeconds(x0, x1);
         }],
-        ready: [u => u.over.addEventListener("dblclick", () => setWindow(0, NS))],
+        ready: [u => u.over.addEventListener("dblclick", () => setWindow(0, SN))],
       },
     };
   }
@@ -215,8 +292,10 @@
     return u;
   }
 
-  // Heap in use stacked by the top sites by peak (each site's live bytes at each slice's end), with
-  // the rest as "other": heaptrack_gui's "consumed".
+  // Heap in use stacked by the top sites (each site's live bytes at each site slice's end), the rest
+  // as "other" up to the heap's highest in the site slice: heaptrack_gui's "consumed". The bands are at
+  // the sites' resolution, held over each site slice's heap slices; when that is coarser than the
+  // heap's, the whole heap (its highest per slice) is a line on top at full resolution.
   function heapSeries(xs) {
     // Ranked by the most each site held at a slice's end (its own peak), not at the global peak: a
     // phase that freed everything before the peak still shows.
@@ -230,53 +309,48 @@
     order.sort((p, q) => (most[q] - most[p]) || p - q);
     const top = order.slice(0, STACK_TOP);
     const raw = top.map(site => {
-      const y = new Float64Array(NS), v = T.sites[site] || [];
+      const y = new Float64Array(SN), v = T.sites[site] || [];
       let live = 0, j = 0;
-      for (let s = 0; s < NS; s++) {
+      for (let s = 0; s < SN; s++) {
         for (; j < v.length && v[j] === s; j += 6) live += v[j + 2] - v[j + 4];
         y[s] = live;
       }
       return y;
     });
-    const other = new Float64Array(NS);
+    const most_heap = new Float64Array(SN);
     for (let s = 0; s < NS; s++) {
+      const k = Math.floor(s / RATIO);
+      most_heap[k] = Math.max(most_heap[k], T.heap[s]);
+    }
+    const other = new Float64Array(SN);
+    for (let s = 0; s < SN; s++) {
       let sum = 0;
       for (const y of raw) sum += y[s];
-      other[s] = Math.max(0, T.heap[s] - sum);
+      other[s] = Math.max(0, most_heap[s] - sum);
     }
     raw.push(other);
-    // Sites of one function (called from different places) are told apart by their caller.
-    // Sites of one function are told apart by their caller where their stacks have all parted.
-    const base = top.map(siteName);
-    const fnAt = (k, d) => {
-      const st = D.stacks[SITES[top[k]].stack];
-      return d < st.length ? D.frames[st[d]].fn : "";
-    };
-    const names = base.map((name, k) => {
-      let twins = base.map((n, m) => m).filter(m => m !== k && base[m] === name);
-      for (let d = 1; twins.length && d < 256; d++) {
-        const mine = fnAt(k, d);
-        twins = twins.filter(m => fnAt(m, d) === mine);
-        if (!twins.length) return name + " \u2190 " + (mine || "(top)");
-        if (!mine) break;
-      }
-      return twins.length ? name + " #" + top[k] : name;
-    });
+    const names = top.map(siteLabel);
     names.push("other");
-    // Cumulative from the bottom; drawn from the top of the stack down, so each fill shows its band.
+    // Cumulative from the bottom, at the heap's slices; drawn from the top of the stack down, so each
+    // fill shows its band.
     const cum = [];
     let acc = new Float64Array(NS);
     for (const y of raw) {
       const c = new Float64Array(NS);
-      for (let s = 0; s < NS; s++) c[s] = acc[s] + y[s];
+      for (let s = 0; s < NS; s++) c[s] = acc[s] + y[Math.floor(s / RATIO)];
       cum.push(c), acc = c;
     }
     const series = [], data = [xs];
     for (let k = raw.length - 1; k >= 0; k--) {
       const colour = k === raw.length - 1 ? "#a0aec0" : PALETTE[k % PALETTE.length], y = raw[k];
       series.push({ label: names[k], stroke: colour, fill: colour + "cc", width: 1,
-        value: (u, v, si, i) => i === null || i === undefined ? "" : bytes(y[i]) });
+        value: (u, v, si, i) => i === null || i === undefined ? "" : bytes(y[Math.floor(i / RATIO)]) });
       data.push(Array.from(cum[k]));
+    }
+    if (RATIO > 1) {
+      series.push({ label: "heap in use (highest per " + span(T.width_us) + ")", stroke: "#1a202c", width: 1.5,
+        value: (u, v) => v === null ? "" : bytes(v) });
+      data.push(Array.from(T.heap));
     }
     return { series, data };
   }
@@ -286,7 +360,7 @@
     window.ctCharts = [];
     const bar = el("p", { class: "window-bar" },
       el("span", { "data-test": "window", class: "window-text", text: windowText() }), " ",
-      el("button", { "data-test": "window-reset", type: "button", onclick: () => setWindow(0, NS), text: "reset" }),
+      el("button", { "data-test": "window-reset", type: "button", onclick: () => setWindow(0, SN), text: "reset" }),
       el("span", { class: "hint", text: " drag across a chart to select a window; double-click resets" }));
     view.append(el("h2", { text: "Memory over time" }), bar, el("p", { id: "window-figures", class: "window-figures" }));
     if (!NS) {
@@ -296,9 +370,10 @@
     const xs = new Array(NS);
     for (let s = 0; s < NS; s++) xs[s] = s * T.width_us / 1e6;
     const heap = heapSeries(xs);
-    makeChart(view, "Heap in use by site (the " + STACK_TOP + " that held most, then the others)", "heap",
+    makeChart(view, "Heap in use by site (the " + STACK_TOP + " that held most, then the others" +
+      (RATIO > 1 ? "; sites at " + span(SW) + " steps, the whole heap at " + span(T.width_us) : "") + ")", "heap",
       heap.series, heap.data, bytes);
-    makeChart(view, "Allocations per slice (" + (T.width_us >= 1000 ? T.width_us / 1000 + " ms" : T.width_us + " \u00b5s") + ")",
+    makeChart(view, "Allocations per slice (" + span(T.width_us) + ")",
       "allocs", [{ label: "allocations", stroke: "#2b6cb0", fill: "#2b6cb040", paths: uPlot.paths.stepped({ align: 1 }) }],
       [xs, Array.from(T.allocs)], short);
     makeChart(view, "Temporary allocations per slice", "temps",
@@ -339,6 +414,21 @@
     return ol;
   }
 
+  // The leaks are the exit scan's, whatever the window: with one selected, a note under the heading says
+  // so (the other views narrow to it).
+  function drawLeaksNote(view) {
+    let note = view.querySelector("[data-test=leaks-window]");
+    if (!note) {
+      note = el("p", { class: "window-note", "data-test": "leaks-window" });
+      const h = view.querySelector("h2");
+      if (h) h.after(note);
+      else view.prepend(note);
+    }
+    const whole = state.a === 0 && state.b === SN;
+    note.hidden = whole;
+    note.textContent = whole ? "" : windowText() + ": leak classes are those of the exit scan; the window does not narrow them.";
+  }
+
   // The server-rendered leaks get the source around each frame's line, the first one open.
   function enhanceLeaks(view) {
     for (const d of view.querySelectorAll("details.leak")) {
@@ -355,16 +445,22 @@
 
   // ---- top sites ----
 
+  // The whole run: the peak and what was live at exit (its growth, the same figure, is not repeated).
+  // A window: what was live at its end and its growth, then the whole run's live at exit beside them.
   function siteColumns() {
-    const whole = state.a === 0 && state.b === NS;
+    const whole = state.a === 0 && state.b === SN;
     const cols = [
       { id: "n", label: "allocations", get: i => state.costs.allocations[i], fmt: count },
       { id: "bytes", label: "bytes allocated", get: i => state.costs.allocated[i], fmt: bytes },
       { id: "temp", label: "temporary", get: i => state.costs.temporary[i], fmt: count },
-      { id: "peak", label: whole ? "at the peak" : "live at the window's end", get: i => whole ? SITES[i].peak : state.costs.live[i], fmt: bytes },
-      { id: "live", label: "live at the end", get: i => state.costs.live[i], fmt: bytes },
-      { id: "growth", label: "growth", get: i => state.costs.growth[i], fmt: bytes },
     ];
+    if (whole)
+      cols.push({ id: "peak", label: "at the peak", get: i => SITES[i].peak, fmt: bytes },
+        { id: "live", label: "live at exit", get: i => state.costs.live[i], fmt: bytes });
+    else
+      cols.push({ id: "live", label: "live at the window's end", get: i => state.costs.live[i], fmt: bytes },
+        { id: "growth", label: "growth in the window", get: i => state.costs.growth[i], fmt: bytes },
+        { id: "exit", label: "live at exit (whole run)", get: i => SITES[i].live, fmt: bytes });
     if (D.meta.classified)
       for (let k = 0; k < 4; k++) cols.push({ id: KINDS[k], label: KIND_LABELS[k], get: i => state.costs[KINDS[k]][i], fmt: bytes });
     return cols;
@@ -389,7 +485,7 @@
     for (const i of rows.slice(0, SITE_ROWS)) {
       const f = frameOf(i);
       const tr = el("tr", { class: "site", "data-test": "site-row", "data-site": i, "data-name": f ? f.fn : "" },
-        el("td", { class: "name", title: siteFull(i), text: siteName(i) }),
+        el("td", { class: "name", title: siteFull(i), text: siteLabel(i) }),
         el("td", { class: "where", title: f && f.file ? f.file + ":" + f.line : "", text: f ? where(f) : "" }),
         ...cols.map(c => el("td", { class: "num", "data-col": c.id, "data-value": c.get(i), text: c.fmt(c.get(i)) })));
       tr.addEventListener("click", () => {
@@ -413,7 +509,7 @@
   // allocations in it over the site's size buckets as over the whole run (exact for a site of one
   // bucket, the usual case; "≈" marks the figures it is not exact for).
   function histogramOf() {
-    const H = D.histogram, whole = state.a === 0 && state.b === NS;
+    const H = D.histogram, whole = state.a === 0 && state.b === SN;
     const rows = H.map(b => ({ lo: b.lo, hi: b.hi, n: 0, bytes: 0, temp: 0, live: 0, top: [], approx: false, sites: new Map() }));
     if (whole) return H.map(b => Object.assign({}, b, { approx: false }));
     const index = new Map(H.map((b, r) => [b.lo === 0 ? 0 : Math.round(Math.log2(b.lo)) + 1, r]));
@@ -455,7 +551,7 @@
         const next = tr.nextSibling;
         if (next && next.classList.contains("detail")) return next.remove();
         const ul = el("ul", { class: "top" }, ...b.top.map(([site, n]) =>
-          el("li", {}, el("span", { title: siteFull(site), text: siteName(site) }), " \u2014 " + fmt(b, n, count) + " allocations")));
+          el("li", {}, el("span", { title: siteFull(site), text: siteLabel(site) }), " \u2014 " + fmt(b, n, count) + " allocations")));
         tr.after(el("tr", { class: "detail" }, el("td", { colspan: 6 }, ul)));
       });
       body.append(tr);
@@ -503,7 +599,7 @@
 
   const DRAW = {
     timeline: null, // drawn once; the window redraws its overlay
-    leaks: null,
+    leaks: drawLeaksNote,
     sites: drawSites,
     trees: v => moduleView(v, "Call trees", "CTTrees"),
     flame: v => moduleView(v, "Flame graph", "CTFlame"),
@@ -557,7 +653,7 @@
     html.classList.add("js");
     window.ctCharts = [];
     window.ctData = D;
-    state.costs = computeCosts(0, NS);
+    state.costs = computeCosts(0, SN);
     makeTabs();
     drawTimeline(document.getElementById("view-timeline"));
     enhanceLeaks(document.getElementById("view-leaks"));

@@ -186,7 +186,8 @@ async function main()
 		out.drag_ms = Date.now() - t0;
 		const perPx = await page.evaluate(() => {
 			const u = window.ctCharts[0];
-			return (u.posToVal(1, 'x') - u.posToVal(0, 'x')) / (window.ctData.timeline.width_us / 1e6);
+			const t = window.ctData.timeline; // the window's unit is a site slice
+			return (u.posToVal(1, 'x') - u.posToVal(0, 'x')) / ((t.site_width_us || t.width_us) / 1e6);
 		});
 		out.window = {dragged: [run / 3, 2 * run / 3], slices_per_px: perPx};
 		await observe(page, out.window, '-window', outdir);

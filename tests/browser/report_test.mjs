@@ -98,9 +98,16 @@ async function phases(page, outdir, out)
 		await page.screenshot({path: path.join(outdir, `timeline-${name}.png`), fullPage: true});
 		await show(page, 'sites');
 		const rows = await siteRows(page);
+		// The table's columns and the names it shows (sites of one function told apart by their caller).
+		const heads = await page.$$eval('#view-sites th', t => t.map(x => x.textContent));
+		const labels = await page.$$eval('#view-sites td.name', t => t.map(x => x.textContent));
+		await show(page, 'leaks');
+		const leaks_note = await page.$eval('#view-leaks [data-test=leaks-window]', e => e.hidden ? '' : e.textContent)
+		                             .catch(() => null);
 		await show(page, 'histogram');
 		out.phases[name] = {window: text, from: t0, to: t1, slice_s: width, rows, buckets: await buckets(page),
-		                    state: await page.evaluate(() => [window.ctReport.state.a, window.ctReport.state.b])};
+		                    state: await page.evaluate(() => [window.ctReport.state.a, window.ctReport.state.b]),
+		                    heads, labels, leaks_note};
 	}
 	await show(page, 'timeline');
 	const u = await page.evaluate(() => {
@@ -167,6 +174,7 @@ async function main()
 		out.ready = await page.evaluate(() => document.documentElement.dataset.ready || null);
 		out.html_bytes = fs.statSync(report).size;
 		out.figures = await page.$$eval('header [data-value]', e => Object.fromEntries(e.map(x => [x.id, +x.dataset.value])));
+		out.colours = await page.$$eval('header [data-value]', e => Object.fromEntries(e.map(x => [x.id, getComputedStyle(x).color])));
 		out.tabs = await page.$$eval('#tabs button', b => b.map(x => x.dataset.view));
 		out.charts = await page.evaluate(() => (window.ctCharts || []).map(u => ({
 			series: u.series.length, points: u.data[0].length,

@@ -64,20 +64,23 @@ async function main()
 		}
 		out.load_median_ms = median(out.loads);
 		out.js_heap_mb = (await page.metrics()).JSHeapUsedSize / 1048576;
-		const info = await page.evaluate(() => ({slices: window.ctData.timeline.n, sites: window.ctData.sites.length,
+		const info = await page.evaluate(() => ({slices: window.ctData.timeline.n,
+		                                         site_slices: window.ctData.timeline.site_n ?? window.ctData.timeline.n,
+		                                         sites: window.ctData.sites.length,
 		                                         frames: window.ctData.frames.length,
 		                                         tabs: [...document.querySelectorAll('#tabs button')].map((b) => b.dataset.view)}));
-		Object.assign(out, {slices: info.slices, sites: info.sites, frames: info.frames});
+		Object.assign(out, {slices: info.slices, site_slices: info.site_slices, sites: info.sites, frames: info.frames});
 		// Each tab twice: the first switch draws the view, the second shows it again.
 		for (const v of info.tabs)
 			out.tabs[v] = [await timed(page, 'tab', v)];
 		for (const v of info.tabs)
 			out.tabs[v].push(await timed(page, 'tab', v));
-		// The middle third of the run as the window, on each view that follows it, then the whole run.
-		const third = [Math.floor(info.slices / 3), Math.ceil(2 * info.slices / 3)];
+		// The middle third of the run as the window (in site slices), on each view that follows it, then
+		// the whole run.
+		const third = [Math.floor(info.site_slices / 3), Math.ceil(2 * info.site_slices / 3)];
 		for (const v of ['timeline', 'sites', 'trees', 'flame', 'histogram']) {
 			await timed(page, 'tab', v);
-			out.window[v] = [await timed(page, 'window', third), await timed(page, 'window', [0, info.slices])];
+			out.window[v] = [await timed(page, 'window', third), await timed(page, 'window', [0, info.site_slices])];
 		}
 		// A drag across the heap chart, as a person makes it (mouse down, moves, up) on the timeline.
 		await timed(page, 'tab', 'timeline');

@@ -38,6 +38,7 @@ WIDE = {"allocations": 16384 * 32, "frees": 16384 * 31, "leaked_bytes": 16384 * 
 VIEWS = ["timeline", "leaks", "sites", "trees", "flame", "histogram"]
 WINDOW = re.compile(r"^window: \d+\.\d{3,6} s \u2013 \d+\.\d{3,6} s$")
 LOAD_LIMIT_MS = 30000  # wide.c's page in Chromium
+RED = "rgb(166, 27, 27)"  # app.css: a non-zero lost figure
 
 
 class Node:
@@ -293,6 +294,14 @@ def check_browser_phases(page):
     env.eq("browser: phase 2: the histogram holds B's size alone", two["buckets"], {"131072": N2})
     env.check("browser: double-click resets the window", reset["window"].startswith("window: the whole run"),
               reset["window"])
+    heads = one.get("heads") or []
+    env.check("browser: a window's table: live at its end, its growth, live at exit (whole run), no column twice",
+              {"live at the window's end", "growth in the window", "live at exit (whole run)"} <= set(heads)
+              and len(set(heads)) == len(heads), repr(heads))
+    env.check("browser: a window's leaks view says the leak classes are the exit scan's",
+              "exit scan" in (two.get("leaks_note") or "") and (two.get("leaks_note") or "").startswith(two["window"]),
+              repr(two.get("leaks_note")))
+    env.eq("browser: definitely lost (non-zero) in red", (b.get("colours") or {}).get("definitely-lost"), RED)
     env.eq("browser: whole run: both sites", rows(reset), [("alloc_a", N1, N1 * S1), ("alloc_b", N2, N2 * S2)])
     views = b.get("views", {})
     env.check("browser: every view has a tab", set(VIEWS) <= set(views), repr(sorted(views)))

@@ -111,8 +111,9 @@ def page_of(name, trace):
 # ---- what the page must show, computed here from its data document ----
 
 def window_costs(d, a, b):
-    """Per site: (allocations, bytes) made in slices [a, b), bytes live at the end of slice b - 1 (the
-    contract: each site's slices are [slice, n, bytes, freed n, freed bytes, temporary] sextuples)."""
+    """Per site: (allocations, bytes) made in site slices [a, b), bytes live at the end of site slice
+    b - 1 (the contract: each site's slices are [slice, n, bytes, freed n, freed bytes, temporary]
+    sextuples, at the sites' width, site_width_us)."""
     out = []
     for v in d["timeline"]["sites"]:
         n = by = live = 0
@@ -150,14 +151,40 @@ def bucket_of(histogram, size):
     return next((b["lo"] for b in histogram if b["lo"] <= size <= b["hi"]), None)
 
 
+def span(us):
+    """A slice's width as the page words it (app.js's span)."""
+    def g(v):
+        return ("%.3f" % v).rstrip("0").rstrip(".")
+    return g(us / 1e6) + " s" if us >= 1e6 else g(us / 1000) + " ms" if us >= 1000 else "%d \u00b5s" % us
+
+
+def check_wrappers(name, page):
+    """The folded wrappers' list names them as the text report does (C++ parameter lists dropped), the full
+    name on hover."""
+    with open(page, encoding="utf-8") as f:
+        m = re.search(r'<p id="wrappers"[^>]*>(.*?)</p>', f.read(), re.S)
+    codes = re.findall(r'<code title="([^"]*)">([^<]*)</code>', m.group(1)) if m else []
+    full = [(t, n) for t, n in codes if "(" in t.split(" (/")[0]]
+    env.check(name + ": the wrappers list has C++ names with parameter lists to shorten", len(full) >= 1, repr(codes))
+    env.check(name + ": the wrappers list names them short (no parameter list), the full name on hover",
+              codes and all(n and "(" not in n and n.split("<")[0] in t for t, n in codes), repr(codes))
+
+
 def check_heap_chart(name, d, b):
-    heap = d["timeline"]["heap"]
+    tl = d["timeline"]
+    heap = tl["heap"]
     points = sum(1 for h in heap if h > 0)
     env.check("%s: the data's heap is above 0 at more than %d slices" % (name, MIN_POINTS), points > MIN_POINTS,
               "%d of %d" % (points, len(heap)))
+    # The sites' bands hold a site slice's highest heap over its heap slices: above 0 wherever it is.
+    ratio = tl["site_width_us"] // tl["width_us"]
+    most = [max(heap[k * ratio:(k + 1) * ratio]) for k in range(tl["site_n"])]
+    banded = sum(1 for s in range(tl["n"]) if most[s // ratio] > 0)
+    print("%s: %d heap slices of %d us, %d site slices of %d us" % (name, tl["n"], tl["width_us"], tl["site_n"],
+                                                                   tl["site_width_us"]))
     charts = b.get("charts") or [{}]
-    env.eq(name + ": the heap chart has a point per slice", charts[0].get("points"), d["timeline"]["n"])
-    env.eq(name + ": the heap chart's points above 0 are the data's", charts[0].get("nonzero_x"), points)
+    env.eq(name + ": the heap chart has a point per heap slice", charts[0].get("points"), tl["n"])
+    env.eq(name + ": the heap chart's points above 0 are the data's", charts[0].get("nonzero_x"), banded)
     env.check(name + ": four charts drawn", len(charts) == 4, repr(charts))
 
 
@@ -247,7 +274,7 @@ def check_browser(name, d, b, vg, exact):
                   and abs(got[2] - want[2]) <= CC1_SLACK_BYTES, "got %r, want %r" % (got, want))
     env.eq(name + ": every view has a tab", {"timeline", "sites", "trees", "flame", "histogram"} <= set(b["tabs"]), True)
     check_heap_chart(name, d, b)
-    ns = d["timeline"]["n"]
+    ns = d["timeline"]["site_n"]  # a window is a range of site slices
     whole = check_views(name, d, b["whole"], window_costs(d, 0, ns), True)
     env.eq(name + ": whole run: the window is the whole run", b["whole"]["state"], [0, ns])
     env.check(name + ": whole run: the views say so", all(v.startswith("window: the whole run") for v in whole.values()),
@@ -257,10 +284,12 @@ def check_browser(name, d, b, vg, exact):
     env.check(name + ": the drag selected the middle third (slices %d to %d of %d)" % (a, z, ns),
               abs(a - ns / 3) <= near and abs(z - 2 * ns / 3) <= near, repr(b["window"]))
     texts = check_views(name, d, b["window"], window_costs(d, a, z), False)
-    w = d["timeline"]["width_us"] / 1e6
+    w = d["timeline"]["site_width_us"] / 1e6
     want_text = "window: %.*f s \u2013 %.*f s" % ((3 if d["meta"]["runtime_us"] >= 1e5 else 6), a * w,
                                                   (3 if d["meta"]["runtime_us"] >= 1e5 else 6),
                                                   min(z * w, d["meta"]["runtime_us"] / 1e6))
+    if d["timeline"]["site_width_us"] > d["timeline"]["width_us"]:
+        want_text += " (per-site figures at %s steps)" % span(d["timeline"]["site_width_us"])
     env.eq(name + ": window: the views name the slices' times", set(texts.values()), {want_text})
     env.check(name + ": the window shows less than the whole run",
               b["window"]["window_figures"]["window-allocations"] < t["allocations"], repr(b["window"]["window_figures"]))
@@ -301,6 +330,8 @@ def cc1():
     vg = Valgrind("cc1", argv)
     trace = traced("cc1", argv)
     page, d = page_of("cc1", trace) if trace else (None, None)
+    if d:
+        check_wrappers("cc1", page)
     b = run_browser("cc1", page) if d else None
     # The rest once valgrind is done, after sqlite3's part (cc1 under memcheck is the longest step).
     return lambda: cc1_figures(vg, d, b)

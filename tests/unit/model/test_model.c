@@ -227,21 +227,25 @@ static void invalid_frees(void)
 
 /* ---- the timeline (timeline.c) ---- */
 
-/* Every stack's slices increase within the run's slices, and add up to its site's figures; the whole
- * heap's slices add up to the totals and reach the peak. */
+/* Every stack's slices increase within the run's site slices, and add up to its site's figures; the
+ * whole heap's slices add up to the totals and reach the peak. */
 static void timeline_sums(const struct ct_model *m, const char *what)
 {
 	struct ct_site *sites;
 	long n = ct_model_sites(m, &sites);
-	uint32_t nslices = ct_timeline_nslices(m);
+	uint32_t nslices = ct_timeline_nslices(m), nsite = ct_timeline_site_nslices(m);
+	uint64_t w = ct_timeline_width_us(m), sw = ct_timeline_site_width_us(m);
 	int ordered = 1, sums = 1;
 	check(what, n >= 0 && nslices <= CT_TIMELINE_SLICES);
+	check("the site width is the heap's times a power of two",
+	      sw >= w && sw % w == 0 && !((sw / w) & (sw / w - 1)));
+	EQ("the site slices span the heap's", nsite, (nslices - 1) / (sw / w) + 1);
 	for (long i = 0; i < n; i++) {
 		size_t k;
 		const struct ct_slice *v = ct_timeline_slices(m, sites[i].stack, &k);
 		uint64_t a = 0, f = 0, t = 0, ab = 0, fb = 0;
 		for (size_t j = 0; j < k; j++) {
-			ordered &= (j == 0 || v[j].slice > v[j - 1].slice) && v[j].slice < nslices;
+			ordered &= (j == 0 || v[j].slice > v[j - 1].slice) && v[j].slice < nsite;
 			a += v[j].allocations, f += v[j].frees, t += v[j].temporary;
 			ab += v[j].alloc_bytes, fb += v[j].free_bytes;
 		}
@@ -250,15 +254,14 @@ static void timeline_sums(const struct ct_model *m, const char *what)
 		        f == s->allocations - s->leaked_allocations && ab - fb == s->leaked_bytes;
 	}
 	const struct ct_slice_total *tot = ct_timeline_totals(m);
-	uint64_t a = 0, f = 0, t = 0, ab = 0, heap = 0;
+	uint64_t a = 0, t = 0, ab = 0, heap = 0;
 	for (uint32_t j = 0; j < nslices; j++) {
-		a += tot[j].allocations, f += tot[j].frees, t += tot[j].temporary, ab += tot[j].alloc_bytes;
+		a += tot[j].allocations, t += tot[j].temporary, ab += tot[j].alloc_bytes;
 		heap = tot[j].heap > heap ? tot[j].heap : heap;
 	}
 	check("slices increase within the run", ordered);
 	check("per stack, the slices add up to the site's allocations, frees, temporary, bytes", sums);
 	EQ("whole heap: allocations", a, m->t.allocations);
-	EQ("whole heap: frees", f, m->t.frees);
 	EQ("whole heap: temporary", t, m->t.temporary);
 	EQ("whole heap: bytes", ab, m->t.bytes_allocated);
 	EQ("whole heap: the highest slice is the peak", heap, m->t.peak);
@@ -312,7 +315,7 @@ static void timeline_random(void)
 }
 
 /* 2000 stacks busy in each of 1000 microseconds: 2M entries at 1 us, over the budget of 2^20, so the
- * width doubles early; the sums hold. */
+ * sites' width doubles early (the whole heap's stays); the sums hold. */
 static void timeline_budget(void)
 {
 	struct ct_model m;
@@ -329,9 +332,55 @@ static void timeline_budget(void)
 			    (t % 2 && ct_model_free(&m, (uint64_t)i) < 0))
 				check("budget: events", 0);
 	}
-	check("budget: the width grew although the run spans 1000 us", ct_timeline_width_us(&m) >= 2);
+	check("budget: the sites' width grew although the run spans 1000 us",
+	      ct_timeline_site_width_us(&m) >= 2);
+	EQ("budget: the whole heap's stayed at 1 us", ct_timeline_width_us(&m), 1);
 	EQ("budget: entries within it", m.tl.entries <= CT_TIMELINE_BUDGET, 1);
 	timeline_sums(&m, "budget: the run's slices");
+	ct_model_destroy(&m);
+}
+
+/* 4096 stacks busy all through a 3 s run (1 ms steps, every stack allocating at each, freeing at
+ * every other): 12M site entries at the heap's width, over the budget of 2^20, so the sites'
+ * slices coarsen while the whole heap keeps its full resolution (over 512 slices); each heap slice's
+ * allocations are those of its steps, and the sums hold. */
+static void timeline_many_stacks(void)
+{
+	enum { STACKS = 4096, STEPS = 3000, STEP_US = 1000 };
+	static uint32_t per_slice[CT_TIMELINE_SLICES * 2];
+	struct ct_model m;
+	ct_model_init(&m);
+	for (int i = 0; i < STACKS; i++) {
+		ct_model_frame(&m, CT_STACK_ROOT, 0x1000 + i);
+		ct_model_info(&m, 16, (uint64_t)(CT_STACK_FIRST + i));
+	}
+	for (int t = 0; t < STEPS; t++) {
+		ct_model_time(&m, STEP_US);
+		for (int i = 0; i < STACKS; i++)
+			if (ct_model_alloc(&m, (uint64_t)i) < 0 ||
+			    (t % 2 && ct_model_free(&m, (uint64_t)i) < 0))
+				check("many stacks: events", 0);
+	}
+	ct_model_end(&m, 0, 0, (uint64_t)STEPS * STEP_US + 1);
+	uint64_t w = ct_timeline_width_us(&m), sw = ct_timeline_site_width_us(&m);
+	uint32_t n = ct_timeline_nslices(&m);
+	check("many stacks: the whole heap keeps its resolution (512 to 1024 slices)",
+	      n > 512 && n <= CT_TIMELINE_SLICES);
+	EQ("many stacks: its width is the run's", w, 4096);
+	check("many stacks: the sites' slices coarsened", sw > w && ct_timeline_site_nslices(&m) < n);
+	EQ("many stacks: entries within the budget", m.tl.entries <= CT_TIMELINE_BUDGET, 1);
+	memset(per_slice, 0, sizeof(per_slice));
+	for (int t = 0; t < STEPS; t++) /* step t's events are at (t + 1) ms */
+		per_slice[(uint64_t)(t + 1) * STEP_US / w] += STACKS;
+	const struct ct_slice_total *tot = ct_timeline_totals(&m);
+	int exact = 1;
+	for (uint32_t j = 0; j < n; j++)
+		exact &= tot[j].allocations == per_slice[j];
+	check("many stacks: each heap slice's allocations are its steps'", exact);
+	timeline_sums(&m, "many stacks: the run's slices");
+	printf("ok   many stacks: %u heap slices of %llu us, %u site slices of %llu us, %llu entries\n", n,
+	       (unsigned long long)w, ct_timeline_site_nslices(&m), (unsigned long long)sw,
+	       (unsigned long long)m.tl.entries);
 	ct_model_destroy(&m);
 }
 
@@ -347,6 +396,7 @@ int main(void)
 	series();
 	timeline_random();
 	timeline_budget();
+	timeline_many_stacks();
 	if (failures)
 		printf("%d check(s) failed\n", failures);
 	else
