@@ -73,12 +73,15 @@ int ct_write_massif(FILE *out, const struct ct_report *r, unsigned detailed_freq
 
 /* ---- export_ci.c ---- */
 
-/* The leaks for CI servers, one per leak site (docs: README's CI section): JUnit XML (a failing
- * testcase each, a passing one when nothing leaked), SARIF 2.1.0 (a result each, with the backtrace
- * as code flow and stack) and GitHub workflow commands (an ::error line each). Source paths under the
- * current directory are written relative to it. Only the leaks whose kind counts at level (check.h's
- * enum ct_fail_on: definitely and indirectly lost for CT_FAIL_DEFINITE, ...) are listed. Each returns
- * 0 or a negative errno. */
+/* What a check fails on, for CI servers (docs: README's CI section): the leak sites, each invalid
+ * free, a damaged or incomplete trace, and the shim's warnings. JUnit XML (a failing testcase per leak
+ * site and invalid free, a testcase "trace" in error, the warnings in system-err, a passing one when
+ * there is nothing else), SARIF 2.1.0 (a result each, with the backtraces as code flow and stacks; the
+ * trace's state and the warnings as the invocation's notifications) and GitHub workflow commands (an
+ * ::error line each, a ::warning per warning). Source paths under the current directory are written
+ * relative to it. Only the leaks whose kind counts at level (check.h's enum ct_fail_on: definitely and
+ * indirectly lost for CT_FAIL_DEFINITE, ...) are listed; every invalid free is. Each returns 0 or a
+ * negative errno. */
 int ct_write_junit(FILE *out, const struct ct_report *r, int level);
 int ct_write_sarif(FILE *out, const struct ct_report *r, int level);
 int ct_write_github(FILE *out, const struct ct_report *r, int level);

@@ -706,20 +706,23 @@ static const struct ct_opt option_table[] = {
     {.name = "junit",
      .arg = "FILE",
      .group = CT_CHECK_GROUP,
-     .help = "JUnit XML for CI servers: one failing testcase per leak site",
+     .help = "JUnit XML for CI servers: one failing testcase per leak site and per invalid free, an error "
+             "for a damaged or cut trace, the shim's warnings",
      .kind = CT_OPT_CALL,
      .call = opt_output,
      .flags = CT_OPT_FILE},
     {.name = "sarif",
      .arg = "FILE",
      .group = CT_CHECK_GROUP,
-     .help = "SARIF 2.1.0 (code scanning): one result per leak site, with its backtrace",
+     .help = "SARIF 2.1.0 (code scanning): one result per leak site and per invalid free, with its "
+             "backtrace; a damaged or cut trace and the shim's warnings as notifications",
      .kind = CT_OPT_CALL,
      .call = opt_output,
      .flags = CT_OPT_FILE},
     {.name = "github",
      .group = CT_CHECK_GROUP,
-     .help = "GitHub Actions annotations on stdout: one ::error line per leak site",
+     .help = "GitHub Actions annotations on stdout: one ::error line per leak site and per invalid free, "
+             "one for a damaged or cut trace, a ::warning per warning of the shim",
      .kind = CT_OPT_CALL,
      .call = opt_output},
     {.name = "diff",
@@ -1199,10 +1202,21 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 	return 0;
 }
 
-/* A check of a damaged trace (or baseline) covers only what was read before the damage, and never
- * passes: said on out, one line. Returns 1 when m is damaged. */
+/* A check of a damaged trace (or baseline) covers only what was read before the damage, and of one
+ * that ends early without any leak scan (killed, cut) only what came before the end: neither ever
+ * passes. Said on out, one line. Returns 1 for such a trace. (One that ends early after a scan, a
+ * server killed after its ctrack_check_leaks(), is judged by that scan.) */
 static int incomplete(FILE *out, const char *path, const struct ct_model *m)
 {
+	if (!m->damaged && !m->complete && !m->classified) {
+		/* killed (SIGKILL) or cut, with no scan: what came after the end is unknown */
+		fprintf(out,
+		        "check incomplete: %s ends early (the program was killed, or the trace cut or still "
+		        "being written) and holds no leak scan: its figures stop there, so no check passes "
+		        "on it\n",
+		        path);
+		return 1;
+	}
 	if (!m->damaged)
 		return 0;
 	fprintf(out,

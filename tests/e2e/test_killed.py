@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # A process killed with SIGKILL (tests/progs/killed.c): its trace is readable, "complete": false
-# with a warning on stderr and exit 0, and holds the allocations made >= 0.5 s before the kill.
+# with a warning on stderr and exit 0, and holds the allocations made >= 0.5 s before the kill; a
+# check of it never passes (no scan, figures cut), though a rule broken by what was read fails.
 import os
 import signal
 import subprocess
@@ -16,6 +17,13 @@ prog = env.progs[0]
 def check_trace(label, trace):
     r = env.run_analyze(trace, "--json")
     env.eq(label + ": analyzer exit status", r.returncode, 0)
+    # No scan ran and the figures stop at the kill: a check broken by nothing read still never passes.
+    c = env.run_analyze(trace, "--max-peak", "1GiB")
+    env.eq(label + ": --max-peak under the figures read: not a pass (exit 1)", c.returncode, 1)
+    env.check(label + ": ... it says the trace ends early", b"check incomplete" in c.stdout + c.stderr,
+              (c.stdout + c.stderr)[-400:])
+    c = env.run_analyze(trace, "--max-peak", "1000")
+    env.eq(label + ": --max-peak broken by what was read: exit 23", c.returncode, 23)
     env.check(label + ": analyzer warns on stderr", r.stderr.strip() != b"", "stderr empty")
     rep = env.report(trace)
     if not rep:
