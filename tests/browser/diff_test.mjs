@@ -11,31 +11,7 @@
 // Exit 77 (meson's skip) when Chromium or puppeteer-core is missing and CI is not set; 1 on a crash.
 import fs from 'node:fs';
 import path from 'node:path';
-import {createRequire} from 'node:module';
-import {fileURLToPath, pathToFileURL} from 'node:url';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-
-async function loadPuppeteer()
-{
-	try {
-		const req = createRequire(path.join(here, 'x.js'));
-		return (await import(pathToFileURL(req.resolve('puppeteer-core')).href)).default;
-	} catch (e) {
-		return null;
-	}
-}
-
-function skip(why)
-{
-	if (process.env.CI) {
-		console.error(`diff_test: ${why} (CI is set: a failure, not a skip)`);
-		process.exit(1);
-	}
-	console.error(`diff_test: skipped: ${why}`);
-	process.exit(77);
-}
+import {launchOrSkip, openReport, watchedPage} from './common.mjs';
 
 // Every row of the view's tables: {table, fn, status, cells: {col: {base, new, delta, text, cls}}}.
 async function rows(page)
@@ -65,30 +41,12 @@ async function main()
 		console.error('usage: node diff_test.mjs REPORT.html SCREENSHOT.png');
 		process.exit(2);
 	}
-	const puppeteer = await loadPuppeteer();
-	if (!puppeteer)
-		skip('puppeteer-core is not installed (scripts/deps test installs it)');
-	if (!fs.existsSync(CHROMIUM))
-		skip(`no browser at ${CHROMIUM}`);
 	fs.mkdirSync(path.dirname(path.resolve(shot)), {recursive: true});
-	const browser = await puppeteer.launch({
-		executablePath: CHROMIUM, headless: true,
-		args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-	});
+	const browser = await launchOrSkip('diff_test');
 	const out = {console: [], pageerrors: [], requests: []};
 	try {
-		const page = await browser.newPage();
-		await page.setViewport({width: 1400, height: 1000});
-		page.on('console', m => { if (m.type() === 'error' || m.type() === 'warn') out.console.push(m.type() + ': ' + m.text()); });
-		page.on('pageerror', e => out.pageerrors.push(String(e)));
-		page.on('request', r => { if (!r.url().startsWith('file:')) out.requests.push(r.url()); });
-		const start = Date.now();
-		await page.goto(pathToFileURL(path.resolve(report)).href, {waitUntil: 'domcontentloaded', timeout: 600000});
-		await page.waitForFunction(() => document.documentElement.dataset.ready === '1' ||
-		                                 document.documentElement.hasAttribute('data-errors'),
-		                           {timeout: 600000, polling: 50});
-		out.ready_ms = Date.now() - start;
-		out.ready = await page.evaluate(() => document.documentElement.dataset.ready || null);
+		const page = await watchedPage(browser, out);
+		await openReport(page, report, out);
 		out.tabs = await page.$$eval('#tabs button', b => b.map(x => x.dataset.view));
 		if (!out.tabs.includes('diff'))
 			return;

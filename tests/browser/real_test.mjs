@@ -9,16 +9,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
+import {settle, show} from './common.mjs';
 import {launch} from './trees_harness.mjs';
-
-const settle = (page, ms) => page.evaluate((t) => new Promise((r) => setTimeout(r, t)), ms);
-
-async function show(page, view)
-{
-	await page.click(`#tabs button[data-view=${view}]`);
-	await page.waitForFunction((v) => !document.getElementById('view-' + v).hidden, {}, view);
-	await settle(page, 150); // a view's module may draw again once sized (ResizeObserver)
-}
 
 // Every chart: its points, the x points where any series is above 0, the highest value.
 function charts(page)

@@ -11,31 +11,7 @@
 // Exit 77 (meson's skip) when Chromium or puppeteer-core is missing and CI is not set; 1 on a crash.
 import fs from 'node:fs';
 import path from 'node:path';
-import {createRequire} from 'node:module';
-import {fileURLToPath, pathToFileURL} from 'node:url';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-
-async function loadPuppeteer()
-{
-	try {
-		const req = createRequire(path.join(here, 'x.js'));
-		return (await import(pathToFileURL(req.resolve('puppeteer-core')).href)).default;
-	} catch (e) {
-		return null;
-	}
-}
-
-function skip(why)
-{
-	if (process.env.CI) {
-		console.error(`report_test: ${why} (CI is set: a failure, not a skip)`);
-		process.exit(1);
-	}
-	console.error(`report_test: skipped: ${why}`);
-	process.exit(77);
-}
+import {launchOrSkip, openReport, show, watchedPage} from './common.mjs';
 
 // The rows of the top sites table: [{name, n, bytes, live}].
 async function siteRows(page)
@@ -74,12 +50,6 @@ async function drag(page, t0, t1)
 	return box;
 }
 
-async function show(page, view)
-{
-	await page.click(`#tabs button[data-view=${view}]`);
-	await page.waitForFunction(v => !document.getElementById('view-' + v).hidden, {}, view);
-}
-
 async function phases(page, outdir, out)
 {
 	const marks = await page.evaluate(() => window.ctData.marks);
@@ -92,32 +62,32 @@ async function phases(page, outdir, out)
 	const steps = [['phase1', 0, at('phase2') - 2 * px], ['phase2', at('phase2') + 2 * px, at('end') + 2 * px]];
 	out.phases = {};
 	for (const [name, t0, t1] of steps) {
-		await show(page, 'timeline');
+		await show(page, 'timeline', 0);
 		await drag(page, t0, t1);
 		const text = await page.$eval('#view-timeline [data-test=window]', e => e.textContent);
 		await page.screenshot({path: path.join(outdir, `timeline-${name}.png`), fullPage: true});
-		await show(page, 'sites');
+		await show(page, 'sites', 0);
 		const rows = await siteRows(page);
 		// The table's columns and the names it shows (sites of one function told apart by their caller).
 		const heads = await page.$$eval('#view-sites th', t => t.map(x => x.textContent));
 		const labels = await page.$$eval('#view-sites td.name', t => t.map(x => x.textContent));
-		await show(page, 'leaks');
+		await show(page, 'leaks', 0);
 		const leaks_note = await page.$eval('#view-leaks [data-test=leaks-window]', e => e.hidden ? '' : e.textContent)
 		                             .catch(() => null);
-		await show(page, 'histogram');
+		await show(page, 'histogram', 0);
 		out.phases[name] = {window: text, from: t0, to: t1, slice_s: width, rows, buckets: await buckets(page),
 		                    state: await page.evaluate(() => [window.ctReport.state.a, window.ctReport.state.b]),
 		                    heads, labels, leaks_note};
 	}
-	await show(page, 'timeline');
+	await show(page, 'timeline', 0);
 	const u = await page.evaluate(() => {
 		const r = window.ctCharts[0].over.getBoundingClientRect();
 		return {x: r.left + r.width / 2, y: r.top + r.height / 2};
 	});
 	await page.mouse.click(u.x, u.y, {clickCount: 2});
-	await show(page, 'sites');
+	await show(page, 'sites', 0);
 	const rows = await siteRows(page);
-	await show(page, 'histogram');
+	await show(page, 'histogram', 0);
 	out.phases.reset = {window: await page.$eval('#view-timeline [data-test=window]', e => e.textContent),
 	                    rows, buckets: await buckets(page)};
 }
@@ -127,7 +97,7 @@ async function everyView(page, outdir, out)
 	const views = await page.$$eval('#tabs button', b => b.map(x => x.dataset.view));
 	out.views = {};
 	for (const v of views) {
-		await show(page, v);
+		await show(page, v, 0);
 		await new Promise(r => setTimeout(r, 150)); // a view's module may draw in a frame
 		const file = path.join(outdir, v + '.png');
 		await page.screenshot({path: file, fullPage: true});
@@ -148,30 +118,12 @@ async function main()
 		console.error('usage: node report_test.mjs REPORT.html OUTDIR [--phases] [--load-only]');
 		process.exit(2);
 	}
-	const puppeteer = await loadPuppeteer();
-	if (!puppeteer)
-		skip('puppeteer-core is not installed (scripts/deps test installs it)');
-	if (!fs.existsSync(CHROMIUM))
-		skip(`no browser at ${CHROMIUM}`);
 	fs.mkdirSync(outdir, {recursive: true});
-	const browser = await puppeteer.launch({
-		executablePath: CHROMIUM, headless: true,
-		args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-	});
+	const browser = await launchOrSkip('report_test');
 	const out = {console: [], pageerrors: [], requests: []};
 	try {
-		const page = await browser.newPage();
-		await page.setViewport({width: 1400, height: 1000});
-		page.on('console', m => { if (m.type() === 'error' || m.type() === 'warn') out.console.push(m.type() + ': ' + m.text()); });
-		page.on('pageerror', e => out.pageerrors.push(String(e)));
-		page.on('request', r => { if (!r.url().startsWith('file:')) out.requests.push(r.url()); });
-		const start = Date.now();
-		await page.goto(pathToFileURL(path.resolve(report)).href, {waitUntil: 'domcontentloaded', timeout: 600000});
-		await page.waitForFunction(() => document.documentElement.dataset.ready === '1' ||
-		                                 document.documentElement.hasAttribute('data-errors'),
-		                           {timeout: 600000, polling: 50});
-		out.ready_ms = Date.now() - start;
-		out.ready = await page.evaluate(() => document.documentElement.dataset.ready || null);
+		const page = await watchedPage(browser, out);
+		await openReport(page, report, out);
 		out.html_bytes = fs.statSync(report).size;
 		out.figures = await page.$$eval('header [data-value]', e => Object.fromEntries(e.map(x => [x.id, +x.dataset.value])));
 		out.colours = await page.$$eval('header [data-value]', e => Object.fromEntries(e.map(x => [x.id, getComputedStyle(x).color])));

@@ -7,6 +7,7 @@
 //   SEARCH: the flame graph's search and hide pattern (default: FUNCTION).
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
+import {expandAll, settle, show} from './common.mjs';
 import {launch} from './trees_harness.mjs';
 
 const [pagePath, outdir, fn, search = fn] = process.argv.slice(2);
@@ -32,34 +33,9 @@ const rowsOf = (page) => page.$$eval('#view-trees tr[data-test=tree-row]', (trs,
 	        leaf: tr.dataset.leaf === '1', cost: c, self};
 }), NAMES);
 
-const settle = (page, ms = 400) => page.evaluate((t) => new Promise((r) => setTimeout(r, t)), ms);
-
-async function show(page, view)
-{
-	await page.click(`#tabs button[data-view=${view}]`);
-	await page.waitForFunction((v) => !document.getElementById('view-' + v).hidden, {}, view);
-	await settle(page, 200);
-}
-
-// Expands every node of the tree drawn (up to `max` clicks; a node's first 200 children).
-async function expandAll(page, max = 60)
-{
-	for (let i = 0; i < max; i++) {
-		const done = await page.evaluate(() => {
-			const tr = document.querySelector('#view-trees tr[data-test=tree-row][data-expanded="0"][data-leaf="0"]');
-			if (!tr)
-				return true;
-			tr.querySelector('[data-test=tree-toggle]').click();
-			return false;
-		});
-		if (done)
-			return;
-	}
-}
-
 async function trees(page, out)
 {
-	await show(page, 'trees');
+	await show(page, 'trees', 200);
 	const total = await page.$eval('#view-trees [data-test=tree-total]', (e, names) => {
 		const c = {};
 		for (const n of names)
@@ -70,7 +46,7 @@ async function trees(page, out)
 	out.topdown = await rowsOf(page);
 	out.more = await page.$$eval('#view-trees tr[data-test=tree-more]', (t) => t.map((e) => e.textContent));
 	await page.screenshot({path: path.join(outdir, 'trees-topdown.png'), fullPage: true});
-	await expandAll(page);
+	await expandAll(page, '#view-trees', 60);
 	out.topdownAll = await rowsOf(page);
 	await page.click('#view-trees [data-test=tree-mode-bottom]');
 	out.bottomup = await rowsOf(page);
@@ -110,9 +86,9 @@ async function setFlameInput(page, test, value)
 
 async function flame(page, out)
 {
-	await show(page, 'flame');
+	await show(page, 'flame', 200);
 	await page.select('#view-flame [data-test=flame-cost]', 'allocations');
-	await settle(page);
+	await settle(page, 400);
 	out.flame = {frames: await framesOf(page)};
 	await page.screenshot({path: path.join(outdir, 'flame.png'), fullPage: true});
 	await setFlameInput(page, 'flame-search', search);
@@ -124,7 +100,7 @@ async function flame(page, out)
 	out.flame.hidden = await framesOf(page);
 	await setFlameInput(page, 'flame-hide', '');
 	await page.click('#view-flame [data-test=flame-icicle]');
-	await settle(page);
+	await settle(page, 400);
 	out.flame.icicle = await page.$eval('#view-flame g[data-test=flame-frame][data-depth="0"]', (g) => g.getAttribute('transform'));
 	await page.screenshot({path: path.join(outdir, 'flame-icicle.png'), fullPage: true});
 	await page.click('#view-flame [data-test=flame-icicle]');

@@ -3,6 +3,7 @@
 // synthetic sites whose figures are known (trees_harness.mjs, SMALL): totals, merging by function or line,
 // recursion counted once, bottom-up sites, sorting, filter, caller/callee, state kept across windows.
 // Usage: node tests/browser/trees_test.mjs   (exit 0 pass, 1 fail, 77 skip)
+import {expandAll} from './common.mjs';
 import {launch, open, installSmall, check, failed, artifact} from './trees_harness.mjs';
 
 // The drawn tree rows as {fn, loc, depth, expanded, leaf, cost: {name: inclusive}, self: {name: self}}.
@@ -19,22 +20,6 @@ function rows(page, sel = '#trees tr[data-test=tree-row]')
 		return {fn: tr.dataset.fn, loc: tr.dataset.loc, depth: +tr.dataset.depth, expanded: tr.dataset.expanded === '1',
 		        leaf: tr.dataset.leaf === '1', cost, self};
 	}));
-}
-
-// Expands every node: clicks the toggle of the first closed inner row until none is left.
-async function expandAll(page)
-{
-	for (let guard = 0; guard < 200; guard++) {
-		const done = await page.evaluate(() => {
-			const tr = document.querySelector('#trees tr[data-test=tree-row][data-expanded="0"][data-leaf="0"]');
-			if (!tr)
-				return true;
-			tr.querySelector('[data-test=tree-toggle]').click();
-			return false;
-		});
-		if (done)
-			return;
-	}
 }
 
 const click = (page, sel) => page.$eval(sel, (e) => e.click());
@@ -70,7 +55,7 @@ async function run(page)
 	check('full name in title', await page.$eval('#trees tr[data-fn=main] span[title]', (e) => e.title), 'main');
 
 	// Merged by function: 11 nodes; f once per stack at each depth: main → f is 19 (10 + 7 + 2, not 10 + 3×7 + 2).
-	await expandAll(page);
+	await expandAll(page, '#trees', 200);
 	rs = await rows(page);
 	check('top-down nodes by function', rs.length, 11);
 	check('f under main: inclusive, self',
@@ -80,7 +65,7 @@ async function run(page)
 
 	// Per call line: main:10 and main:20 are two roots, 14 nodes in all.
 	await click(page, '#trees [data-test=tree-byline]');
-	await expandAll(page);
+	await expandAll(page, '#trees', 200);
 	rs = await rows(page);
 	check('top-down roots by line', rs.filter((r) => r.depth === 0).map((r) => r.fn + '@' + r.loc + '=' + r.cost.allocations),
 	      ['main@demo.c:10=32', 'main@demo.c:20=12', 'thread_fn@t.c:1=3']);
@@ -97,7 +82,7 @@ async function run(page)
 	      [['xmalloc', 37, 3700, 170, 70], ['g', 5, 500, 50, 0], ['operator new', 3, 300, 300, 0], ['f', 2, 200, 0, 0]]);
 	for (const c of names)
 		check('bottom-up roots sum ' + c, sum(bu, c), want[c]);
-	await expandAll(page);
+	await expandAll(page, '#trees', 200);
 	rs = await rows(page);
 	check('bottom-up xmalloc callers', rs.filter((r) => r.depth === 1 && r.cost.allocations >= 10).map((r) => r.fn + '=' + r.cost.allocations),
 	      ['g=20', 'f=17']);
