@@ -11,8 +11,9 @@
  *   bytes allocated STACKS * (R1 * S1 + R2 * S2) = 102,236,160, live at exit STACKS * S2 = 327,680 bytes
  *   in STACKS = 4096 blocks, peak heap STACKS * S2 = 327,680 (each leaf frees before it allocates),
  *   temporary allocations 0 (a block lives through a round of other allocations).
- * The gaps (200 ms) are far wider than a site slice, so a window dragged across a phase snaps to
- * site slices holding that phase alone. */
+ * The gaps (600 ms) are far wider than a site slice, so a window dragged across a phase snaps to
+ * site slices holding that phase alone: the sites' 256 slices at most (4096 busy stacks against the
+ * budget) keep a slice under 150 ms as long as the run takes under 38 s, a loaded machine's too. */
 #include <stdlib.h>
 #include <time.h>
 
@@ -24,7 +25,7 @@
 #define R2 240
 #define S1 24
 #define S2 80
-#define GAP_US 200000
+#define GAP_US 600000
 #define NOINLINE __attribute__((noinline))
 
 static void *blocks[STACKS];
