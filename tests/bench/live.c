@@ -11,18 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "churn_kernel.h"
+#include "workers.h"
 
-#define MAX_THREADS 64
 #define MAX_DEPTH 16
-
-struct worker {
-	pthread_t id;
-	uint64_t state;
-	long ops, slots;
-	size_t min, span;
-	int err;
-};
 
 __attribute__((noinline)) static void *leaf_a(size_t size)
 {
@@ -75,40 +66,8 @@ static int run(struct worker *w)
 	return 0;
 }
 
-static void *work(void *arg)
-{
-	struct worker *w = arg;
-	w->err = run(w);
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
-	static struct worker workers[MAX_THREADS];
-	long threads = count_arg(argc, argv, 1, 1), ops = count_arg(argc, argv, 2, 2000000);
-	long slots = count_arg(argc, argv, 3, 4096), min = count_arg(argc, argv, 4, 16);
-	long span = count_arg(argc, argv, 5, 1024);
-	if (threads < 0 || threads > MAX_THREADS || ops < 0 || slots < 0 || min < 0 || span < 0) {
-		fprintf(stderr, "usage: live THREADS (1..%d) OPS SLOTS MIN SPAN\n", MAX_THREADS);
-		return 1;
-	}
-	int started = 0, err = 0;
-	for (; started < threads && !err; started++) {
-		struct worker *w = &workers[started];
-		*w = (struct worker){.state = 0x5eed + (uint64_t)started * 7919,
-		                     .ops = ops,
-		                     .slots = slots,
-		                     .min = (size_t)min,
-		                     .span = (size_t)span};
-		err = -pthread_create(&w->id, NULL, work, w);
-	}
-	for (int i = 0; i < started - (err != 0); i++) {
-		pthread_join(workers[i].id, NULL);
-		err = err ? err : workers[i].err;
-	}
-	if (err) {
-		fprintf(stderr, "live: %s\n", strerror(-err));
-		return 1;
-	}
-	return 0;
+	static const long defaults[5] = {1, 2000000, 4096, 16, 1024};
+	return workers_main(argc, argv, "live", defaults);
 }
