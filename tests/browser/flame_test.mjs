@@ -3,7 +3,7 @@
 // synthetic sites whose figures are known (trees_harness.mjs, SMALL): frames merged by function or line,
 // search and its matched share, hiding frames by pattern, icicle, zoom, cost, tooltip, state across windows.
 // Usage: node tests/browser/flame_test.mjs   (exit 0 pass, 1 fail, 77 skip)
-import {launch, open, installSmall, check, failed, artifact} from './trees_harness.mjs';
+import {installSmall, check, artifact, runHarness} from './trees_harness.mjs';
 
 const OPTS = {cost: 'allocations', byLine: false, icicle: false, hide: null, search: ''};
 
@@ -137,12 +137,4 @@ async function run(page)
 	check('no page errors', page.errors, []);
 }
 
-const browser = await launch();
-if (!browser)
-	process.exit(77);
-try {
-	await run(await open(browser));
-} finally {
-	await browser.close();
-}
-process.exit(failed() ? 1 : 0);
+await runHarness(run);

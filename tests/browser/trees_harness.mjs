@@ -138,3 +138,18 @@ export function artifact(name)
 	fs.mkdirSync(dir, {recursive: true});
 	return path.join(dir, name);
 }
+
+// A harness test's whole run: the browser (exit 77 without one), run(page) on the harness page, then
+// exit 1 when a check failed, else 0.
+export async function runHarness(run)
+{
+	const browser = await launch();
+	if (!browser)
+		process.exit(77);
+	try {
+		await run(await open(browser));
+	} finally {
+		await browser.close();
+	}
+	process.exit(failed() ? 1 : 0);
+}

@@ -5,7 +5,7 @@
 // printed say how far from it), but a test on a shared 2-core machine cannot time that reliably, so
 // the default limit, 20 s, only catches a step gone quadratic; $CT_PERF_LIMIT_MS=1000 asks for the goal.
 // Usage: node tests/browser/trees_perf.mjs   (exit 0 pass, 1 fail, 77 skip); prints every timing.
-import {launch, open, check, failed} from './trees_harness.mjs';
+import {check, runHarness} from './trees_harness.mjs';
 
 const LIMIT_MS = +(process.env.CT_PERF_LIMIT_MS || 20000);
 
@@ -121,12 +121,4 @@ async function run(page)
 	check('no page errors', page.errors, []);
 }
 
-const browser = await launch();
-if (!browser)
-	process.exit(77);
-try {
-	await run(await open(browser));
-} finally {
-	await browser.close();
-}
-process.exit(failed() ? 1 : 0);
+await runHarness(run);

@@ -4,7 +4,7 @@
 // recursion counted once, bottom-up sites, sorting, filter, caller/callee, state kept across windows.
 // Usage: node tests/browser/trees_test.mjs   (exit 0 pass, 1 fail, 77 skip)
 import {expandAll} from './common.mjs';
-import {launch, open, installSmall, check, failed, artifact} from './trees_harness.mjs';
+import {installSmall, check, artifact, runHarness} from './trees_harness.mjs';
 
 // The drawn tree rows as {fn, loc, depth, expanded, leaf, cost: {name: inclusive}, self: {name: self}}.
 function rows(page, sel = '#trees tr[data-test=tree-row]')
@@ -158,12 +158,4 @@ async function run(page)
 	check('no page errors', page.errors, []);
 }
 
-const browser = await launch();
-if (!browser)
-	process.exit(77);
-try {
-	await run(await open(browser));
-} finally {
-	await browser.close();
-}
-process.exit(failed() ? 1 : 0);
+await runHarness(run);
