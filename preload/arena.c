@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "shim.h"
+#include "arena.h"
 
 /* Every mapping the shim holds, so the leak scan never takes the shim's tables (full of heap
  * addresses) for the program's memory. Appended lock-free; an unmapped one is emptied (lo = 0).

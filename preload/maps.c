@@ -5,8 +5,8 @@
  * array of keys. Memory from the arena; one thread at a time (no locks). */
 #include <string.h>
 
+#include "arena.h"
 #include "maps.h"
-#include "shim.h"
 
 static inline uint64_t hash64(uint64_t x)
 {

@@ -5,9 +5,10 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "arena.h"
+#include "event.h"
 #include "maps.h"
 #include "match.h"
-#include "shim.h"
 
 static struct {
 	struct ct_match_sink sink;

@@ -47,6 +47,7 @@ static struct {
 	int frame_open;      /* that flush left the frame open (ZSTD_e_flush, not _e_end) */
 	uint64_t start_ns;
 	uint64_t size_limit; /* where writes stop: RLIMIT_FSIZE less room for the last words */
+	void (*on_fail)(void);
 } o = {.fd = -1};
 
 /* Programs close descriptors they did not open (daemons close them all) and may get the number
@@ -194,7 +195,8 @@ static void note_write_error(int err)
 static void fail(int err)
 {
 	o.failed = 1;
-	atomic_store(&ct_state, CT_OFF);
+	if (o.on_fail)
+		o.on_fail();
 	if (err != EBADF && still_ours(o.fd))
 		note_write_error(err);
 }
@@ -427,7 +429,7 @@ static int pick_rung(size_t spare)
 	return i;
 }
 
-int ct_output_open(int fd)
+int ct_output_open(int fd, void (*on_fail)(void))
 {
 	struct stat st;
 	fd = move_high(fd);
@@ -436,6 +438,7 @@ int ct_output_open(int fd)
 	o.dev = st.st_dev;
 	o.ino = st.st_ino;
 	o.fd = fd;
+	o.on_fail = on_fail;
 	o.failed = o.frame_open = 0;
 	o.reopened = o.written = o.flushed_at = 0;
 	o.start_ns = ct_now_ns();

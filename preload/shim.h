@@ -11,12 +11,10 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "arena.h"
+#include "event.h"
 #include "rules.h"
 #include "threadslot.h"
-
-#define CT_HIDDEN __attribute__((visibility("hidden")))
-#define CT_LIKELY(x) __builtin_expect(!!(x), 1)
-#define CT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- hooks.c: the allocator the program would have had without us ---- */
 struct ct_real {
@@ -32,17 +30,6 @@ struct ct_real {
 	size_t (*malloc_usable_size)(void *);
 };
 extern struct ct_real ct_real CT_HIDDEN;
-
-/* ---- arena.c: the shim's own memory, straight from mmap (zeroed). NULL on failure. ---- */
-void *ct_arena_map(size_t size) CT_HIDDEN;
-/* The same with every page in place: for memory about to be written all over. */
-void *ct_arena_map_populated(size_t size) CT_HIDDEN;
-void ct_arena_unmap(void *p, size_t size) CT_HIDDEN;
-/* Calls fn for every mapping the arena holds now [lo, hi); returns how many. */
-size_t ct_arena_mappings(void (*fn)(uintptr_t lo, uintptr_t hi, void *arg), void *arg) CT_HIDDEN;
-/* Grows *p, mapped with old_size bytes (or NULL: 0), to new_size, its contents kept (it may move).
- * 0, or -1 with *p untouched. */
-int ct_arena_grow(void **p, size_t old_size, size_t new_size) CT_HIDDEN;
 
 /* ---- the clock: monotonic nanoseconds (clock_gettime is a vDSO call: no system call, no lock) ---- */
 static inline uint64_t ct_now_ns(void)
@@ -64,55 +51,6 @@ static inline uint64_t ct_now_ns(void)
 /* ACTIVE: owned by a live thread; DEAD: its thread exited, the writer drains it; FREE: drained,
  * ready for a new thread; CLAIMED: being handed to a new thread. */
 enum ct_ring_state { CT_RING_ACTIVE = 1, CT_RING_DEAD, CT_RING_FREE, CT_RING_CLAIMED };
-
-/* Events in a ring: word 0 is (kind << 56 | address); x86_64 user addresses fit in 56 bits.
- * Every event that changes whether an address is live carries that address's sequence number. */
-enum ct_event {
-	CT_EV_ALLOC = 1,  /* | kind,ptr | size | stack id | seq << 32 |  a block was allocated */
-	CT_EV_FREE = 2,   /* | kind,ptr | seq | ra |   about to be freed, by a call that returns to ra */
-	CT_EV_RBEGIN = 3, /* | kind,old | seq | ra |   realloc(old, n) starts: old may go away */
-	CT_EV_RFAIL = 4,  /* | kind,old | seq |   that realloc failed, old is live again */
-	CT_EV_RFREE = 5,  /* | kind,old |         that realloc freed old (n == 0) */
-};
-#define CT_EV_SHIFT 56
-#define CT_EV_PTR(w) ((w) & ((1ull << CT_EV_SHIFT) - 1))
-#define CT_EV_KIND(w) ((unsigned)((w) >> CT_EV_SHIFT))
-
-/* Per-address order. Rings are drained one after another, so without help the writer could see
- * thread B's free of p (which ends the block thread C allocated at p after thread A freed it)
- * before A's free. Each address hashes to a counter; every event on the address takes the next
- * number (after the real allocation, before the real free), and the writer applies each
- * counter's events in number order. Coherence of the atomic counter makes the numbers follow
- * the allocator's own order. */
-#define CT_SEQ_BITS 16
-#define CT_SEQ_BUCKETS (1u << CT_SEQ_BITS)
-extern _Atomic uint32_t ct_seq[CT_SEQ_BUCKETS] CT_HIDDEN;
-
-/* Neighbouring addresses share neighbouring counters, so a thread allocating from its own arena
- * keeps taking numbers from cache lines no other core writes (a hash of the whole address sent
- * every event to a random line, bouncing between cores: 28% of a 4-thread profile); the arena's
- * high bits, hashed, place arenas apart in the table. A counter serves 2^CT_SEQ_GRAIN bytes of
- * address space and a cache line of them 4 KiB: a heap of a few MiB keeps its counters within
- * L2 (a free, which hits a block allocated long ago, otherwise waits for its counter's line at
- * the locked add), and a thread's arena stays in its own part of the table instead of wrapping
- * over every other thread's. */
-#define CT_SEQ_GRAIN 8
-static inline uint32_t ct_seq_bucket(uint64_t p)
-{
-	uint64_t arena = ((p >> 26) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SEQ_BITS);
-	return (uint32_t)((p >> CT_SEQ_GRAIN) + arena) & (CT_SEQ_BUCKETS - 1);
-}
-
-/* Asks for p's counter ahead of ct_seq_take, when there is work to do meanwhile. */
-static inline void ct_seq_prefetch(uint64_t p)
-{
-	__builtin_prefetch((const void *)&ct_seq[ct_seq_bucket(p)], 1, 3);
-}
-
-static inline uint32_t ct_seq_take(uint64_t p)
-{
-	return atomic_fetch_add_explicit(&ct_seq[ct_seq_bucket(p)], 1, memory_order_relaxed);
-}
 
 struct ct_ring {
 	_Alignas(64) _Atomic uint64_t head; /* producer: words published */
@@ -139,18 +77,6 @@ void ct_ring_forget_all(void) CT_HIDDEN;              /* after fork: drop other 
  * consumer should be woken before the producer has to wait for it; CT_RING_OK: written. */
 enum ct_ring_push_result { CT_RING_OK, CT_RING_NUDGE, CT_RING_FULL };
 enum ct_ring_push_result ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n) CT_HIDDEN;
-/* Words of an event, from its first word. */
-static inline unsigned ct_event_words(uint64_t w0)
-{
-	unsigned kind = CT_EV_KIND(w0);
-	return kind == CT_EV_RFAIL ? 2 : kind == CT_EV_RFREE ? 1 : 3;
-}
-/* An event's sequence number; every kind but RFREE has one. */
-static inline uint32_t ct_event_seq(const uint64_t *w)
-{
-	return CT_EV_KIND(w[0]) == CT_EV_ALLOC ? (uint32_t)(w[2] >> 32) : (uint32_t)w[1];
-}
-
 /* ---- stacks.c: every distinct backtrace interned once, in a trie of return addresses ----
  * Node ids follow format.h (0 root, 1 truncated root, then one per FRAME record, in order). */
 uint32_t ct_stacks_intern(const uintptr_t *ips, int n, int truncated) CT_HIDDEN; /* 0 on failure */

@@ -26,7 +26,6 @@
 #include "writer.h"
 
 _Atomic int ct_state;
-_Atomic uint32_t ct_seq[CT_SEQ_BUCKETS];
 int ct_depth = CT_DEPTH_DEFAULT;
 struct ct_losses ct_losses;
 

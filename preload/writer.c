@@ -877,10 +877,16 @@ static int map_stack(void)
  * (256 KiB), the stack table's first chunk and index (80 KiB), and the rings of a few more threads. */
 #define COMPRESSOR_SPARE (1u << 20)
 
+/* The trace file cannot be written: the program runs on untraced. */
+static void stop_tracing(void)
+{
+	atomic_store(&ct_state, CT_OFF);
+}
+
 /* Takes the trace file (output.c) and writes its first records. */
 static int open_file(int fd)
 {
-	int rc = ct_output_open(fd);
+	int rc = ct_output_open(fd, stop_tracing);
 	if (rc < 0)
 		return rc;
 	w.start_ns = w.last_time_ns = w.last_sample_ns = w.last_flush_ns = ct_now_ns();

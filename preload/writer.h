@@ -48,8 +48,9 @@ void ct_writer_crash(int sig, const void *ucontext, struct ct_ring *ring) CT_HID
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path), written in
- * raw blocks until ct_output_compress. 0 or -errno. */
-int ct_output_open(int fd) CT_HIDDEN;
+ * raw blocks until ct_output_compress; on_fail() runs when writing fails (tracing must stop). 0 or
+ * -errno. */
+int ct_output_open(int fd, void (*on_fail)(void)) CT_HIDDEN;
 /* Starts a zstd stream with as much memory as the compressor can get while spare bytes remain to be
  * had (the shim's first needs after it: a thread's ring, the stack table), or none (raw blocks). */
 void ct_output_compress(size_t spare) CT_HIDDEN;

@@ -18,6 +18,14 @@ ALLOWED = {
 }
 # header -> headers it must not include (directly)
 FORBIDDEN_PAIRS = {("preload/shim.h", "writer.h"), ("preload/shim.h", "match.h")}
+# The writer's stages that link and are tested alone (tests/unit/match): they take the event
+# encoding and sequence counters from event.h and memory from arena.h, never the tracker's header.
+ALONE = {"preload/match.c", "preload/maps.c", "preload/seq.c", "preload/arena.c", "preload/event.h",
+         "preload/arena.h"}
+FORBIDDEN_PAIRS |= {(path, "shim.h") for path in ALONE}
+# The trace file's code stops tracing through its caller (ct_output_open's on_fail), not by setting
+# the tracker's state itself.
+FORBIDDEN_NAMES = {("preload/output.c", "ct_state")}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -46,12 +54,15 @@ def main():
                     breaches.append(f"{path}: includes '{inc}' by path")
                     continue
                 if (path, inc) in FORBIDDEN_PAIRS:
-                    breaches.append(f"{path}: the hot-path header includes '{inc}'")
+                    breaches.append(f"{path}: includes '{inc}', which its layer must not")
                 owners = where.get(os.path.basename(inc), set())
                 if folder in owners or not owners:
                     continue  # its own folder's header, include/ctrack/, the build's config, a system header
                 if not owners & ALLOWED[folder]:
                     breaches.append(f"{path}: includes '{inc}' of {', '.join(sorted(owners))}/")
+            for where_, name_ in FORBIDDEN_NAMES:
+                if where_ == path and re.search(rf"\b{name_}\b", text):
+                    breaches.append(f"{path}: uses '{name_}', which its layer must not")
             for other in FOLDERS - {folder}:
                 if re.search(rf'#\s*include\s+"[^"]*{other}/', text):
                     breaches.append(f"{path}: reaches into {other}/")

@@ -9,9 +9,7 @@
 #include "ctrack/format.h"
 #include "match.h"
 #include "rec_heap.h"
-#include "shim.h"
-
-_Atomic uint32_t ct_seq[CT_SEQ_BUCKETS]; /* the tracker's, in the shim */
+#include "event.h"
 
 static struct ct_rec_buf out;
 static struct ct_match_stream streams[2];

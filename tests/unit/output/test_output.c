@@ -14,7 +14,12 @@
 #include "rec_heap.h"
 #include "writer.h"
 
-_Atomic int ct_state; /* the tracker's, which output.c sets to CT_OFF when writing fails */
+static int write_failed; /* on_fail was called */
+
+static void on_fail(void)
+{
+	write_failed = 1;
+}
 
 #define ALLOCS 3000 /* short ALLOC records of ids 16..2015: columns TAG, ID0 and ID1 */
 
@@ -61,7 +66,7 @@ int main(void)
 {
 	char path[] = "/tmp/ctrack-test-output-XXXXXX";
 	int fd = mkstemp(path);
-	if (fd < 0 || ct_output_open(fd) < 0)
+	if (fd < 0 || ct_output_open(fd, on_fail) < 0)
 		return fail("cannot open the file");
 	ct_output_compress(1 << 20);
 	ct_rec_header(&b);
@@ -110,6 +115,8 @@ int main(void)
 	p += payload;
 	if ((size_t)(end - p) != nlate || memcmp(p, late, nlate))
 		return fail("the records between() added do not follow the BATCH");
+	if (write_failed)
+		return fail("writing failed");
 	free(all);
 	free(joined.data);
 	free(expect);
