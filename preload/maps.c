@@ -60,7 +60,8 @@ void ct_live_release(struct ct_live_map *m)
 	*m = (struct ct_live_map){0};
 }
 
-int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
+/* Room for one more key at most half full: 0, or -1 when the table cannot grow and is too full. */
+static int live_room(struct ct_live_map *m)
 {
 	if ((m->count + 1) * 2 > m->cap) {
 		struct ct_live_map n;
@@ -74,7 +75,37 @@ int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
 			return -1; /* no memory to grow: fuller than this, probes get too long */
 		}
 	}
+	return 0;
+}
+
+int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v)
+{
+	if (live_room(m) < 0)
+		return -1;
 	put(m, p, v);
+	return 0;
+}
+
+int ct_live_add(struct ct_live_map *m, uint64_t p, uint64_t v, uint64_t *old)
+{
+	uint64_t i = hash64(p) & (m->cap - 1);
+	for (; m->slots[i].key; i = (i + 1) & (m->cap - 1))
+		if (m->slots[i].key == p) {
+			*old = m->slots[i].val;
+			m->slots[i].val = v;
+			return 1;
+		}
+	if (CT_UNLIKELY((m->count + 1) * 2 > m->cap)) {
+		struct ct_live_slot *was = m->slots;
+		if (live_room(m) < 0)
+			return -1;
+		if (m->slots != was) { /* grown: its place in the new table */
+			put(m, p, v);
+			return 0;
+		}
+	}
+	m->slots[i] = (struct ct_live_slot){p, v};
+	m->count++;
 	return 0;
 }
 

@@ -23,6 +23,9 @@ void ct_live_prefetch(const struct ct_live_map *m, uint64_t p);
 /* p not present. 0, or -1 when the table is full and cannot grow (nothing inserted). */
 int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v);
 void ct_live_erase(struct ct_live_map *m, uint64_t *val); /* val from ct_live_find */
+/* Inserts p -> v in one probe: 0; or 1 when p was there, its value in *old, now v; or -1 when p is
+ * not there and the table is full and cannot grow (nothing inserted). */
+int ct_live_add(struct ct_live_map *m, uint64_t p, uint64_t v, uint64_t *old);
 
 /* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
 struct ct_info_slot {

@@ -8,6 +8,8 @@
 #include "arena.h"
 #include "event.h"
 #include "maps.h"
+
+#define HOT static inline __attribute__((always_inline)) /* on every event's path */
 #include "match.h"
 
 static struct {
@@ -39,12 +41,12 @@ struct freed {
 	uint32_t block; /* its alloc info + 1, 0 unknown */
 };
 
-static struct freed *freed_slot(uint64_t p)
+HOT struct freed *freed_slot(uint64_t p)
 {
 	return &m.freed[(p * 0x9E3779B97F4A7C15ull) >> (64 - FREED_BITS)];
 }
 
-static inline void remember_free(uint64_t p, uint64_t ra, uint32_t block)
+HOT void remember_free(uint64_t p, uint64_t ra, uint32_t block)
 {
 	*freed_slot(p) = (struct freed){p, ra, block};
 }
@@ -53,7 +55,7 @@ static inline void remember_free(uint64_t p, uint64_t ra, uint32_t block)
 
 /* The id of (size, stack); a new pair is written as an INFO record first (after its frames).
  * UINT32_MAX when the table is out of memory. */
-static uint32_t intern_info(uint64_t size, uint32_t stack)
+HOT uint32_t intern_info(uint64_t size, uint32_t stack)
 {
 	int is_new;
 	uint32_t id = ct_info_intern(&m.infos, size, stack, &is_new);
@@ -74,22 +76,61 @@ static uint32_t block_info(uint64_t b)
 	return (uint32_t)b;
 }
 
-/* Writes the ALLOC record of block b; returns b with the record's number. */
-static uint64_t write_alloc(uint64_t b)
+/* ---- the records of blocks: straight into the sink's columns when it has them ---- */
+
+/* The columns for one more record, or NULL: write it to out (no columns, or no room). The records
+ * waiting in out go to the columns first, so the stream keeps its order. */
+static inline __attribute__((always_inline)) struct ct_columns *hot(void)
 {
-	ct_rec_alloc(m.sink.out, block_info(b));
+	struct ct_columns *c = m.sink.cols;
+	if (!c)
+		return NULL;
+	if (CT_UNLIKELY(m.sink.out->len != 0 || c->room == 0) && !m.sink.stage(m.sink.out))
+		return NULL;
+	c->room--;
+	return c;
+}
+
+/* ALLOC, FREE or TEMP of info. */
+static inline __attribute__((always_inline)) void put_event(unsigned tag, uint32_t info)
+{
+	struct ct_columns *c = hot();
+	if (c)
+		ct_col_short_event(c, tag, info);
+	else
+		ct_rec_event(m.sink.out, tag, info);
+}
+
+/* Writes the ALLOC record of block b; returns b with the record's number. */
+HOT uint64_t write_alloc(uint64_t b)
+{
+	put_event(CT_REC_ALLOC, block_info(b));
 	return block_info(b) | (uint64_t)++m.alloc_records << 32;
 }
 
 /* Writes the end of written block b: RECENT when its ALLOC is among the last CT_RECENT_WINDOW,
  * which is most frees (a program frees what it just allocated), else FREE. */
-static void write_free(uint64_t b)
+HOT void write_free(uint64_t b)
 {
 	uint32_t age = m.alloc_records - (uint32_t)(b >> 32) + 1;
-	if (age < 1 || age > CT_RECENT_WINDOW)
-		ct_rec_free(m.sink.out, block_info(b));
+	if (age < 1 || age > CT_RECENT_WINDOW) {
+		put_event(CT_REC_FREE, block_info(b));
+		return;
+	}
+	struct ct_columns *c = hot();
+	if (c)
+		ct_col_recent(c, age);
 	else
 		ct_rec_recent(m.sink.out, age);
+}
+
+static void write_tempfree(uint32_t info)
+{
+	struct ct_columns *c = hot();
+	if (c)
+		ct_col_core1(c, CT_REC_TEMPFREE, info);
+	else
+		ct_rec_tempfree(m.sink.out, info);
 }
 
 /* Each stream's latest allocation ("held") lives only in the stream until the stream's next
@@ -98,21 +139,22 @@ static void write_free(uint64_t b)
 
 /* Puts a block into the live table. If its address is there already, the allocator handed it out
  * again, so the old block was freed where ctrack could not see: end it. */
-static void live_add(uint64_t p, uint64_t b)
+HOT void live_add(uint64_t p, uint64_t b)
 {
-	uint64_t *v = ct_live_find(&m.live, p);
-	if (!v) {
-		if (ct_live_insert(&m.live, p, b) < 0)
-			m.dropped++; /* its free will be unmatched */
+	uint64_t old;
+	int was = ct_live_add(&m.live, p, b, &old);
+	if (CT_LIKELY(was == 0))
+		return;
+	if (was < 0) {
+		m.dropped++; /* its free will be unmatched */
 		return;
 	}
-	write_free(*v);
-	*v = b;
+	write_free(old);
 	m.frees++;
 	m.lost++;
 }
 
-static void flush_held(struct ct_match_stream *s)
+HOT void flush_held(struct ct_match_stream *s)
 {
 	if (!s->has_held)
 		return;
@@ -133,15 +175,15 @@ static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, u
 }
 
 /* Block b at p ends, freed by the call at ra. */
-static inline void end_block(uint64_t p, uint64_t ra, uint64_t b, int temp, int written)
+HOT void end_block(uint64_t p, uint64_t ra, uint64_t b, int temp, int written)
 {
 	remember_free(p, ra, block_info(b) + 1);
 	if (!temp)
 		write_free(b);
 	else if (written)
-		ct_rec_tempfree(m.sink.out, block_info(b));
+		write_tempfree(block_info(b));
 	else
-		ct_rec_temp(m.sink.out, block_info(b));
+		put_event(CT_REC_TEMP, block_info(b));
 	m.frees++;
 }
 
@@ -161,8 +203,8 @@ static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint6
 }
 
 /* Block b at p ends, freed by the call at ra: now, or as_pending, when its realloc completes. */
-static inline void end_or_pend(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint64_t b, int temp,
-                               int written, int as_pending)
+HOT void end_or_pend(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint64_t b, int temp, int written,
+                     int as_pending)
 {
 	if (as_pending)
 		pend_block(s, p, ra, b, temp, written);
@@ -251,7 +293,7 @@ int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int tr
 
 /* ---- events ---- */
 
-static void on_alloc(struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack)
+HOT void on_alloc(struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack)
 {
 	settle_pending(s);
 	flush_held(s);
@@ -280,7 +322,7 @@ void ct_match_write_held(struct ct_match_stream *s)
 
 /* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does), by the
  * call at ra. */
-static void on_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pending)
+HOT void on_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pending)
 {
 	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
 		int written = s->held_written;

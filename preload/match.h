@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 
+#include "ctrack/columns.h"
 #include "ctrack/record.h"
 
 /* One thread's event stream as the matcher sees it. Zeroed before first use (ct_match_stream_add);
@@ -60,6 +61,12 @@ enum { CT_WHERE_HEAP, CT_WHERE_STATIC, CT_WHERE_STACK };
  * (above). Either may be NULL: no backtrace, and every address on the heap. */
 struct ct_match_sink {
 	struct ct_rec_buf *out;
+	/* Optional (NULL: every record goes to out): columns of a BATCH that the most frequent records
+	 * (ALLOC, FREE, TEMP, RECENT, TEMPFREE) are appended to directly (ctrack/columns.h). Before
+	 * each, the records waiting in out must go there first: stage(out) moves them and makes room,
+	 * returning cols->room (0: none to be had; the record then goes to out). */
+	struct ct_columns *cols;
+	size_t (*stage)(struct ct_rec_buf *out);
 	uint32_t (*define_stacks)(uint32_t upto, void *arg);
 	void *arg;
 	uint32_t (*intern)(const uint64_t *ips, int n, int truncated, void *arg);

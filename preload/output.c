@@ -244,68 +244,176 @@ static int write_raw(const struct ct_rec_buf *b, int end)
  * A compressed flush of more than a few KiB of records goes out as one BATCH (format.h,
  * columns.h): the same records by columns, each column ended by a zstd flush so that its bytes get
  * a block, and a Huffman table, of their own. The first write (the file header), small ones and
- * raw blocks (no compressor to help) go as they are. */
+ * raw blocks (no compressor to help) go as they are.
+ *
+ * The columns are also the stage of the writer's matcher (ct_output_stage): it appends its most
+ * frequent records to them directly, the records before each moved there first, so a flush finds
+ * most of its records split already. While a BATCH is being compressed (between() runs then), the
+ * stage takes nothing: records wait in the row buffer for the next write. */
 
 #define BATCH_MIN 4096
+#define STAGE_RESERVE 1024 /* records the matcher may append between two calls of ct_output_stage */
 
-static struct ct_columns cols;
-static uint8_t *cols_mem;
-static size_t cols_cap; /* bytes per column */
+/* Columns and their memory, cap bytes per column. The stage's struct stays where the matcher
+ * points (ct_output_columns); while a BATCH is compressed, its columns are the sent set's and the
+ * stage gets the spare memory, so between() can go on staging. */
+struct colset {
+	struct ct_columns c;
+	uint8_t *mem;
+	size_t cap;
+};
+static struct colset stage, sent;
 
-/* Splits b into cols: 0, or -1 (no memory, or bytes a BATCH cannot hold: written as they are). */
-static int split(const struct ct_rec_buf *b)
+static size_t col_bytes(const struct ct_columns *c)
 {
-	if (b->len > cols_cap) {
-		size_t cap = cols_cap ? cols_cap : 1u << 18;
-		while (cap < b->len)
-			cap *= 2;
-		if (ct_arena_grow((void **)&cols_mem, CT_COLUMNS * cols_cap, CT_COLUMNS * cap) < 0)
-			return -1;
-		cols_cap = cap;
-	}
-	for (int i = 0; i < CT_COLUMNS; i++) {
-		cols.col[i] = cols_mem + (size_t)i * cols_cap;
-		cols.len[i] = 0;
-	}
-	return ct_columns_split(b->data, b->len, &cols);
+	size_t n = 0;
+	for (int i = 0; i < CT_COLUMNS; i++)
+		n += c->len[i];
+	return n;
 }
 
-/* cols as one BATCH record through the compressor, between() (if any) run between two columns.
+static void cols_empty(struct colset *s)
+{
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		s->c.col[i] = s->mem ? s->mem + (size_t)i * s->cap : NULL;
+		s->c.len[i] = s->c.pos[i] = 0;
+	}
+	s->c.room = 0;
+}
+
+/* Room for need more bytes in every column of the stage, its contents kept: 0, or -1. */
+static int cols_room(size_t need)
+{
+	size_t most = 0;
+	for (int i = 0; i < CT_COLUMNS; i++)
+		most = stage.c.len[i] > most ? stage.c.len[i] : most;
+	if (stage.mem && most + need <= stage.cap)
+		return 0;
+	size_t cap = stage.cap ? stage.cap : 1u << 18;
+	while (cap < most + need)
+		cap *= 2;
+	uint8_t *mem = ct_arena_map(CT_COLUMNS * cap);
+	if (!mem)
+		return -1;
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		if (stage.c.len[i])
+			memcpy(mem + (size_t)i * cap, stage.c.col[i], stage.c.len[i]);
+		stage.c.col[i] = mem + (size_t)i * cap;
+	}
+	ct_arena_unmap(stage.mem, CT_COLUMNS * stage.cap);
+	stage.mem = mem;
+	stage.cap = cap;
+	return 0;
+}
+
+/* Appends b's records to the stage and empties b: 0, or -1 (no memory, or bytes a BATCH cannot
+ * hold), with the stage and b as they were. */
+static int stage_rows(struct ct_rec_buf *b)
+{
+	size_t len[CT_COLUMNS];
+	if (cols_room(b->len) < 0)
+		return -1;
+	memcpy(len, stage.c.len, sizeof(len));
+	if (ct_columns_split(b->data, b->len, &stage.c) < 0) {
+		memcpy(stage.c.len, len, sizeof(len));
+		return -1;
+	}
+	b->len = 0;
+	return 0;
+}
+
+struct ct_columns *ct_output_columns(void)
+{
+	return &stage.c;
+}
+
+size_t ct_output_stage(struct ct_rec_buf *b)
+{
+	stage.c.room = 0;
+	if (o.failed || o.rung >= RUNGS || !o.written || stage_rows(b) < 0 ||
+	    cols_room(STAGE_RESERVE * CT_VARINT_MAX) < 0)
+		return 0;
+	return stage.c.room = STAGE_RESERVE;
+}
+
+size_t ct_output_staged(void)
+{
+	return col_bytes(&stage.c);
+}
+
+/* c as one BATCH record through the compressor, between() (if any) run between two columns.
  * 0 or an errno. */
-static int write_batch(ZSTD_EndDirective mode, void (*between)(void))
+static int write_batch(const struct ct_columns *c, ZSTD_EndDirective mode, void (*between)(void))
 {
 	uint8_t head[1 + CT_VARINT_MAX * (1 + CT_COLUMNS)], lens[CT_VARINT_MAX * CT_COLUMNS];
 	size_t nlens = 0, payload = 0, nhead = 0;
 	for (int i = 0; i < CT_COLUMNS; i++) {
-		nlens += ct_put_varint(lens + nlens, cols.len[i]);
-		payload += cols.len[i];
+		nlens += ct_put_varint(lens + nlens, c->len[i]);
+		payload += c->len[i];
 	}
 	head[nhead++] = CT_REC_BATCH;
 	nhead += ct_put_varint(head + nhead, payload + nlens);
 	memcpy(head + nhead, lens, nlens);
 	int err = write_zstd(head, nhead + nlens, ZSTD_e_continue);
 	int last = CT_COLUMNS - 1;
-	while (last > 0 && !cols.len[last])
+	while (last > 0 && !c->len[last])
 		last--;
 	for (int i = 0; i <= last && !err; i++) {
 		if (i && between)
 			between();
-		err = write_zstd(cols.col[i], cols.len[i], i == last ? mode : ZSTD_e_flush);
+		err = write_zstd(c->col[i], c->len[i], i == last ? mode : ZSTD_e_flush);
 	}
 	return err;
 }
 
-/* b's records into the file (ct_output_write); a BATCH takes them out of b before it is compressed,
- * and between() may add more to b meanwhile: those stay for the next write. */
+/* The staged columns, fewer than BATCH_MIN bytes, back as records (their own order) through the
+ * compressor: a BATCH's seven blocks would cost more than its columns gain. 0 or an errno. */
+static int write_joined(ZSTD_EndDirective mode)
+{
+	static uint8_t rows[BATCH_MIN + 16 * CT_VARINT_MAX];
+	struct ct_rec_buf r = {.data = rows, .cap = sizeof(rows)};
+	int k;
+	while ((k = ct_columns_join_one(&stage.c, &r)) > 0)
+		;
+	return k < 0 ? EIO : write_zstd(r.data, r.len, mode);
+}
+
+/* The staged columns and then b's records, compressed; what between() stages or adds to b
+ * meanwhile waits for the next write. 0 or an errno. */
+static int write_staged(struct ct_rec_buf *b, ZSTD_EndDirective mode, void (*between)(void))
+{
+	int err;
+	if (b->len && stage_rows(b) < 0) { /* b's records go after the columns, as they are */
+		err = col_bytes(&stage.c) < BATCH_MIN ? write_joined(ZSTD_e_continue)
+		                                      : write_batch(&stage.c, ZSTD_e_continue, NULL);
+		if (!err)
+			err = write_zstd(b->data, b->len, mode);
+		b->len = 0;
+	} else if (col_bytes(&stage.c) < BATCH_MIN) {
+		err = write_joined(mode);
+	} else {
+		struct colset full = stage;
+		stage = sent;
+		cols_empty(&stage);
+		err = write_batch(&full.c, mode, between);
+		sent = full;
+		cols_empty(&sent);
+		return err;
+	}
+	cols_empty(&stage);
+	return err;
+}
+
+/* b's records into the file (ct_output_write), after the staged columns. */
 static void output(struct ct_rec_buf *b, enum ct_out_mode how, void (*between)(void))
 {
-	int end = how == CT_OUT_END, had = b->len != 0, err = 0;
+	int end = how == CT_OUT_END, had = b->len != 0 || col_bytes(&stage.c) != 0, err = 0;
 	ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_flush;
 	if (o.failed) {
 		b->len = 0;
-	} else if (o.rung < RUNGS && o.written && b->len >= BATCH_MIN && split(b) == 0) {
-		b->len = 0;
-		err = write_batch(mode, between);
+		cols_empty(&stage);
+	} else if (o.rung < RUNGS && o.written && (col_bytes(&stage.c) || b->len >= BATCH_MIN)) {
+		err = write_staged(b, mode, between);
 	} else {
 		err = o.rung >= RUNGS ? write_raw(b, end) : write_zstd(b->data, b->len, mode);
 		b->len = 0;
@@ -439,6 +547,7 @@ int ct_output_open(int fd, void (*on_fail)(void))
 	o.ino = st.st_ino;
 	o.fd = fd;
 	o.on_fail = on_fail;
+	cols_empty(&stage); /* a parent's, before a fork, are not this file's */
 	o.failed = o.frame_open = 0;
 	o.reopened = o.written = o.flushed_at = 0;
 	o.start_ns = ct_now_ns();
@@ -492,16 +601,17 @@ void ct_output_release(void)
 {
 	ZSTD_freeCCtx(o.zc); /* its workspace goes back through zstd_free */
 	ct_arena_unmap(o.zbuf, o.zcap);
-	ct_arena_unmap(cols_mem, CT_COLUMNS * cols_cap);
+	ct_arena_unmap(stage.mem, CT_COLUMNS * stage.cap);
+	ct_arena_unmap(sent.mem, CT_COLUMNS * sent.cap);
 	o.zc = NULL;
 	o.zbuf = NULL;
-	cols_mem = NULL;
-	cols_cap = 0;
+	stage = sent = (struct colset){0};
 }
 
 size_t ct_output_bytes(void)
 {
-	return (o.zc ? ZSTD_sizeof_CCtx(o.zc) : 0) + (o.zbuf ? o.zcap : 0) + CT_COLUMNS * cols_cap;
+	return (o.zc ? ZSTD_sizeof_CCtx(o.zc) : 0) + (o.zbuf ? o.zcap : 0) +
+	       CT_COLUMNS * (stage.cap + sent.cap);
 }
 
 int ct_output_ok(void)
@@ -518,4 +628,5 @@ void ct_output_drop(void)
 	if (o.fd >= 0)
 		close(o.fd);
 	o.fd = -1;
+	cols_empty(&stage);
 }

@@ -276,11 +276,16 @@ static int classify(uint64_t p, void *arg)
 
 /* ---- draining the rings ---- */
 
-static void fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
+/* The event at word t of r into ev; returns its length in words. */
+static inline unsigned fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
 {
 	ev[0] = r->words[t & CT_RING_MASK];
-	for (unsigned i = 1; i < ct_event_words(ev[0]); i++)
-		ev[i] = r->words[(t + i) & CT_RING_MASK];
+	unsigned n = ct_event_words(ev[0]);
+	if (n > 1)
+		ev[1] = r->words[(t + 1) & CT_RING_MASK];
+	if (n > 2)
+		ev[2] = r->words[(t + 2) & CT_RING_MASK];
+	return n;
 }
 
 /* Prefetches (ct_match_prefetch) for the event at *ahead, if it is published, and moves *ahead
@@ -290,9 +295,8 @@ static void look_ahead(const struct ct_ring *r, uint64_t *ahead, uint64_t h)
 	if (*ahead >= h)
 		return;
 	uint64_t ev[3];
-	fetch(r, *ahead, ev);
+	*ahead += fetch(r, *ahead, ev);
 	ct_match_prefetch(ev);
-	*ahead += ct_event_words(ev[0]);
 }
 
 static int drain(struct ct_ring *r, struct drain *d, int ordered)
@@ -306,13 +310,13 @@ static int drain(struct ct_ring *r, struct drain *d, int ordered)
 	while (t < h) {
 		uint64_t ev[3];
 		look_ahead(r, &ahead, h);
-		fetch(r, t, ev);
+		unsigned words = fetch(r, t, ev);
 		if (ct_match_event(&d->st, ev, ordered) == CT_MATCH_BLOCKED) {
 			d->blocked = 1;
 			break;
 		}
 		ordered = 1;
-		t += ct_event_words(ev[0]);
+		t += words;
 		if ((++n & 4095) == 0)
 			atomic_store_explicit(&r->tail, t, memory_order_release);
 	}
@@ -460,7 +464,7 @@ static void housekeeping(int events)
 		w.last_flush_ns = now;
 		w.events_since_flush = 0;
 		ct_output_flush_busy(&w.out, drain_between);
-	} else if (w.out.len >= OUT_COMPRESS_AT) {
+	} else if (w.out.len + ct_output_staged() >= OUT_COMPRESS_AT) {
 		/* A flush, not just compression: zstd ends its block (128 KiB at most) here anyway, and a
 		 * flush point is where a cut trace ends readable and where a write error's NOTE goes. */
 		ct_output_flush_busy(&w.out, drain_between);
@@ -901,7 +905,12 @@ static int open_file(int fd)
 		ct_match_stream_add(&w.late);
 		w.late_registered = 1;
 	}
-	struct ct_match_sink sink = {&w.out, define_stacks, NULL, intern_stack, classify};
+	struct ct_match_sink sink = {.out = &w.out,
+	                             .cols = ct_output_columns(),
+	                             .stage = ct_output_stage,
+	                             .define_stacks = define_stacks,
+	                             .intern = intern_stack,
+	                             .classify = classify};
 	if (ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
 		return -ENOMEM;
 	ct_output_compress(COMPRESSOR_SPARE);

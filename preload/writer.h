@@ -66,6 +66,12 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
  * thread's ring lasts at full speed, so between() runs between its columns to keep the rings
  * draining. b is empty when between() runs; the records it adds go out with the next write. */
 void ct_output_flush_busy(struct ct_rec_buf *b, void (*between)(void)) CT_HIDDEN;
+/* The columns the matcher appends its most frequent records to (ct_match_sink.cols), and its
+ * stage(): b's records moved to them and room made; returns the records it may now append (0:
+ * none, when a BATCH is being compressed, there is no compressor or no memory). */
+struct ct_columns *ct_output_columns(void) CT_HIDDEN;
+size_t ct_output_stage(struct ct_rec_buf *b) CT_HIDDEN;
+size_t ct_output_staged(void) CT_HIDDEN;     /* bytes in the columns, waiting for the next write */
 int ct_output_ok(void) CT_HIDDEN;            /* open, and writing has not failed */
 uint64_t ct_output_reopened(void) CT_HIDDEN; /* times the file was opened again by its path */
 void ct_output_drop(void) CT_HIDDEN;         /* after fork: the parent's file, closed unwritten */

@@ -25,11 +25,14 @@ enum ct_column { CT_COL_TAG, CT_COL_ID0, CT_COL_ID1, CT_COL_ID2, CT_COL_DEFS, CT
 #define CT_COLUMNS 7
 
 /* Columns being written (each col[i] has room for as many bytes as the records split) or read
- * (col[i] holds len[i] bytes, pos[i] of them consumed). */
+ * (col[i] holds len[i] bytes, pos[i] of them consumed). room: for a writer that appends records
+ * straight to the columns (ct_col_short_event, ct_col_recent, ct_col_core1), how many more it may
+ * append before it must make room; each adds at most CT_VARINT_MAX bytes to any one column. */
 struct ct_columns {
 	uint8_t *col[CT_COLUMNS];
 	size_t len[CT_COLUMNS];
 	size_t pos[CT_COLUMNS];
+	size_t room;
 };
 
 /* The column of a core record's varints. */
@@ -101,6 +104,45 @@ static inline int ct_columns_split(const uint8_t *p, size_t n, struct ct_columns
 		p += (size_t)k + len;
 	}
 	return 0;
+}
+
+/* ---- the writer's direct path ----
+ * The records the writer makes most, appended to the columns exactly where ct_columns_split would
+ * put their bytes, without writing them as records first (the split was a tenth of the writer's
+ * instructions, issue 25). Room is the caller's (c->room). */
+
+/* ALLOC, FREE or TEMP of alloc info `info` in the short form (ct_put_short_event). Every length
+ * and column is read before the first byte is stored: a byte store may alias them all. */
+static inline void ct_col_short_event(struct ct_columns *c, unsigned tag, uint64_t info)
+{
+	size_t lt = c->len[CT_COL_TAG], l0 = c->len[CT_COL_ID0];
+	uint8_t *t = c->col[CT_COL_TAG], *z = c->col[CT_COL_ID0];
+	c->len[CT_COL_TAG] = lt + 1;
+	c->len[CT_COL_ID0] = l0 + 1;
+	t[lt] = (uint8_t)(CT_TAG_SHORT_MIN | tag << 5);
+	z[l0] = (uint8_t)((info >= 16 ? 0x10 : 0) | (info & 15));
+	if (info < 16)
+		return;
+	uint64_t v = info >> 4; /* the varint: its first byte to ID1, the rest to ID2 */
+	size_t l1 = c->len[CT_COL_ID1];
+	uint8_t *o = c->col[CT_COL_ID1];
+	c->len[CT_COL_ID1] = l1 + 1;
+	o[l1] = (uint8_t)(v >= 0x80 ? v | 0x80 : v);
+	if (v >= 0x80)
+		c->len[CT_COL_ID2] += ct_put_varint(c->col[CT_COL_ID2] + c->len[CT_COL_ID2], v >> 7);
+}
+
+/* RECENT of age 1..CT_RECENT_WINDOW (ct_put_recent). */
+static inline void ct_col_recent(struct ct_columns *c, uint32_t age)
+{
+	c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)(CT_TAG_SHORT_MIN | (age - 1));
+}
+
+/* A core record of one varint other than INFO and FRAME (TEMPFREE, TIME). */
+static inline void ct_col_core1(struct ct_columns *c, unsigned tag, uint64_t v)
+{
+	c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)tag;
+	c->len[CT_COL_CORE] += ct_put_varint(c->col[CT_COL_CORE] + c->len[CT_COL_CORE], v);
 }
 
 /* Reads the columns' lengths at the start of a BATCH payload [p, end) and points c at the

@@ -634,18 +634,51 @@ static void test_batch(void)
 	free(r.data), free(p.data), free(j.data);
 }
 
+/* The writer's direct path puts each record's bytes where the splitter would: ALLOC, FREE and
+ * TEMP of ids around every varint length, RECENT of every age, TEMPFREE, interleaved. */
+static void test_direct(void)
+{
+	static const uint64_t ids[] = {0,      1,      15,       16,       17,         2047,           2048,
+	                               262143, 262144, 33554431, 33554432, UINT32_MAX, UINT64_MAX >> 1};
+	struct ct_rec_buf r;
+	struct ct_columns split, direct;
+	buf_init(&r);
+	size_t cap = 64 * 1024;
+	uint8_t *mem = calloc(2 * CT_COLUMNS, cap);
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		split.col[i] = mem + (size_t)i * cap, direct.col[i] = mem + (size_t)(CT_COLUMNS + i) * cap;
+		split.len[i] = direct.len[i] = 0;
+	}
+	for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++)
+		for (unsigned tag = CT_REC_ALLOC; tag <= CT_REC_TEMP; tag++) {
+			ct_rec_event(&r, tag, ids[k]);
+			ct_col_short_event(&direct, tag, ids[k]);
+			ct_rec_recent(&r, 1 + (uint32_t)(k * 3 + tag) % CT_RECENT_WINDOW);
+			ct_col_recent(&direct, 1 + (uint32_t)(k * 3 + tag) % CT_RECENT_WINDOW);
+			ct_rec_tempfree(&r, ids[k]);
+			ct_col_core1(&direct, CT_REC_TEMPFREE, ids[k]);
+		}
+	report("direct: the records split", ct_columns_split(r.data, r.len, &split) == 0);
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "direct: column %d as split", i);
+		same_bytes(name, direct.col[i], direct.len[i], split.col[i], split.len[i]);
+	}
+	free(mem), free(r.data);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
 } tests[] = {
-    {"batch", test_batch},     {"header", test_header},     {"short", test_short},
-    {"recent", test_recent},   {"tempfree", test_tempfree}, {"time", test_time},
-    {"info", test_info},       {"frame", test_frame},       {"process", test_process},
-    {"module", test_module},   {"unmodule", test_unmodule}, {"end", test_end},
-    {"exec", test_exec},       {"thread", test_thread},     {"sample", test_sample},
-    {"note", test_note},       {"classes", test_classes},   {"version", test_version},
-    {"exact", test_exact},     {"examples", test_examples}, {"dropped", test_dropped},
-    {"invalid", test_invalid},
+    {"batch", test_batch},     {"direct", test_direct},   {"header", test_header},
+    {"short", test_short},     {"recent", test_recent},   {"tempfree", test_tempfree},
+    {"time", test_time},       {"info", test_info},       {"frame", test_frame},
+    {"process", test_process}, {"module", test_module},   {"unmodule", test_unmodule},
+    {"end", test_end},         {"exec", test_exec},       {"thread", test_thread},
+    {"sample", test_sample},   {"note", test_note},       {"classes", test_classes},
+    {"version", test_version}, {"exact", test_exact},     {"examples", test_examples},
+    {"dropped", test_dropped}, {"invalid", test_invalid},
 };
 
 int main(int argc, char **argv)

@@ -200,8 +200,9 @@ static uint64_t next_random(void)
 	return rng;
 }
 
-/* A table of cap slots (kept at most half full, so it never grows) and a pool of 4 * cap keys;
- * every operation is followed by a find of every key of the pool. */
+/* A table of cap slots (kept at most half full, so it never grows) and a pool of 4 * cap keys,
+ * inserted by ct_live_insert or ct_live_add (which also sees present keys); every operation is
+ * followed by a find of every key of the pool. */
 static void random_ops(uint64_t cap, int ops)
 {
 	enum { POOL = 256 };
@@ -218,11 +219,19 @@ static void random_ops(uint64_t cap, int ops)
 		key[i] = 0x7f0000000000 + ((next_random() & 0xffff) << 20) + 16 * (uint64_t)i; /* distinct */
 	for (int op = 0; op < ops; op++) {
 		int i = (int)(next_random() % (uint64_t)n_keys);
-		if (live[i]) {
+		uint64_t old = 0;
+		if (live[i] && op % 3 == 0) { /* ct_live_add of a key present: replaced, the old value out */
+			if (ct_live_add(&m, key[i], value_of(key[i]), &old) != 1 || old != value_of(key[i])) {
+				fail(name, "add of a present key not seen as one", key[i]);
+				break;
+			}
+		} else if (live[i]) {
 			ct_live_erase(&m, ct_live_find(&m, key[i]));
 			live[i] = 0, n_live--;
 		} else if ((uint64_t)(n_live + 1) * 2 <= cap) {
-			if (ct_live_insert(&m, key[i], value_of(key[i])) < 0) {
+			int rc = op % 2 ? ct_live_add(&m, key[i], value_of(key[i]), &old)
+			                : ct_live_insert(&m, key[i], value_of(key[i]));
+			if (rc != 0) {
 				fail(name, "insert refused", key[i]);
 				break;
 			}

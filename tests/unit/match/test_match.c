@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the matcher (preload/match.c), driven without LD_PRELOAD: each case feeds streams
  * of address events, as program threads publish them, and compares the records written, decoded
- * into text, and the END totals with what the case states. */
+ * into text, and the END totals with what the case states. Built twice: with CT_TEST_COLUMNS the
+ * sink has columns (the writer's direct path), joined back into records before each comparison. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,61 @@ static int classify(uint64_t p, void *arg)
 	return where | (events_lost ? CT_WHERE_UNSURE : 0);
 }
 
+#ifdef CT_TEST_COLUMNS
+/* The writer's stage, as output.c keeps it: columns with room to spare, a little room at a time. */
+#define COL_BYTES (1u << 20)
+static struct ct_columns cols;
+static uint8_t col_mem[CT_COLUMNS][COL_BYTES];
+
+static size_t stage(struct ct_rec_buf *b)
+{
+	for (int i = 0; i < CT_COLUMNS; i++)
+		if (cols.len[i] + b->len + 64 * CT_VARINT_MAX > COL_BYTES)
+			return cols.room = 0;
+	if (ct_columns_split(b->data, b->len, &cols) < 0) {
+		fprintf(stderr, "the records in the buffer cannot be split\n");
+		exit(1);
+	}
+	b->len = 0;
+	return cols.room = 64;
+}
+
+static void empty_stage(void)
+{
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		cols.col[i] = col_mem[i];
+		cols.len[i] = cols.pos[i] = 0;
+	}
+	cols.room = 0;
+}
+
+/* Everything staged back into out, in the stream's order, as a reader joins a BATCH. */
+static void unstage(void)
+{
+	struct ct_rec_buf joined = {.grow = ct_rec_grow_heap};
+	int k;
+	stage(&out);
+	while ((k = ct_columns_join_one(&cols, &joined)) > 0)
+		;
+	if (k < 0) {
+		fprintf(stderr, "the columns do not join\n");
+		exit(1);
+	}
+	free(out.data);
+	out = joined;
+	empty_stage();
+}
+#define SINK_COLS &cols, stage
+#else
+static void empty_stage(void) {}
+static void unstage(void) {}
+#define SINK_COLS NULL, NULL
+#endif
+
 static void reset(void)
 {
 	static int added;
-	struct ct_match_sink sink = {&out, define_stacks, NULL, intern, classify};
+	struct ct_match_sink sink = {&out, SINK_COLS, define_stacks, NULL, intern, classify};
 	if (!added) {
 		ct_match_stream_add(&streams[0]);
 		ct_match_stream_add(&streams[1]);
@@ -52,6 +104,7 @@ static void reset(void)
 	}
 	out.len = 0;
 	out.grow = ct_rec_grow_heap;
+	empty_stage();
 	if (ct_match_reset(&sink) < 0) {
 		fprintf(stderr, "ct_match_reset failed\n");
 		exit(1);
@@ -121,6 +174,7 @@ static void rfree(int s, uint64_t p)
 
 static void decode(char *text, size_t cap)
 {
+	unstage();
 	size_t n = 0;
 	const uint8_t *p = out.data, *end = out.data + out.len;
 	text[0] = 0;
@@ -310,6 +364,7 @@ static void recent_window(void)
 		alloc(A, P + 16 * i, 16);
 	alloc(A, R, 32); /* flushes the last one: 34 ALLOC records, block i in the (i+1)-th */
 	out.len = 0;
+	empty_stage();
 	/* The first free flushes R: the 35th ALLOC. Block 2 is then 33 back, block 3 32 back. */
 	release(A, P + 16 * 2);
 	release(A, P + 16 * 3);
