@@ -61,21 +61,8 @@ void ct_ring_forget_all(void)
 	}
 }
 
-enum ct_ring_push_result ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n)
+int ct_ring_fits(struct ct_ring *r, uint64_t h, unsigned n)
 {
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	if (CT_UNLIKELY(h + n - r->cached_tail > CT_RING_WORDS)) {
-		r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-		if (h + n - r->cached_tail > CT_RING_WORDS)
-			return CT_RING_FULL;
-	}
-	/* Ask for the line we write 16 lines from now in exclusive state: the consumer has read it since
-	 * it was last written, and waiting for that transfer at store time is the ring's main cost. */
-	if (CT_LIKELY(r->prefetchw))
-		__asm__ volatile("prefetchw %0" ::"m"(r->words[(h + 128) & CT_RING_MASK]));
-	for (unsigned i = 0; i < n; i++)
-		r->words[(h + i) & CT_RING_MASK] = w[i];
-	atomic_store_explicit(&r->head, h + n, memory_order_release);
-	/* Crossed a half of the ring: the consumer should run before the producer has to wait. */
-	return CT_UNLIKELY(((h + n) & (CT_RING_WORDS / 2 - 1)) < n) ? CT_RING_NUDGE : CT_RING_OK;
+	r->cached_tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	return h + n - r->cached_tail <= CT_RING_WORDS;
 }

@@ -76,7 +76,31 @@ void ct_ring_forget_all(void) CT_HIDDEN;              /* after fork: drop other 
  * consumer must make room first; CT_RING_NUDGE: written, and the ring is now half full, so the
  * consumer should be woken before the producer has to wait for it; CT_RING_OK: written. */
 enum ct_ring_push_result { CT_RING_OK, CT_RING_NUDGE, CT_RING_FULL };
-enum ct_ring_push_result ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n) CT_HIDDEN;
+/* Whether n more words fit after head h, the consumer's tail read again (the cached one said no). */
+int ct_ring_fits(struct ct_ring *r, uint64_t h, unsigned n) CT_HIDDEN;
+/* Inline, for the hooks' one or two calls per event: n is a constant there, so the copy unrolls. */
+static inline __attribute__((always_inline)) enum ct_ring_push_result
+ct_ring_push(struct ct_ring *r, const uint64_t *w, unsigned n)
+{
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	if (CT_UNLIKELY(h + n - r->cached_tail > CT_RING_WORDS) && !ct_ring_fits(r, h, n))
+		return CT_RING_FULL;
+	/* Ask for the line we write 16 lines from now in exclusive state: the consumer has read it since
+	 * it was last written, and waiting for that transfer at store time is the ring's main cost. */
+	if (CT_LIKELY(r->prefetchw))
+		__asm__ volatile("prefetchw %0" ::"m"(r->words[(h + 128) & CT_RING_MASK]));
+	uint64_t at = h & CT_RING_MASK;
+	if (CT_LIKELY(at + n <= CT_RING_WORDS)) {
+		for (unsigned i = 0; i < n; i++)
+			r->words[at + i] = w[i];
+	} else {
+		for (unsigned i = 0; i < n; i++)
+			r->words[(h + i) & CT_RING_MASK] = w[i];
+	}
+	atomic_store_explicit(&r->head, h + n, memory_order_release);
+	/* Crossed a half of the ring: the consumer should run before the producer has to wait. */
+	return CT_UNLIKELY(((h + n) & (CT_RING_WORDS / 2 - 1)) < n) ? CT_RING_NUDGE : CT_RING_OK;
+}
 /* ---- stacks.c: every distinct backtrace interned once, in a trie of return addresses ----
  * Node ids follow format.h (0 root, 1 truncated root, then one per FRAME record, in order). */
 uint32_t ct_stacks_intern(const uintptr_t *ips, int n, int truncated) CT_HIDDEN; /* 0 on failure */

@@ -304,7 +304,7 @@ static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 	}
 }
 
-static void push(struct ct_thread *t, const uint64_t *w, unsigned n)
+static inline __attribute__((always_inline)) void push(struct ct_thread *t, const uint64_t *w, unsigned n)
 {
 	if (CT_UNLIKELY(atomic_load_explicit(&ct_state, memory_order_relaxed) == CT_LATE)) {
 		ct_writer_late(w);
