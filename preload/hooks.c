@@ -113,10 +113,11 @@ enum { TRACK_NO, TRACK_NOW, TRACK_DEFER };
 /* TRACK_NOW when this call should be reported (tracing is on, or in its late phase, and the shim
  * is not already running on this thread); TRACK_DEFER when it is a signal handler's, made in the
  * middle of a report of its thread, whose ring and backtrace buffer are in use; TRACK_NO for the
- * shim's own calls. The first call ever starts tracing. */
-static inline int tracking(void)
+ * shim's own calls. The first call ever starts tracing. slot: the calling thread's (ct_slot()),
+ * looked up once per hook and passed down. */
+static inline int tracking_on(const struct ct_slot *slot)
 {
-	int guard = ct_in_shim;
+	int guard = slot->in_shim;
 	if (guard)
 		return CT_UNLIKELY(guard == CT_GUARD_HOOK) ? TRACK_DEFER : TRACK_NO;
 	int s = atomic_load_explicit(&ct_state, memory_order_relaxed);
@@ -129,11 +130,15 @@ static inline int tracking(void)
 	return s == CT_ACTIVE || s == CT_LATE ? TRACK_NOW : TRACK_NO;
 }
 
+static inline int tracking(void)
+{
+	return tracking_on(ct_slot());
+}
+
 /* A report starts: the guard keeps the shim's own calls out, and tells a signal handler's hook
  * that the thread's ring and buffers are in use. */
-static inline struct ct_slot *report_begin(void)
+static inline struct ct_slot *report_begin(struct ct_slot *s)
 {
-	struct ct_slot *s = ct_slot();
 	s->in_shim = CT_GUARD_HOOK;
 	atomic_signal_fence(memory_order_seq_cst);
 	return s;
@@ -158,16 +163,15 @@ static inline void report_end(struct ct_slot *s)
 	}
 }
 
-static void report_alloc(void *p, size_t size, const struct ct_caller *c, int how)
+static inline __attribute__((always_inline)) void report_alloc(struct ct_slot *s, void *p, size_t size,
+                                                               const struct ct_caller *c, int how)
 {
 	int e = errno;
-	struct ct_slot *s;
 	if (CT_UNLIKELY(how == TRACK_DEFER)) {
 		ct_track_defer_alloc(p, size, c);
-		s = ct_slot();
 	} else {
-		s = report_begin();
-		ct_track_alloc(p, size, c);
+		report_begin(s);
+		ct_track_alloc(s, p, size, c);
 		report_end(s);
 	}
 	if (CT_UNLIKELY(s->lsan_disabled)) /* __lsan_disable: no leak */
@@ -176,14 +180,15 @@ static void report_alloc(void *p, size_t size, const struct ct_caller *c, int ho
 }
 
 /* A free of p, called at ra (the return address into its caller). */
-static void report_free(void *p, uintptr_t ra, int how)
+static inline __attribute__((always_inline)) void report_free(struct ct_slot *s, void *p, uintptr_t ra,
+                                                              int how)
 {
 	int e = errno;
 	if (CT_UNLIKELY(how == TRACK_DEFER)) {
 		ct_track_defer_event(CT_EV_FREE, p, ra);
 	} else {
-		struct ct_slot *s = report_begin();
-		ct_track_free(p, ra);
+		report_begin(s);
+		ct_track_free(s, p, ra);
 		report_end(s);
 	}
 	errno = e;
@@ -241,11 +246,12 @@ static int retry_after_oom(size_t size, int errno_before)
 		int e_ = errno; \
 		void *p_ = (call); \
 		int how_; \
+		struct ct_slot *s_; \
 		if (OUT_OF_MEMORY(p_) && retry_after_oom((size), e_)) \
 			p_ = (call); \
-		if (p_ && (how_ = tracking()) != TRACK_NO) { \
+		if (p_ && (how_ = tracking_on(s_ = ct_slot())) != TRACK_NO) { \
 			struct ct_caller c_ = CT_CALLER(); \
-			report_alloc(p_, (size), &c_, how_); \
+			report_alloc(s_, p_, (size), &c_, how_); \
 			scrub_dead_frames(); \
 		} \
 		p_; \
@@ -268,11 +274,12 @@ EXPORT void free(void *p)
 	}
 	if (CT_UNLIKELY(atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed)))
 		ct_lsan_forget(p);
-	int how = tracking();
+	struct ct_slot *s = ct_slot();
+	int how = tracking_on(s);
 	/* The call site goes with the event: an invalid free gets a place in the program without a walk
 	 * of the stack, which would double a free's cost (match.c). */
 	if (how != TRACK_NO)
-		report_free(p, (uintptr_t)__builtin_return_address(0), how);
+		report_free(s, p, (uintptr_t)__builtin_return_address(0), how);
 	ct_real.free(p);
 }
 
@@ -331,24 +338,26 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 		if (OUT_OF_MEMORY(p) && retry_after_oom(size, e))
 			p = ct_real.realloc(NULL, size);
 		int how;
-		if (p && (how = tracking()) != TRACK_NO)
-			report_alloc(p, size, c, how);
+		struct ct_slot *s = ct_slot();
+		if (p && (how = tracking_on(s)) != TRACK_NO)
+			report_alloc(s, p, size, c, how);
 		return p;
 	}
 	if (CT_UNLIKELY(atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed)))
 		ct_lsan_forget(old); /* a new block, ignored only if this thread has the check disabled */
-	int how = tracking();
+	struct ct_slot *s = ct_slot();
+	int how = tracking_on(s);
 	if (how == TRACK_NO)
 		return ct_real.realloc(old, size);
 	if (CT_UNLIKELY(how == TRACK_DEFER))
 		return realloc_deferred(old, size, c);
-	struct ct_slot *s = report_begin();
+	report_begin(s);
 	ct_track_event(CT_EV_RBEGIN, old, c->ra);
 	errno = e;
 	void *p = ct_real.realloc(old, size);
 	int after = errno;
 	if (p)
-		ct_track_alloc(p, size, c);
+		ct_track_alloc(s, p, size, c);
 	if (p && CT_UNLIKELY(s->lsan_disabled))
 		ct_lsan_ignore(p);
 	if (!p)
@@ -403,9 +412,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	int how;
 	if (rc == ENOMEM && retry_after_oom(size, e))
 		rc = ct_real.posix_memalign(out, align, size);
-	if (rc == 0 && (how = tracking()) != TRACK_NO) {
+	struct ct_slot *s = ct_slot();
+	if (rc == 0 && (how = tracking_on(s)) != TRACK_NO) {
 		struct ct_caller c = CT_CALLER();
-		report_alloc(*out, size, &c, how);
+		report_alloc(s, *out, size, &c, how);
 		scrub_dead_frames();
 	}
 	return rc;

@@ -143,12 +143,13 @@ struct ct_losses {
 extern struct ct_losses ct_losses CT_HIDDEN;
 
 void ct_init(void) CT_HIDDEN;
-void ct_track_alloc(void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
+/* s: the calling thread's slot (ct_slot()), which the hook looked up. */
+void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_caller *c) CT_HIDDEN;
 /* A free, or a realloc's start or end (CT_EV_FREE, _RBEGIN, _RFAIL, _RFREE); ra: the call's return
  * address into its caller, for FREE and RBEGIN (the place an invalid free is shown at). */
 void ct_track_event(enum ct_event kind, void *p, uintptr_t ra) CT_HIDDEN;
 /* ct_track_event(CT_EV_FREE, p, ra), for free itself. */
-void ct_track_free(void *p, uintptr_t ra) CT_HIDDEN;
+void ct_track_free(struct ct_slot *s, void *p, uintptr_t ra) CT_HIDDEN;
 /* The same from a signal handler that interrupted a report of its thread (defer.h): the event
  * waits in the thread's buffer, with its sequence number taken now, for the report to write it
  * (ct_track_deferred). Call them where the reporting ones would be called: an allocation after

@@ -367,9 +367,8 @@ static inline uint32_t own_seq_take(struct ct_thread *t, uintptr_t p)
 	return ct_seq_take(p);
 }
 
-void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
+void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_caller *c)
 {
-	struct ct_slot *s = ct_slot();
 	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
@@ -383,9 +382,8 @@ void ct_track_alloc(void *p, size_t size, const struct ct_caller *c)
 }
 
 /* free's own, the most frequent event after allocations: no kind to test, a constant length. */
-void ct_track_free(void *p, uintptr_t ra)
+void ct_track_free(struct ct_slot *s, void *p, uintptr_t ra)
 {
-	struct ct_slot *s = ct_slot();
 	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
