@@ -400,6 +400,15 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 	return CT_MATCH_DONE;
 }
 
+/* Tables larger than this are loaded ahead (ct_match_prefetching): about half of a core's L2. */
+#define PREFETCH_FROM_BYTES (512u << 10)
+
+int ct_match_prefetching(void)
+{
+	return m.live.cap * sizeof(*m.live.slots) + m.infos.cap * sizeof(*m.infos.slots) >
+	       PREFETCH_FROM_BYTES;
+}
+
 void ct_match_prefetch(const uint64_t *ev)
 {
 	unsigned kind = CT_EV_KIND(ev[0]);

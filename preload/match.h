@@ -93,6 +93,10 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered);
 /* A hint, some events ahead of ct_match_event: starts loading the table slots ev will touch (the
  * tables are too large for the caches on real programs, and each event's lookups are random). */
 void ct_match_prefetch(const uint64_t *ev);
+/* Whether the hint pays: the tables are too large for the caches. Below that size a lookup hits
+ * L2 anyway and the hints are instructions for nothing (about 30 per event: the event-dense
+ * shapes of issue 25 paid 20-33% for them). */
+int ct_match_prefetching(void);
 
 /* The stream's thread is gone or the trace ends: its held block becomes an ordinary live block
  * and a realloc left half-done is settled. */

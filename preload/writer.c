@@ -302,7 +302,8 @@ static void look_ahead(const struct ct_ring *r, uint64_t *ahead, uint64_t h)
 static int drain(struct ct_ring *r, struct drain *d, int ordered)
 {
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire), ahead = t;
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint64_t ahead = ct_match_prefetching() ? t : UINT64_MAX; /* the maximum: look_ahead does nothing */
 	int n = 0;
 	d->blocked = 0;
 	for (int i = 0; i < PREFETCH_EVENTS; i++)
