@@ -2,7 +2,8 @@
 /* The leak classes at exit: the live blocks from the matcher, the program's roots (its modules'
  * writable data and bss, the exiting thread's stack, registers and static TLS), reach.c's flood
  * fill, and one CLASSES record per trace. The exiting thread captures its roots (prepare) and
- * waits; the writer runs the scan after its last drain, before END.
+ * waits; the writer runs the scan after its last drain, before END, and the waiting thread marks
+ * blocks with it meanwhile (ct_leakscan_help).
  * Other threads still running at exit are stopped for the scan with a signal (their handler saves
  * their registers and waits), and their stacks, registers and TLS are roots too; a thread that
  * blocks the signal is left running and counted in a NOTE. The program's anonymous mappings are
@@ -530,11 +531,18 @@ static void add_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
 	struct fill *f = arg;
 	if (f->n >= f->cap)
 		return;
-	/* glibc: an in-use chunk's usable size reaches 8 bytes into the next chunk, whose header starts
-	 * there (a block's last word is the next chunk's prev_size) */
-	size_t usable = ct_real.malloc_usable_size ? ct_real.malloc_usable_size((void *)p) : 0;
-	uint32_t edge = usable >= 16 && usable - 8 < size ? (uint32_t)(usable - 8) : 0;
-	f->v[f->n++] = (struct ct_reach_block){.start = p, .size = size, .tag = info, .allocator_edge = edge};
+	f->v[f->n++] = (struct ct_reach_block){.start = p, .size = size, .tag = info};
+}
+
+/* glibc: an in-use chunk's usable size reaches 8 bytes into the next chunk, whose header starts
+ * there (a block's last word is the next chunk's prev_size). Asked once the blocks are sorted, so
+ * the chunk headers are read in address order, not the live table's. */
+static void set_edges(struct ct_reach_block *v, size_t n)
+{
+	for (size_t i = 0; ct_real.malloc_usable_size && i < n; i++) {
+		size_t usable = ct_real.malloc_usable_size((void *)v[i].start);
+		v[i].allocator_edge = usable >= 16 && usable - 8 < v[i].size ? (uint32_t)(usable - 8) : 0;
+	}
 }
 
 /* Per alloc info, its blocks by class, as CLASSES records them (infos without live blocks left out),
@@ -677,6 +685,76 @@ static void mark_partial(struct ct_reach *r, const struct maps *m, struct ct_rea
 	r->nreadable = *cap;
 }
 
+/* ---- the second marking thread ----
+ * The thread that asked for the scan (the exiting one, or the one that called ctrack_check_leaks)
+ * waits for it anyway: while the writer marks, it marks too (ct_leakscan_help), taking blocks the
+ * writer hands over. It joins once the scan is open, and the writer closes the scan (every block
+ * marked, share.done set) and waits for it to leave before the blocks' memory goes. */
+
+static struct {
+	struct ct_reach *r; /* the scan open to a helper, or NULL */
+	int inside;         /* threads in ct_leakscan_help past the check */
+	int taken;          /* a helper has joined this scan */
+	struct ct_reach_share share;
+} help;
+
+void ct_leakscan_help(void)
+{
+	if (!__atomic_load_n(&help.r, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_fetch_add(&help.inside, 1, __ATOMIC_SEQ_CST);
+	struct ct_reach *r = __atomic_load_n(&help.r, __ATOMIC_SEQ_CST);
+	if (r && !__atomic_exchange_n(&help.taken, 1, __ATOMIC_SEQ_CST)) {
+		/* The program's handlers wait until the marking is over: one that allocated on a full
+		 * ring would wait for the writer, which waits for this thread. */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		ct_reach_help(r);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	__atomic_fetch_sub(&help.inside, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A heap smaller than both takes the writer a few milliseconds at most: not worth a handover (and
+ * the cost guard, tests/cost, counts the exiting thread's instructions as the program side's). */
+#define HELP_MIN_BLOCKS 32768
+#define HELP_MIN_BYTES ((uint64_t)4 << 20)
+
+/* Opens the marking of r to a helper, whose stack (room for n blocks) is mapped here; NULL when
+ * there is no memory for it or the heap is small (the writer marks alone). */
+static uint32_t *open_help(struct ct_reach *r)
+{
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < r->n && bytes < HELP_MIN_BYTES; i++)
+		bytes += r->blocks[i].size;
+	if (r->n < HELP_MIN_BLOCKS && bytes < HELP_MIN_BYTES)
+		return NULL;
+	uint32_t *stack = ct_arena_map(r->n * sizeof(*stack));
+	if (!stack)
+		return NULL;
+	memset(&help.share, 0, sizeof(help.share));
+	help.share.stack = stack;
+	help.taken = 0;
+	r->share = &help.share;
+	__atomic_store_n(&help.r, r, __ATOMIC_SEQ_CST);
+	return stack;
+}
+
+/* Ends the helper's part (share.done, in case the marking never finished) and waits until it has
+ * left; then unmaps its stack. */
+static void close_help(struct ct_reach *r, uint32_t *stack)
+{
+	if (!stack)
+		return;
+	__atomic_store_n(&help.share.done, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&help.r, NULL, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&help.inside, __ATOMIC_SEQ_CST))
+		sleep_ms(1);
+	r->share = NULL;
+	ct_arena_unmap(stack, r->n * sizeof(*stack));
+}
+
 static void lsan_region(struct ct_reach *r, uintptr_t lo, uintptr_t hi, void *arg)
 {
 	root_range(r, arg, lo, hi);
@@ -700,6 +778,7 @@ static int scan_roots(struct ct_reach *r)
 		r->is_vtable = is_vtable;
 		r->vtable_arg = &m;
 		mark_partial(r, &m, &spans, &nspans);
+		uint32_t *helper_stack = open_help(r);
 		for (size_t i = 0; i < data.n; i++)
 			root_range(r, &m, data.v[i].lo, data.v[i].hi);
 		root_thread(r, &m);
@@ -713,6 +792,7 @@ static int scan_roots(struct ct_reach *r)
 		root_anonymous(r, &m, sps, nsp);
 		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
+		close_help(r, helper_stack);
 	}
 	/* Counted while the stopped threads stand still: once let go, a detached one may end. */
 	uint64_t answered = atomic_load(&stw.filled), alive = other_threads();
@@ -748,7 +828,10 @@ int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES], uint64_t bloc
 	if (!rc) {
 		ct_match_live(add_block, &f);
 		ct_reach_sort(f.v, f.n);
+		set_edges(f.v, f.n);
 		r.blocks = f.v, r.n = f.n;
+		r.index_bytes = ct_reach_index_bytes(f.v, f.n);
+		r.index = r.index_bytes ? ct_arena_map(r.index_bytes) : NULL; /* none: binary search */
 		ct_reach_begin(&r);
 		rc = scan_roots(&r);
 	}
@@ -762,6 +845,7 @@ int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES], uint64_t bloc
 			blocks[f.v[i].state]++;
 		}
 	}
+	ct_arena_unmap(r.index, r.index_bytes);
 	ct_arena_unmap(f.v, n * sizeof(*f.v));
 	ct_arena_unmap(stack, n * sizeof(*stack));
 	return rc;

@@ -24,6 +24,9 @@ void ct_leakscan_prepare_signal(const void *sp, const void *ucontext);
  * blocks. 0; 1 when the program's last scan has been made already (ct_leakscan_last): nothing done;
  * -1 when nothing was prepared or the roots could not be read (ct_leakscan_failure). */
 int ct_leakscan(struct ct_rec_buf *out, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES]);
+/* On the thread that asked for a scan, while it waits for the writer: helps mark the blocks when
+ * the scan is open to it, else returns at once. Blocks the program's signals while it helps. */
+void ct_leakscan_help(void);
 /* The scan just made is the program's last (__lsan_do_leak_check): none at exit. */
 void ct_leakscan_last(void);
 /* The blocks the last scan found ignored by the program (LeakSanitizer's interface), and their bytes. */

@@ -8,7 +8,7 @@
  *    interior pointer that a heuristic recognises counts as a start pointer);
  *  - CT_REACH_POSSIBLE ("possibly lost"): reached only through a chain with an interior pointer;
  *  - CT_REACH_DEFINITE ("definitely lost"): not reached from any root, and not reached from another
- *    lost block first; its `indirect` holds the bytes of the lost blocks reached from it;
+ *    lost block first; ct_reach_lost_through() gives the bytes of the lost blocks reached from it;
  *  - CT_REACH_INDIRECT ("indirectly lost"): not reached from any root, but from a lost block (a
  *    cycle of lost blocks has one definite block, the lowest address, which memcheck picks too).
  * Words are read where they are aligned, 8 bytes at a time; the caller guarantees that root ranges
@@ -16,7 +16,12 @@
  * PROT_NONE, a coroutine stack's guard page) and gives the readable ranges, of which only those
  * blocks' parts are read. A pointer to a block counts whether or not the block can be read there
  * (LeakSanitizer's rule; memcheck ignores a pointer into an unreadable page). Nothing here allocates, locks
- * or touches errno: the caller provides the mark stack (one entry per block). */
+ * or touches errno: the caller provides the mark stack (one entry per block) and the index's memory.
+ *
+ * Two threads may mark at once (ct_reach_help): the classes are a fixed point of the roots and the
+ * heap (a block's class only rises, and a block is scanned again whenever it rises while it is not
+ * on a stack), so they do not depend on which thread reached what first. The lost blocks' cliques
+ * are grouped by the thread that called ct_reach_finish alone, in address order. */
 #ifndef CTRACK_REACH_H
 #define CTRACK_REACH_H
 
@@ -41,11 +46,11 @@ enum {
 	CT_REACH_HEURISTICS = CT_REACH_STDSTRING | CT_REACH_LENGTH64 | CT_REACH_NEWARRAY | CT_REACH_MULTIPLE,
 };
 
+/* 32 bytes: the scan holds one per live block. */
 struct ct_reach_block {
 	uintptr_t start;
 	uint64_t size;
-	uint64_t indirect; /* CT_REACH_DEFINITE: bytes of the blocks lost through this one */
-	uint32_t tag;      /* the caller's (its alloc info, say) */
+	uint32_t tag; /* the caller's (its alloc info, say) */
 	/* Where the allocator's header of the next chunk starts inside the block, or 0: glibc's malloc
 	 * lets the next chunk's first word overlap a block's last, and its own state points there (the
 	 * top chunk, a bin). A root word pointing exactly there is the allocator's, not the program's:
@@ -64,6 +69,29 @@ struct ct_reach_span {
 
 #define CT_REACH_REGION_BITS 20 /* the filter's grain: 1 MiB of address space */
 #define CT_REACH_FILTER_BITS 12 /* 4096 bits */
+#define CT_REACH_SHARE 512      /* blocks handed from one marking thread to the other at a time */
+
+/* The index that finds the block holding an address: blocks no more than 1 MiB apart form a
+ * segment, cut into buckets of 2^shift bytes (about one per block of the segment); a bucket holds
+ * the first block that ends in or after it. */
+struct ct_reach_seg {
+	uintptr_t lo, hi; /* [lo, hi): from the first block's start to the last one's end */
+	uint32_t *bucket; /* (hi - 1 - lo) >> shift + 2 entries: the last is one past the segment */
+	unsigned shift;
+};
+
+/* A second marking thread's work (ct_reach_help): blocks handed over CT_REACH_SHARE at a time. All
+ * fields but v are used with atomic operations. */
+struct ct_reach_share {
+	uint32_t v[CT_REACH_SHARE];
+	int full;        /* SHARE_EMPTY, _FILLING, _FULL or _TAKING (reach.c) */
+	int joined;      /* a helper is there: blocks are handed over only then */
+	int busy;        /* the helper has blocks on its stack */
+	int done;        /* marking is over: the helper leaves */
+	uint64_t takes;  /* handovers taken so far: tells a quiet moment from a handover */
+	uint32_t *stack; /* the helper's mark stack: room for n entries */
+	uint64_t helped; /* blocks the helper scanned (for the figures) */
+};
 
 struct ct_reach {
 	struct ct_reach_block *blocks; /* sorted by start */
@@ -84,11 +112,22 @@ struct ct_reach {
 	 * numbers, code and stack addresses, free heap memory far from any block) cost no search. */
 	uintptr_t lo, span;
 	uint64_t regions[(1u << CT_REACH_FILTER_BITS) / 64];
+	/* The index's memory, ct_reach_index_bytes() of it, set by the caller before ct_reach_begin;
+	 * NULL: blocks are found by binary search. */
+	void *index;
+	size_t index_bytes;
+	struct ct_reach_seg *segs; /* set by ct_reach_begin, in index */
+	size_t nsegs;
+	/* Set by the caller before any root: a second thread may help mark (ct_reach_help) until
+	 * ct_reach_finish has all the blocks marked. NULL: one thread marks. */
+	struct ct_reach_share *share;
 };
 
-/* Sorts blocks by start, in place (heapsort: no allocation). */
+/* Sorts blocks by start, in place (radix sort: no allocation). */
 void ct_reach_sort(struct ct_reach_block *blocks, size_t n);
-/* Starts a scan: every block unreached. */
+/* The bytes of memory the index of these blocks (sorted) takes. */
+size_t ct_reach_index_bytes(const struct ct_reach_block *blocks, size_t n);
+/* Starts a scan: every block unreached; the index built when r->index has room for it. */
 void ct_reach_begin(struct ct_reach *r);
 /* A root range [p, p + len): every aligned word in it is a possible pointer. */
 void ct_reach_root(struct ct_reach *r, const void *p, size_t len);
@@ -96,10 +135,17 @@ void ct_reach_root(struct ct_reach *r, const void *p, size_t len);
 long ct_reach_block_at(const struct ct_reach *r, uintptr_t p);
 /* One root word (a register's value). */
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word);
-/* After the roots: lost blocks grouped (definite and indirect), every state final. */
+/* After the roots: lost blocks grouped (definite and indirect), every state final. With r->share,
+ * it first waits until the helper has no block left, then tells it to leave (share->done). */
 void ct_reach_finish(struct ct_reach *r);
+/* On a second thread, while r->share is set and not done: marks the blocks handed over, and hands
+ * blocks back when it has many; returns once share->done is set, after which it must not touch r. */
+void ct_reach_help(struct ct_reach *r);
 /* After finish, for an indirectly lost block i: the definitely lost block that leads its clique. A
  * leader taken into a later clique passes its blocks on; the chain is shortened as it is followed. */
 size_t ct_reach_leader(struct ct_reach *r, size_t i);
+/* After finish, for a definitely lost block i: the bytes of the indirectly lost blocks of its clique
+ * (memcheck's "indirect" figure of a loss record). Goes through every block. */
+uint64_t ct_reach_lost_through(struct ct_reach *r, size_t i);
 
 #endif

@@ -778,6 +778,8 @@ static int request(struct request *q, const void *sp)
 	ct_writer_wake();
 	int i = 0;
 	for (; atomic_load(&w.done) != ticket && i < 100000; i++) {
+		if (scans)
+			ct_leakscan_help(); /* marks with the writer while its scan is open */
 		struct timespec ts = {0, 50000};
 		nanosleep(&ts, NULL);
 	}

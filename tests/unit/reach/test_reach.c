@@ -2,7 +2,10 @@
 /* Unit tests of the leak classes (preload/reach.c) on heaps built by hand: real blocks from
  * malloc, roots that are arrays of this test (never its globals), and the classes memcheck's
  * manual gives for each shape (the nine cases of "Memcheck's leak detection": start and interior
- * pointers, chains, trees, cycles) and its heuristics. */
+ * pointers, chains, trees, cycles) and its heuristics. Then a large random heap carved from one
+ * buffer (segments far apart, huge blocks among small ones) classified three ways, which must agree
+ * block by block: by binary search, with the index, and with the index and a second marking thread. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +63,12 @@ static const struct ct_reach_block *block(const struct heap *h, size_t tag)
 	return NULL;
 }
 
+/* The bytes lost through block `tag` (its clique's indirectly lost blocks). */
+static uint64_t lost_through(struct heap *h, size_t tag)
+{
+	return ct_reach_lost_through(&h->r, (size_t)(block(h, tag) - h->b));
+}
+
 /* want: one class letter per block (d, i, p, r); indirect: bytes lost through block 0, when >= 0. */
 static void expect(const char *name, struct heap *h, const char *want, long indirect_of_0)
 {
@@ -68,11 +77,10 @@ static void expect(const char *name, struct heap *h, const char *want, long indi
 	char got[MAXB + 1] = {0};
 	for (size_t i = 0; i < h->n; i++)
 		got[i] = letters[block(h, i)->state];
-	int ok =
-	    !strcmp(got, want) && (indirect_of_0 < 0 || block(h, 0)->indirect == (uint64_t)indirect_of_0);
+	int ok = !strcmp(got, want) && (indirect_of_0 < 0 || lost_through(h, 0) == (uint64_t)indirect_of_0);
 	if (!ok) {
 		printf("FAIL %s: classes %s, want %s; block 0 (%s) loses %llu indirect bytes, want %ld\n",
-		       name, got, want, names[block(h, 0)->state], (unsigned long long)block(h, 0)->indirect,
+		       name, got, want, names[block(h, 0)->state], (unsigned long long)lost_through(h, 0),
 		       indirect_of_0);
 		failures++;
 	} else {
@@ -96,6 +104,174 @@ static int fake_vtable(const void *arg, uintptr_t p)
 {
 	(void)arg;
 	return p == 0x10000 || p == 0x20000;
+}
+
+/* ---- a large random heap, classified three ways ---- */
+
+#define BIG_BLOCKS 60000
+#define BIG_BUFFER ((size_t)96 << 20)
+
+struct big {
+	unsigned char *buf;
+	struct ct_reach_block *b;
+	uint32_t *stack, *helper_stack;
+	uintptr_t roots[64];
+	uint64_t seed;
+};
+
+static uint64_t rnd(struct big *g)
+{
+	g->seed = g->seed * 6364136223846793005ull + 1442695040888963407ull;
+	return g->seed >> 17;
+}
+
+/* Blocks laid out in address order with gaps of 0 to 64 bytes, a 2 MiB gap now and then (a new
+ * segment) and a 1 MiB block now and then (a bucket of many blocks); each word is 0, a start or
+ * interior pointer to a random block, or a number; the roots hold a few pointers. */
+static void big_make(struct big *g)
+{
+	g->buf = calloc(1, BIG_BUFFER);
+	g->b = calloc(BIG_BLOCKS, sizeof(*g->b));
+	g->stack = calloc(BIG_BLOCKS, sizeof(*g->stack));
+	g->helper_stack = calloc(BIG_BLOCKS, sizeof(*g->helper_stack));
+	if (!g->buf || !g->b || !g->stack || !g->helper_stack)
+		exit(2);
+	size_t at = 0;
+	for (size_t i = 0; i < BIG_BLOCKS; i++) {
+		uint64_t r = rnd(g);
+		size_t size = r % 5000 == 0 ? (size_t)1 << 20 : 16 * (1 + r % 20);
+		at += r % 3000 == 1 ? (size_t)2 << 20 : 16 * (r % 5);
+		if (at + size > BIG_BUFFER)
+			exit(2);
+		g->b[i] = (struct ct_reach_block){
+		    .start = (uintptr_t)g->buf + at, .size = size, .tag = (uint32_t)i};
+		at += size;
+	}
+	for (size_t i = 0; i < BIG_BLOCKS; i++) {
+		uintptr_t *w = (uintptr_t *)g->b[i].start;
+		size_t words = g->b[i].size / sizeof(*w) < 64 ? g->b[i].size / sizeof(*w) : 64;
+		for (size_t k = 0; k < words; k++) {
+			uint64_t r = rnd(g), to = rnd(g) % BIG_BLOCKS;
+			if (r % 10 < 2) /* sparse enough that some blocks stay unreached */
+				w[k] =
+				    g->b[to].start + (r % 10 == 1 ? 8 * (rnd(g) % (g->b[to].size / 8)) : 0);
+			else if (r % 10 < 4)
+				w[k] = (uintptr_t)r;
+		}
+	}
+	for (size_t k = 0; k < 64; k++)
+		g->roots[k] = g->b[rnd(g) % BIG_BLOCKS].start + (k % 4 == 3 ? 16 : 0);
+}
+
+struct helper {
+	struct ct_reach *r;
+	pthread_t thread;
+};
+
+static void *help_main(void *arg)
+{
+	ct_reach_help(((struct helper *)arg)->r);
+	return NULL;
+}
+
+/* Classifies the big heap: with the index (when index) and a second thread (when helped); the
+ * classes and clique leaders into out (2 entries per block). Returns the blocks the helper marked. */
+static uint64_t big_classify(struct big *g, int index, int helped, uint32_t *out)
+{
+	struct ct_reach r = {
+	    .blocks = g->b, .n = BIG_BLOCKS, .stack = g->stack, .heuristics = CT_REACH_HEURISTICS};
+	struct ct_reach_share share = {.stack = g->helper_stack};
+	r.index_bytes = index ? ct_reach_index_bytes(g->b, BIG_BLOCKS) : 0;
+	r.index = index ? malloc(r.index_bytes) : NULL;
+	ct_reach_begin(&r);
+	struct helper h = {&r, 0};
+	if (helped) {
+		r.share = &share;
+		if (pthread_create(&h.thread, NULL, help_main, &h))
+			exit(2);
+		while (!__atomic_load_n(&share.joined, __ATOMIC_SEQ_CST))
+			;
+	}
+	ct_reach_root(&r, g->roots, sizeof(g->roots));
+	ct_reach_finish(&r);
+	if (helped)
+		pthread_join(h.thread, NULL);
+	for (size_t i = 0; i < BIG_BLOCKS; i++) {
+		out[2 * i] = g->b[i].state;
+		out[2 * i + 1] = g->b[i].state == CT_REACH_INDIRECT ? (uint32_t)ct_reach_leader(&r, i) : 0;
+	}
+	free(r.index);
+	return share.helped;
+}
+
+static void big_cases(void)
+{
+	struct big g = {.seed = 42};
+	big_make(&g);
+	for (size_t i = BIG_BLOCKS - 1; i > 0; i--) { /* shuffled, then sorted back */
+		size_t j = (size_t)(rnd(&g) % (i + 1));
+		struct ct_reach_block t = g.b[i];
+		g.b[i] = g.b[j];
+		g.b[j] = t;
+	}
+	ct_reach_sort(g.b, BIG_BLOCKS);
+	int sorted = 1;
+	for (size_t i = 0; i < BIG_BLOCKS; i++)
+		sorted &= g.b[i].tag == i;
+	printf("%s the radix sort puts shuffled blocks back in address order\n", sorted ? "ok  " : "FAIL");
+	failures += !sorted;
+
+	uint32_t *plain = calloc(2 * BIG_BLOCKS, sizeof(uint32_t)),
+	         *indexed = calloc(2 * BIG_BLOCKS, sizeof(uint32_t)),
+	         *two = calloc(2 * BIG_BLOCKS, sizeof(uint32_t));
+	if (!plain || !indexed || !two)
+		exit(2);
+	big_classify(&g, 0, 0, plain);
+	size_t count[4] = {0};
+	for (size_t i = 0; i < BIG_BLOCKS; i++)
+		count[plain[2 * i]]++;
+	int all = count[0] && count[1] && count[2] && count[3];
+	printf("%s the big heap has blocks of every class (%zu d, %zu i, %zu p, %zu r)\n",
+	       all ? "ok  " : "FAIL", count[0], count[1], count[2], count[3]);
+	failures += !all;
+
+	big_classify(&g, 1, 0, indexed);
+	int same = !memcmp(plain, indexed, 2 * BIG_BLOCKS * sizeof(uint32_t));
+	printf("%s the index finds what binary search finds: the same classes and leaders\n",
+	       same ? "ok  " : "FAIL");
+	failures += !same;
+
+	struct ct_reach r = {.blocks = g.b, .n = BIG_BLOCKS, .stack = g.stack};
+	r.index_bytes = ct_reach_index_bytes(g.b, BIG_BLOCKS);
+	r.index = malloc(r.index_bytes);
+	ct_reach_begin(&r);
+	struct ct_reach plain_r = {.blocks = g.b, .n = BIG_BLOCKS, .stack = g.stack};
+	ct_reach_begin(&plain_r);
+	int found = 1;
+	for (int k = 0; k < 200000; k++) {
+		uintptr_t p = (uintptr_t)g.buf - 4096 + rnd(&g) % (BIG_BUFFER + 8192);
+		found &= ct_reach_block_at(&r, p) == ct_reach_block_at(&plain_r, p);
+	}
+	free(r.index);
+	printf("%s ct_reach_block_at: the index and binary search agree on 200,000 addresses\n",
+	       found ? "ok  " : "FAIL");
+	failures += !found;
+
+	for (int run = 0; run < 5; run++) {
+		uint64_t helped = big_classify(&g, 1, 1, two);
+		same = !memcmp(plain, two, 2 * BIG_BLOCKS * sizeof(uint32_t));
+		printf("%s two marking threads, run %d: the same classes and leaders (the helper marked %llu "
+		       "blocks)\n",
+		       same ? "ok  " : "FAIL", run, (unsigned long long)helped);
+		failures += !same;
+	}
+	free(plain);
+	free(indexed);
+	free(two);
+	free(g.buf);
+	free(g.b);
+	free(g.stack);
+	free(g.helper_stack);
 }
 
 int main(void)
@@ -156,7 +332,7 @@ int main(void)
 		ct_reach_finish(&h.r);
 		const struct ct_reach_block *lo = &h.b[0], *hi = &h.b[1];
 		int ok = lo->state == CT_REACH_DEFINITE && hi->state == CT_REACH_INDIRECT &&
-		         lo->indirect == hi->size;
+		         ct_reach_lost_through(&h.r, 0) == hi->size;
 		printf("%s a lost cycle: the lower address definite, the other through it\n",
 		       ok ? "ok  " : "FAIL");
 		failures += !ok;
@@ -182,8 +358,8 @@ int main(void)
 		*y = (uintptr_t)x;
 		*x = (uintptr_t)z;
 		ct_reach_finish(&h.r);
-		int ok = h.b[1].state == CT_REACH_DEFINITE && h.b[1].indirect == 64 &&
-		         h.b[0].state == CT_REACH_INDIRECT && h.b[0].indirect == 0 &&
+		int ok = h.b[1].state == CT_REACH_DEFINITE && ct_reach_lost_through(&h.r, 1) == 64 &&
+		         h.b[0].state == CT_REACH_INDIRECT && ct_reach_lost_through(&h.r, 0) == 0 &&
 		         h.b[2].state == CT_REACH_INDIRECT;
 		printf("%s a former clique leader joins the clique of a block that reaches it (64 bytes)\n",
 		       ok ? "ok  " : "FAIL");
@@ -287,6 +463,8 @@ int main(void)
 		root(&h, at(&h, 0, 8));
 		expect("a partly readable block: its readable words only", &h, "rdr", -1);
 	}
+
+	big_cases();
 
 	printf("%s\n", failures ? "FAIL" : "ok   all reachability cases");
 	return failures ? 1 : 0;
