@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* Where libdwfl finds debug info: the search path (libdwfl's default, then each --debug-dir), the
- * callbacks every Dwfl uses, and a find_debuginfo that does not wake debuginfod for nothing. */
+ * callbacks every Dwfl uses, and a find_debuginfo that does not wake debuginfod for nothing and hands
+ * libdw separate debug files with their DWARF decompressed, looked for ahead on a thread of its own. */
+#include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debugimage.h"
 #include "debuginfo.h"
 
 /* libdwfl's default: the file's directory, its .debug/, and /usr/lib/debug mirroring its path and
  * holding .build-id/. */
 #define DEFAULT_PATH ":.debug:/usr/lib/debug"
+
+static void stop_ahead(void);
 
 /* One search path for the process: libdwfl's callbacks take no context of their own. */
 static char *search_path; /* NULL: libdwfl's default */
@@ -31,6 +38,7 @@ int ct_debuginfo_set_dirs(const char *debug_dirs)
 
 void ct_debuginfo_free(void)
 {
+	stop_ahead();
 	free(search_path);
 	search_path = NULL;
 }
@@ -103,30 +111,243 @@ static int may_find_by_name(const char *file, const char *link)
 	return n.special ? -1 : found;
 }
 
+/* Whether libdwfl asks for mod's own separate debug file, not for the alternate (dwz) file of DWARF
+ * it holds: it has none yet (dwbias -1). A debug link carries a CRC; an alternate link never does
+ * (crc 0), which tells the two apart when the DWARF with the alternate link is in the main file. */
+static int wants_own_file(Dwfl_Module *mod, const char *link, GElf_Word crc)
+{
+	Dwarf_Addr dwbias;
+	dwfl_module_info(mod, NULL, NULL, NULL, &dwbias, NULL, NULL, NULL);
+	return dwbias == (Dwarf_Addr)-1 && (!link || crc);
+}
+
+/* Whether the ELF file open on fd has the build-id bits[0..len). */
+static int same_build_id(int fd, const unsigned char *bits, int len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	int same = n == len && !memcmp(id, bits, (size_t)len);
+	if (elf)
+		elf_end(elf);
+	return same;
+}
+
+/* dwfl_build_id_find_debuginfo for a module's own debug file, as libdwfl 0.188 does it: the first
+ * DIR/.build-id/xx/yyyy.debug that opens, DIR an absolute entry of the search path, checked against
+ * the build-id bits[0..len), *name its real path; except that libdwfl's own keeps the handle it
+ * checked with, which reads the file as it is: this returns the copy ct_debugimage_open makes. -1
+ * (errno 0) when there is none or it is another file. */
+static int open_by_build_id(const unsigned char *bits, int len, char **name)
+{
+	*name = NULL;
+	if (len < 3 || len > 64)
+		return -1;
+	char id[sizeof("/.build-id/") + 3 + 2 * 64 + sizeof(".debug")], *p = id;
+	p += sprintf(p, "/.build-id/%02x/", bits[0]);
+	for (int i = 1; i < len; i++)
+		p += sprintf(p, "%02x", bits[i]);
+	strcpy(p, ".debug");
+	char *path = strdup(search_path ? search_path : DEFAULT_PATH), *tried = NULL;
+	int fd = -1;
+	for (char *rest = path, *dir; path && fd < 0 && (dir = strsep(&rest, ":"));) {
+		dir += *dir == '+' || *dir == '-';
+		if (*dir != '/' || asprintf(&tried, "%s%s", dir, id) < 0)
+			continue;
+		fd = open(tried, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			free(tried);
+	}
+	free(path);
+	errno = 0;
+	if (fd < 0)
+		return -1;
+	if (!same_build_id(fd, bits, len)) {
+		close(fd);
+		free(tried);
+		return -1;
+	}
+	*name = realpath(tried, NULL);
+	if (*name)
+		free(tried);
+	else
+		*name = tried;
+	return ct_debugimage_open(fd);
+}
+
+/* ---- debug files opened ahead ---- */
+
+/* The modules' debug files are looked for and copied decompressed on a thread of their own as the
+ * trace names the modules (ct_debuginfo_prefetch), while the trace is read; the symbolizer then
+ * takes the copy made. At most AHEAD_MAX build-ids: a trace that loads more is rare, and the rest
+ * are opened when asked, as without this. */
+#define AHEAD_MAX 64
+
+enum { QUEUED, WORKING, DONE, TAKEN };
+
+struct ahead {
+	unsigned char id[64];
+	int len;
+	int state;
+	int fd;     /* DONE: the copy, or -1 (none, or another file) */
+	char *name; /* its real path */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	pthread_t thread;
+	int started, stop;
+	struct ahead v[AHEAD_MAX];
+	int n;
+} ahead = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+static void *ahead_main(void *arg)
+{
+	(void)arg;
+	elf_version(EV_CURRENT);
+	pthread_mutex_lock(&ahead.lock);
+	for (;;) {
+		struct ahead *a = NULL;
+		for (int i = 0; i < ahead.n && !a; i++)
+			if (ahead.v[i].state == QUEUED)
+				a = &ahead.v[i];
+		if (!a && ahead.stop)
+			break;
+		if (!a) {
+			pthread_cond_wait(&ahead.done, &ahead.lock);
+			continue;
+		}
+		a->state = WORKING;
+		pthread_mutex_unlock(&ahead.lock);
+		char *name;
+		int fd = open_by_build_id(a->id, a->len, &name);
+		pthread_mutex_lock(&ahead.lock);
+		a->fd = fd, a->name = name, a->state = DONE;
+		pthread_cond_broadcast(&ahead.done);
+	}
+	pthread_mutex_unlock(&ahead.lock);
+	return NULL;
+}
+
+void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len)
+{
+	if (len < 3 || len > sizeof(ahead.v[0].id))
+		return;
+	pthread_mutex_lock(&ahead.lock);
+	int known = ahead.n == AHEAD_MAX || ahead.stop;
+	for (int i = 0; i < ahead.n && !known; i++)
+		known = ahead.v[i].len == (int)len && !memcmp(ahead.v[i].id, build_id, len);
+	if (!known && !ahead.started)
+		ahead.started = pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0 ? 1 : -1;
+	if (!known && ahead.started > 0) {
+		struct ahead *a = &ahead.v[ahead.n++];
+		memcpy(a->id, build_id, len);
+		a->len = (int)len, a->state = QUEUED, a->fd = -1, a->name = NULL;
+		pthread_cond_broadcast(&ahead.done);
+	}
+	pthread_mutex_unlock(&ahead.lock);
+}
+
+/* The copy opened ahead for bits (its fd, maybe -1, and *name), waiting for it when it is being made;
+ * -2 when there is none to take (never asked, or taken already: the caller opens the file itself). */
+static int take_ahead(const unsigned char *bits, int len, char **name)
+{
+	int fd = -2;
+	pthread_mutex_lock(&ahead.lock);
+	struct ahead *a = NULL;
+	for (int i = 0; i < ahead.n && !a; i++)
+		if (ahead.v[i].len == len && !memcmp(ahead.v[i].id, bits, (size_t)len))
+			a = &ahead.v[i];
+	if (a && a->state == QUEUED)
+		a->state = TAKEN; /* not started: quicker done here than after those before it */
+	while (a && a->state == WORKING)
+		pthread_cond_wait(&ahead.done, &ahead.lock);
+	if (a && a->state == DONE) {
+		fd = a->fd, *name = a->name;
+		a->fd = -1, a->name = NULL, a->state = TAKEN;
+	}
+	pthread_mutex_unlock(&ahead.lock);
+	return fd;
+}
+
+static void stop_ahead(void)
+{
+	pthread_mutex_lock(&ahead.lock);
+	ahead.stop = 1;
+	pthread_cond_broadcast(&ahead.done);
+	pthread_mutex_unlock(&ahead.lock);
+	if (ahead.started > 0)
+		pthread_join(ahead.thread, NULL);
+	for (int i = 0; i < ahead.n; i++) {
+		if (ahead.v[i].fd >= 0)
+			close(ahead.v[i].fd);
+		free(ahead.v[i].name);
+	}
+	ahead.n = 0, ahead.started = 0, ahead.stop = 0;
+}
+
+/* mod's own debug file by its build-id: the copy opened ahead, or opened now. */
+static int find_by_build_id(Dwfl_Module *mod, char **debug_file)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char *name = NULL;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	int fd = len > 0 ? take_ahead(bits, len, &name) : -1;
+	if (fd == -2)
+		fd = open_by_build_id(bits, len, &name);
+	if (fd < 0) {
+		free(name);
+		errno = 0;
+		return -1;
+	}
+	free(*debug_file);
+	*debug_file = name;
+	return fd;
+}
+
+/* A file found by libdwfl's own search: copied decompressed when libdwfl has not opened it itself
+ * already (its build-id search keeps the handle it checked the file with). */
+static int found(Dwfl_Module *mod, int fd)
+{
+	Dwarf_Addr dwbias;
+	if (fd < 0)
+		return fd;
+	dwfl_module_info(mod, NULL, NULL, NULL, &dwbias, NULL, NULL, NULL);
+	return dwbias == (Dwarf_Addr)-1 ? ct_debugimage_open(fd) : fd;
+}
+
 /* libdwfl 0.188's standard search ends by loading libdebuginfod (with libcurl and GnuTLS: 7.5 MiB
  * and some milliseconds) whenever it found nothing, server or not. So without a server, it is
- * called only when the build-id lookup or a file it would try by name may find something. */
+ * called only when the build-id lookup or a file it would try by name may find something. A
+ * separate debug file's compressed DWARF is decompressed once (debugimage.h). */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
                           const char *file, const char *link, GElf_Word crc, char **debug_file)
 {
 	if (!file)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
-		                                    debug_file);
+		return found(mod, dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+		                                               debug_file));
 	char *real = realpath(file, NULL);
 	int here = may_find_by_name(file, link), there = real ? may_find_by_name(real, link) : 0;
 	free(real);
 	errno = 0;
 	if (here < 0 || there < 0)
 		return -1; /* a FIFO or a device where a debug file could be: no search */
+	int own = wants_own_file(mod, link, crc);
+	int fd = own ? find_by_build_id(mod, debug_file) : -1;
+	if (fd >= 0)
+		return fd;
 	if (server_configured())
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
-		                                    debug_file);
-	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc, debug_file);
+		return found(mod, dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+		                                               debug_file));
+	if (!own)
+		fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file, link, crc, debug_file);
 	if (fd >= 0)
 		return fd;
 	if (here || there)
-		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
-		                                    debug_file);
+		return found(mod, dwfl_standard_find_debuginfo(mod, userdata, modname, base, file, link, crc,
+		                                               debug_file));
 	errno = 0;
 	return -1;
 }

@@ -11,7 +11,15 @@
  * opening any Dwfl. Returns 0 or -ENOMEM. */
 int ct_debuginfo_set_dirs(const char *debug_dirs);
 
-/* Frees what ct_debuginfo_set_dirs keeps (after the last Dwfl is closed). */
+/* Starts looking for the separate debug file of the module with this build-id, and copying its
+ * compressed DWARF decompressed (debugimage.h), on a thread of its own: the debug info libdwfl then
+ * asks for by that build-id is ready, or nearer to it. Call after ct_debuginfo_set_dirs; a build-id
+ * given again, or past the first 64, is ignored. Never fails: without a thread, nothing is done
+ * ahead. */
+void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len);
+
+/* Frees what ct_debuginfo_set_dirs and ct_debuginfo_prefetch keep (after the last Dwfl is closed),
+ * waiting for the thread of the latter. */
 void ct_debuginfo_free(void);
 
 /* Callbacks for dwfl_begin: offline files, separate debug info found the standard ways

@@ -326,35 +326,68 @@ static char *debug_package(const char *list_name)
 struct wanted {
 	struct ct_quality *q;
 	char *paths[DPKG_PATHS];
+	size_t lens[DPKG_PATHS];
 	int n;
 };
 
-/* Reads dir's file list name (dpkg's: one path a line) line by line, so a list of megabytes costs
- * one line of memory, and names the package in each wanted module it owns. Returns how many
- * modules it named, or -ENOMEM. */
-static int scan_list(int dir, const char *name, struct wanted *want, size_t n)
+/* A buffer of whole lines of a file list: a list of megabytes costs a chunk of memory. */
+struct chunk {
+	char *v;
+	size_t cap;
+};
+
+#define LIST_CHUNK (64 * 1024)
+
+/* Names the package of list_name in each wanted module one of whose paths is a line of text (whole
+ * lines). Returns named plus how many it named, or -ENOMEM. */
+static int match_lines(const char *text, size_t len, const char *list_name, struct wanted *want, size_t n,
+                       int named)
 {
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
-	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	char *line = NULL;
-	size_t cap = 0;
-	int named = 0;
-	for (ssize_t len; named >= 0 && (len = getline(&line, &cap, f)) > 0;) {
-		if (line[len - 1] == '\n')
-			line[len - 1] = 0;
+	for (const char *line = text, *end = text + len; line < end && named >= 0;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t k = (size_t)((nl ? nl : end) - line);
 		for (size_t i = 0; i < n && named >= 0; i++)
 			for (int j = 0; !want[i].q->package && j < want[i].n; j++)
-				if (want[i].paths[j] && !strcmp(line, want[i].paths[j]))
-					named =
-					    (want[i].q->package = debug_package(name)) ? named + 1 : -ENOMEM;
+				if (want[i].paths[j] && want[i].lens[j] == k &&
+				    !memcmp(line, want[i].paths[j], k))
+					named = (want[i].q->package = debug_package(list_name)) ? named + 1
+					                                                        : -ENOMEM;
+		line += k + 1;
 	}
-	free(line);
-	fclose(f);
+	return named;
+}
+
+/* Reads dir's file list name (dpkg's: one path a line) a chunk of whole lines at a time and names
+ * the package in each wanted module it owns. Returns how many modules it named, or -ENOMEM. */
+static int scan_list(int dir, const char *name, struct wanted *want, size_t n, struct chunk *c)
+{
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t have = 0;
+	int named = 0, eof = 0;
+	while (!eof && named >= 0) {
+		if (have == c->cap) { /* a line longer than the buffer */
+			size_t cap = c->cap ? 2 * c->cap : LIST_CHUNK;
+			char *v = realloc(c->v, cap);
+			if (!v) {
+				named = -ENOMEM;
+				break;
+			}
+			c->v = v, c->cap = cap;
+		}
+		ssize_t got = read(fd, c->v + have, c->cap - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		eof = got <= 0;
+		have += eof ? 0 : (size_t)got;
+		const char *last = eof ? NULL : memrchr(c->v, '\n', have);
+		size_t whole = eof ? have : last ? (size_t)(last - c->v) + 1 : 0;
+		named = match_lines(c->v, whole, name, want, n, named);
+		memmove(c->v, c->v + whole, have - whole);
+		have -= whole;
+	}
+	close(fd);
 	return named;
 }
 
@@ -403,16 +436,18 @@ static int find_packages(struct wanted *want, size_t n)
 		return 0; /* no dpkg: the advice stays generic */
 	size_t left = n;
 	int rc = 0;
+	struct chunk c = {0};
 	for (struct dirent *e; left && !rc && (e = readdir(dir));) {
 		size_t len = strlen(e->d_name);
 		if (len <= 5 || strcmp(e->d_name + len - 5, ".list"))
 			continue;
-		int named = scan_list(dirfd(dir), e->d_name, want, n);
+		int named = scan_list(dirfd(dir), e->d_name, want, n, &c);
 		if (named < 0)
 			rc = named;
 		else
 			left -= (size_t)named;
 	}
+	free(c.v);
 	closedir(dir);
 	return rc;
 }
@@ -431,6 +466,8 @@ static int name_packages(struct ct_quality_list *l, size_t start)
 		if (l->v[i].split_debug) {
 			want[k].q = &l->v[i];
 			want[k].n = dpkg_paths(l->v[i].path, want[k].paths);
+			for (int j = 0; j < want[k].n; j++)
+				want[k].lens[j] = want[k].paths[j] ? strlen(want[k].paths[j]) : 0;
 			k++;
 		}
 	int rc = find_packages(want, n);

@@ -1161,18 +1161,30 @@ static void window_past_end(const char *path, const struct ct_model *m)
 /* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
  * 0, or -1 after one line on stderr. A truncated or damaged trace is read up to the cut or the
  * damage, with a warning. */
+/* A traced module's debug info is looked for and decompressed while the rest of the trace is read. */
+static void prefetch_debug(const struct ct_module *mod, void *arg)
+{
+	(void)arg;
+	if (mod->path && mod->path[0] == '/')
+		ct_debuginfo_prefetch(mod->build_id, mod->build_id_len);
+}
+
 static int load(const char *path, struct ct_model *m, const struct options *o)
 {
 	char err[512];
 	int window = o->window; /* --from, --to */
-	if (ct_model_init(m) < 0 || (o->between && ct_model_between(m, o->between, o->between_to) < 0) ||
+	int rc = ct_model_init(m);
+	m->module_added = prefetch_debug;
+	m->tl.no_sites =
+	    !asked(o, "--html") && !asked(o, "--massif"); /* the only readers of the stacks' slices */
+	if (rc < 0 || (o->between && ct_model_between(m, o->between, o->between_to) < 0) ||
 	    (window && ct_model_window(m, o->from_us, o->to_us) < 0)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return -1;
 	}
 	struct progress p = {.m = m};
 	int tty = isatty(STDERR_FILENO);
-	int rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
+	rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
 	if (p.shown)
 		fputs("\r\033[K", stderr); /* the progress line goes away */
 	if (rc < 0) {

@@ -433,6 +433,8 @@ int ct_model_module(struct ct_model *m, const struct ct_module *mod)
 	}
 	copy.loaded = 1;
 	m->modules[m->nmodules++] = copy;
+	if (m->module_added)
+		m->module_added(&m->modules[m->nmodules - 1], m->module_arg);
 	return 0;
 }
 

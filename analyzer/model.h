@@ -195,6 +195,9 @@ struct ct_model {
 	size_t nseries;
 	uint64_t series_width_us;
 	struct ct_timeline tl; /* per-site activity per time slice (timeline.h) */
+	/* Called with each module as its MODULE record is read (NULL: not), with module_arg. */
+	void (*module_added)(const struct ct_module *mod, void *arg);
+	void *module_arg;
 };
 
 #define CT_SERIES_MAX 1024

@@ -187,6 +187,75 @@ long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_
 	return (long)n;
 }
 
+/* ---- what follows from a frame, kept by its id ---- */
+
+/* A frame's hash as the shown frames' keys take it, whether it is a runtime start frame and whether
+ * the fold list folds it: the same for every walk through it, worked out once. */
+struct ct_frame_memo {
+	uint8_t *flags; /* MEMO_* */
+	uint64_t *hash;
+	size_t cap;
+	int fold_set;
+	const struct ct_fold *fold; /* the list MEMO_FOLDED answers for */
+	/* per stack node: the hash of its shown frames (for_key 0), under the settings in `walk` */
+	uint64_t *stack_hash;
+	uint8_t *stack_known;
+	int walk_set;
+	struct walk_settings {
+		const struct ct_fold *fold;
+		const struct ct_wrapper *wrappers;
+		size_t nwrappers;
+		int all_frames, full_stacks;
+	} walk;
+};
+
+enum { MEMO_RUNTIME_KNOWN = 1, MEMO_RUNTIME = 2, MEMO_FOLD_KNOWN = 4, MEMO_FOLDED = 8, MEMO_HASH_KNOWN = 16 };
+
+/* r's memo with room for id, or NULL: no memo, a frame the symbolizer did not make, no memory. */
+static struct ct_frame_memo *memo_for(const struct ct_report *r, uint32_t id)
+{
+	struct ct_frame_memo *m = r->memo;
+	if (!m || !id)
+		return NULL;
+	if (id < m->cap)
+		return m;
+	size_t cap = m->cap ? m->cap : 1024;
+	while (cap <= id)
+		cap *= 2;
+	uint8_t *flags = realloc(m->flags, cap);
+	if (!flags)
+		return NULL;
+	memset(flags + m->cap, 0, cap - m->cap);
+	m->flags = flags;
+	uint64_t *hash = realloc(m->hash, cap * sizeof(*hash));
+	if (!hash)
+		return NULL; /* m->cap stays: the flags past it are zeroed again next time */
+	m->hash = hash, m->cap = cap;
+	return m;
+}
+
+static int is_runtime(const struct ct_report *r, const struct ct_frame *f)
+{
+	struct ct_frame_memo *m = memo_for(r, f->id);
+	if (!m)
+		return ct_report_is_runtime_frame(f);
+	if (!(m->flags[f->id] & MEMO_RUNTIME_KNOWN))
+		m->flags[f->id] |= MEMO_RUNTIME_KNOWN | (ct_report_is_runtime_frame(f) ? MEMO_RUNTIME : 0);
+	return (m->flags[f->id] & MEMO_RUNTIME) != 0;
+}
+
+static int is_folded(const struct ct_report *r, const struct ct_frame *f)
+{
+	struct ct_frame_memo *m = memo_for(r, f->id);
+	if (m && !m->fold_set)
+		m->fold = r->fold, m->fold_set = 1;
+	if (!m || m->fold != r->fold) /* a copy of the report with another list */
+		return ct_fold_match(r->fold, f);
+	if (!(m->flags[f->id] & MEMO_FOLD_KNOWN))
+		m->flags[f->id] |= MEMO_FOLD_KNOWN | (ct_fold_match(r->fold, f) ? MEMO_FOLDED : 0);
+	return (m->flags[f->id] & MEMO_FOLDED) != 0;
+}
+
 /* ---- the frame walk ---- */
 
 /* A walk over a stack's frames: the innermost ones matching the fold list are hidden, but the last
@@ -263,7 +332,7 @@ static int cut(struct walk *w, const struct ct_frame *f)
 		return show(w, f);
 	if (w->ended)
 		return 0;
-	if (ct_report_is_runtime_frame(f)) {
+	if (is_runtime(w->r, f)) {
 		if (w->npending == sizeof(w->pending) / sizeof(w->pending[0]))
 			w->npending = 0; /* more than libc's few: none of them is shown */
 		w->pending[w->npending++] = *f;
@@ -283,7 +352,7 @@ static int cut(struct walk *w, const struct ct_frame *f)
 
 static int step(struct walk *w, const struct ct_frame *f)
 {
-	if (w->folding && (ct_fold_match(w->r->fold, f) || ct_report_is_wrapper(w->r, f))) {
+	if (w->folding && (is_folded(w->r, f) || ct_report_is_wrapper(w->r, f))) {
 		w->held = *f;
 		w->hidden++;
 		return 0;
@@ -390,10 +459,32 @@ static int same_place(const struct ct_frame *a, const struct ct_frame *b)
 
 /* The frames of a stack as shown, hashed (the place only for frames without a line, as the site key). */
 struct shown {
+	const struct ct_report *r;
 	struct ct_frame *v;
 	size_t n, cap;
+	size_t limit; /* frames wanted, the first ones (0: all) */
 	uint64_t hash;
 };
+
+static uint64_t frame_hash(const struct ct_frame *f)
+{
+	uint64_t h = ct_mix_str(ct_mix_str(CT_MIX_SEED, f->function), f->file);
+	h = ct_mix(h, &f->line, sizeof(f->line));
+	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
+	return f->file ? h : frame_place(h, f);
+}
+
+static uint64_t memo_hash(const struct ct_report *r, const struct ct_frame *f)
+{
+	struct ct_frame_memo *m = memo_for(r, f->id);
+	if (!m)
+		return frame_hash(f);
+	if (!(m->flags[f->id] & MEMO_HASH_KNOWN)) {
+		m->hash[f->id] = frame_hash(f);
+		m->flags[f->id] |= MEMO_HASH_KNOWN;
+	}
+	return m->hash[f->id];
+}
 
 static int same_frame(const struct ct_frame *a, const struct ct_frame *b)
 {
@@ -405,6 +496,8 @@ static int keep_frame(void *ctx, const struct ct_frame *f, unsigned index)
 {
 	(void)index;
 	struct shown *p = ctx;
+	if (p->limit && p->n == p->limit)
+		return 1; /* enough: the walk stops */
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 64;
 		struct ct_frame *v = realloc(p->v, cap * sizeof(*v));
@@ -413,10 +506,8 @@ static int keep_frame(void *ctx, const struct ct_frame *f, unsigned index)
 		p->v = v, p->cap = cap;
 	}
 	p->v[p->n++] = *f;
-	uint64_t h = ct_mix_str(ct_mix_str(p->hash, f->function), f->file);
-	h = ct_mix(h, &f->line, sizeof(f->line));
-	h = ct_mix(h, &f->inlined, sizeof(f->inlined));
-	p->hash = f->file ? h : frame_place(h, f);
+	uint64_t h = (p->hash ^ memo_hash(p->r, f)) * 0x9e3779b97f4a7c15ull;
+	p->hash = h ^ h >> 29;
 	return 0;
 }
 
@@ -425,9 +516,34 @@ static int shown_frames(const struct ct_report *r, uint32_t stack, struct shown 
                         int for_key)
 {
 	struct walk w = {.r = r, .fn = keep_frame, .ctx = p};
-	p->n = 0, p->hash = CT_MIX_SEED;
+	p->r = r, p->n = 0, p->hash = CT_MIX_SEED;
 	int rc = walk(&w, stack, truncated, for_key);
 	p->hash = ct_mix(p->hash, truncated, sizeof(*truncated));
+	return rc;
+}
+
+/* The hash of stack's shown frames as shown_frames gives it (x: scratch), worked out once per stack
+ * while the settings the walk follows stay the same. Returns 0 or -ENOMEM. */
+static int shown_hash(const struct ct_report *r, uint32_t stack, struct shown *x, uint64_t *hash)
+{
+	struct ct_frame_memo *m = r->memo;
+	const struct walk_settings now = {r->fold, r->wrappers, r->nwrappers, r->all_frames, r->full_stacks};
+	if (m && !m->walk_set && r->m->nnodes) {
+		m->stack_hash = malloc(r->m->nnodes * sizeof(*m->stack_hash));
+		m->stack_known = calloc(r->m->nnodes, 1);
+		m->walk = now, m->walk_set = 1;
+	}
+	int memo = m && m->stack_known && m->stack_hash && stack < r->m->nnodes && now.fold == m->walk.fold &&
+	           now.wrappers == m->walk.wrappers && now.nwrappers == m->walk.nwrappers &&
+	           now.all_frames == m->walk.all_frames && now.full_stacks == m->walk.full_stacks;
+	if (memo && m->stack_known[stack]) {
+		*hash = m->stack_hash[stack];
+		return 0;
+	}
+	int truncated, rc = shown_frames(r, stack, x, &truncated, 0);
+	*hash = x->hash;
+	if (!rc && memo)
+		m->stack_hash[stack] = x->hash, m->stack_known[stack] = 1;
 	return rc;
 }
 
@@ -605,10 +721,9 @@ static int merge_members(const struct ct_report *r, enum ct_rank by, const struc
 		keys(s, by, k);
 		if (!k[0] && !(kind && s->leaked_allocations))
 			continue;
-		int truncated;
-		if ((rc = shown_frames(r, s->stack, x, &truncated, 0)))
+		uint64_t h;
+		if ((rc = shown_hash(r, s->stack, x, &h)))
 			break;
-		uint64_t h = x->hash;
 		size_t j = 0;
 		for (; j < c->n; j++)
 			if (hashes[j] == h && (rc = same_shown(r, c->v[j].stack, s->stack, y, x, 0)) != 0)
@@ -657,13 +772,16 @@ int ct_report_callers(const struct ct_report *r, enum ct_rank by, const struct c
 	if (!rc)
 		qsort_r(c->v, c->n, sizeof(*c->v), cmp_callers, &by);
 	/* the frames they share: all of them for a single backtrace */
-	int truncated;
+	int truncated = 0;
 	if (!rc)
 		rc = shown_frames(r, c->v[0].stack, &x, &truncated, 0);
 	c->common = x.n;
 	for (size_t i = 1; !rc && i < c->n && c->common; i++) {
-		if ((rc = shown_frames(r, c->v[i].stack, &y, &truncated, 0)))
+		y.limit = c->common; /* only the frames that may still be shared */
+		rc = shown_frames(r, c->v[i].stack, &y, &truncated, 0);
+		if (rc < 0)
 			break;
+		rc = 0;
 		size_t k = 0;
 		while (k < c->common && k < y.n && same_frame(&x.v[k], &y.v[k]))
 			k++;
@@ -684,7 +802,8 @@ int ct_report_open(struct ct_report *r, const char *path, const struct ct_model 
 	r->m = m;
 	long n = ct_model_sites(m, &r->sites);
 	r->sym = ct_symbolizer_new();
-	if (n < 0 || !r->sym)
+	r->memo = calloc(1, sizeof(*r->memo));
+	if (n < 0 || !r->sym || !r->memo)
 		return -ENOMEM;
 	r->nsites = (size_t)n;
 	int rc = no_auto_fold ? 0 : ct_report_find_wrappers(r);
@@ -694,8 +813,15 @@ int ct_report_open(struct ct_report *r, const char *path, const struct ct_model 
 void ct_report_close(struct ct_report *r)
 {
 	ct_symbolizer_free(r->sym);
+	if (r->memo) {
+		free(r->memo->flags);
+		free(r->memo->hash);
+		free(r->memo->stack_hash);
+		free(r->memo->stack_known);
+		free(r->memo);
+	}
 	free(r->groups);
 	free(r->wrappers);
 	free(r->sites);
-	r->sym = NULL, r->groups = NULL, r->wrappers = NULL, r->sites = NULL;
+	r->sym = NULL, r->groups = NULL, r->wrappers = NULL, r->sites = NULL, r->memo = NULL;
 }

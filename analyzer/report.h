@@ -16,6 +16,7 @@ enum ct_grouping { CT_GROUP_SITE, CT_GROUP_BACKTRACE };
 
 struct ct_group;
 struct ct_suppressions;
+struct ct_frame_memo;
 
 /* A function found to be an allocator wrapper (wrappers.c, docs/fold.md): folded like the fold list's. */
 struct ct_wrapper {
@@ -43,7 +44,9 @@ struct ct_report {
 	size_t nwrappers;
 	const struct ct_suppressions *supp; /* what suppressions matched, applied or not (NULL: none) */
 	int full_names; /* --full-names: functions as demangled, not shortened (ct_frame_display_name) */
-	unsigned source_context; /* --context N: source lines around a frame's line in HTML (0: none) */
+	unsigned source_context;    /* --context N: source lines around a frame's line in HTML (0: none) */
+	struct ct_frame_memo *memo; /* what the walk worked out per frame (ct_frame.id), shared by
+	                             * copies; set by ct_report_open (NULL: worked out every time) */
 };
 
 /* Makes r the report of model m (trace file path) as r's fields already say (top, out, fold, group,

@@ -58,6 +58,7 @@ struct ct_symbolizer {
 	size_t ndsos;
 	struct entry *table; /* open addressing, power-of-two size, at most half full */
 	size_t size, used;
+	uint32_t frames; /* frames made: the last id given */
 };
 
 struct ct_symbolizer *ct_symbolizer_new(void)
@@ -514,13 +515,97 @@ static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 	return dwarf_getscopes_die(&innermost, scopes);
 }
 
+/* The DIEs from a CU down to the innermost one holding a pc, outermost first. */
+struct path {
+	Dwarf_Die *v;
+	int n, cap;
+};
+
+/* Whether DIEs of this tag may hold code (the others, types and variables, are not asked). */
+static int has_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+	case DW_TAG_module:
+	case DW_TAG_partial_unit:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Appends to p the DIEs under parent down to the innermost one holding pc, as innermost_die finds it
+ * (the DIEs without addresses that hold functions looked through, not kept). Returns 1 when one
+ * holds pc, 0 if none, -1 at an imported unit (whose DIEs libdw's walk would look into), or -ENOMEM. */
+static int descend(Dwarf_Die *parent, Dwarf_Addr pc, struct path *p)
+{
+	Dwarf_Die child;
+	if (dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_imported_unit)
+			return -1;
+		if (tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_union_type) {
+			int rc = descend(&child, pc, p);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (!has_code(tag) || dwarf_haspc(&child, pc) != 1)
+			continue;
+		if (p->n == p->cap) {
+			int cap = p->cap ? 2 * p->cap : 16;
+			Dwarf_Die *v = realloc(p->v, (size_t)cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			p->v = v, p->cap = cap;
+		}
+		p->v[p->n++] = child;
+		int rc = descend(&child, pc, p);
+		return rc < 0 ? rc : 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* The scopes holding pc (a DWARF address) in cu as they nest in the code, innermost first, in one
+ * walk of the CU: libdw's dwarf_getscopes, then dwarf_getscopes_die to leave an inline chain's
+ * abstract definitions, walk it up to twice. Falls back to them where the walk cannot tell (an
+ * imported unit). Returns the count, or -ENOMEM. */
+static int walk_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+	struct path p = {0};
+	int rc = descend(cu, pc, &p);
+	if (rc == -1) {
+		free(p.v);
+		return concrete_scopes(cu, pc, scopes);
+	}
+	if (rc < 0) {
+		free(p.v);
+		return rc;
+	}
+	for (int i = 0; i < p.n / 2; i++) { /* innermost first */
+		Dwarf_Die t = p.v[i];
+		p.v[i] = p.v[p.n - 1 - i], p.v[p.n - 1 - i] = t;
+	}
+	*scopes = p.v;
+	return p.n;
+}
+
 /* Pushes the inlined functions holding pc, innermost first; *file and *line start as the line
  * table's and end as the call site inside the real function. */
 static int push_inlined(struct chain *c, const struct ct_frame *base, Dwarf_Die *cu, Dwarf_Addr pc,
                         const char **file, int *line)
 {
 	Dwarf_Die *scopes = NULL;
-	int n = concrete_scopes(cu, pc, &scopes), rc = 0;
+	int n = walk_scopes(cu, pc, &scopes), rc = n < 0 ? n : 0;
 	for (int i = 0; i < n && !rc; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
@@ -548,19 +633,15 @@ static void source_line(Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *li
 		*file = dwarf_linesrc(l, NULL, NULL);
 }
 
-/* The symbol covering addr, as dwfl_module_addrinfo names it, asked only when the index cannot tell. */
-static const char *symbol_name(struct dso *d, Dwarf_Addr addr)
+/* The symbol covering addr, as dwfl_module_addrinfo names it (*size: its st_size), from the index
+ * where it can tell. */
+static const char *symbol_name(struct dso *d, Dwarf_Addr addr, GElf_Xword *size)
 {
-	const char *name;
 	if (!d->symtab_tried) {
 		d->symtab = ct_symtab_build(d->mod);
 		d->symtab_tried = 1;
 	}
-	if (d->symtab && ct_symtab_lookup(d->symtab, addr, &name))
-		return name;
-	GElf_Off off;
-	GElf_Sym sym;
-	return dwfl_module_addrinfo(d->mod, addr, &off, &sym, NULL, NULL, NULL);
+	return ct_symtab_name(d->symtab, d->mod, addr, size);
 }
 
 /* The frames of ip in m; exact: ip is the instruction itself, else a return address. */
@@ -578,7 +659,8 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 	if (d && d->mod) {
 		/* A return address's ip - 1 lies inside the call instruction. */
 		Dwarf_Addr addr = ip - m->base - (exact ? 0 : 1) + d->bias;
-		name = symbol_name(d, addr);
+		GElf_Xword size;
+		name = symbol_name(d, addr, &size);
 		if (name && !(function = demangle(name)))
 			return -ENOMEM;
 		Dwarf_Addr bias;
@@ -650,6 +732,8 @@ static const struct entry *lookup(struct ct_symbolizer *s, const struct ct_modul
 		return NULL;
 	}
 	memcpy(frames, c.v, (size_t)c.n * sizeof(*frames));
+	for (int k = 0; k < c.n; k++)
+		frames[k].id = ++s->frames;
 	i = slot_of(s, key_mod, ip, exact);
 	s->table[i] =
 	    (struct entry){.key_mod = key_mod, .ip = ip, .exact = exact, .frames = frames, .nframes = c.n};
@@ -685,15 +769,11 @@ int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_
 
 uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)
 {
-	enum ct_module_file file;
-	int err;
-	Dwfl_Module *dm = mod ? ct_symbolizer_module(s, mod, &file, &err) : NULL;
-	Dwarf_Addr bias = 0;
-	if (!dm || !dwfl_module_getelf(dm, &bias))
+	struct dso *d = mod ? dso_for(s, mod) : NULL;
+	if (!d || !d->mod)
 		return 0;
-	GElf_Off off;
-	GElf_Sym sym;
+	GElf_Xword size;
 	/* return address - 1: the call instruction, inside the function even for a noreturn call */
-	const char *name = dwfl_module_addrinfo(dm, ip - mod->base - 1 + bias, &off, &sym, NULL, NULL, NULL);
-	return name ? sym.st_size : 0;
+	const char *name = symbol_name(d, ip - mod->base - 1 + d->bias, &size);
+	return name ? size : 0;
 }

@@ -21,6 +21,8 @@ struct ct_frame {
 	unsigned line;        /* 0 when unknown */
 	const char *module;   /* path of the module, NULL when no module held the address */
 	int inlined;          /* 1 for a frame inlined into the next one (outer) */
+	uint32_t id;          /* from 1, one per distinct frame a symbolizer made (0: made elsewhere): a key
+	                       * for callers' caches of what follows from the fields above */
 };
 
 /* Frames one address resolves to at most: deeper inline chains lose their innermost frames. */

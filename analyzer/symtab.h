@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A module's symbol table sorted by address: names most addresses in O(log n), where libdwfl
- * 0.188's dwfl_module_addrinfo scans every symbol, and leaves it the cases its own rules decide. */
+ * 0.188's dwfl_module_addrinfo scans every symbol, and leaves it the cases its own rules decide,
+ * remembering its answers where they cannot differ (between two symbols, in one section). */
 #ifndef CTRACK_SYMTAB_H
 #define CTRACK_SYMTAB_H
 
@@ -13,9 +14,8 @@ struct ct_symtab;
 struct ct_symtab *ct_symtab_build(Dwfl_Module *mod);
 void ct_symtab_free(struct ct_symtab *t);
 
-/* The symbol dwfl_module_addrinfo would name for addr (a dwfl address): 1 with *name set (NULL when
- * no symbol covers addr), or 0 when only dwfl_module_addrinfo can tell (overlapping or aliased
- * symbols, assembly labels without a size). */
-int ct_symtab_lookup(const struct ct_symtab *t, GElf_Addr addr, const char **name);
+/* The symbol dwfl_module_addrinfo names for addr (a dwfl address of mod, t's module), or NULL when
+ * none covers it; *size is that symbol's st_size (0 for none). t may be NULL: libdwfl answers. */
+const char *ct_symtab_name(struct ct_symtab *t, Dwfl_Module *mod, GElf_Addr addr, GElf_Xword *size);
 
 #endif

@@ -200,6 +200,10 @@ void ct_timeline_time(struct ct_model *m, uint64_t now_us)
 struct ct_slice *ct_timeline_start(struct ct_model *m, uint32_t site)
 {
 	struct ct_timeline *tl = &m->tl;
+	if (tl->no_sites) { /* the entry only counts the current slice, for the free that follows */
+		tl->acc[site] = (struct ct_slice){.slice = tl->site_cur};
+		return &tl->acc[site];
+	}
 	if (tl->failed || acc_flush(tl, site) < 0)
 		return NULL;
 	if (tl->entries > ct_timeline_budget(tl)) {

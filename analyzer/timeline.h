@@ -71,6 +71,8 @@ struct ct_timeline {
 	                       * its stack's (slice CT_TIMELINE_NONE: none) */
 	uint32_t pending;     /* sites whose acc holds an entry */
 	int failed;           /* out of memory once: the slices are incomplete */
+	int no_sites;         /* set before reading when no output reads the stacks' slices (only the HTML
+	                       * page and massif do): they are not kept, ct_timeline_slices finds none */
 };
 
 /* The site slices of stack node `stack` in time order, or NULL with *n = 0 when none. Valid until

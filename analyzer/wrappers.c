@@ -64,6 +64,14 @@ struct finder {
 	int sizes;
 	uint32_t prev; /* the previous frame's function */
 	int prev_pos;
+	/* per frame (ct_frame.id): its function's id + 1 (0: not interned yet) and call point key */
+	struct known *known;
+	size_t nknown;
+};
+
+struct known {
+	uint32_t fn; /* + 1 */
+	uint64_t point;
 };
 
 static uint64_t fn_hash(const char *function, const char *module)
@@ -188,10 +196,45 @@ static int add_caller(struct finder *x, uint32_t callee, uint32_t caller)
 	return 0;
 }
 
+/* What a frame the symbolizer made stands for, kept by its id (NULL: a frame made elsewhere, or no
+ * memory: worked out every time). */
+static struct known *known(struct finder *x, const struct ct_frame *f)
+{
+	if (!f->id)
+		return NULL;
+	if (f->id >= x->nknown) {
+		size_t n = x->nknown ? x->nknown : 1024;
+		while (n <= f->id)
+			n *= 2;
+		struct known *v = realloc(x->known, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + x->nknown, 0, (n - x->nknown) * sizeof(*v));
+		x->known = v, x->nknown = n;
+	}
+	return &x->known[f->id];
+}
+
+/* intern and point_key, once per frame. */
+static uint32_t frame_fn(struct finder *x, const struct ct_frame *f, uint64_t *point)
+{
+	struct known *k = known(x, f);
+	if (k && k->fn) {
+		*point = k->point;
+		return k->fn - 1;
+	}
+	uint32_t id = intern(x, f);
+	*point = point_key(f);
+	if (k && id != NO_FN)
+		k->fn = id + 1, k->point = *point;
+	return id;
+}
+
 static int collect(void *ctx, const struct ct_frame *f, unsigned index)
 {
 	struct finder *x = ctx;
-	uint32_t id = intern(x, f);
+	uint64_t point;
+	uint32_t id = frame_fn(x, f, &point);
 	if (id == NO_FN)
 		return -ENOMEM;
 	if (x->prev != NO_FN && add_caller(x, x->prev, id) < 0)
@@ -215,7 +258,7 @@ static int collect(void *ctx, const struct ct_frame *f, unsigned index)
 	g->first_occ = (uint32_t)x->nocc++;
 	x->frames[x->site * DEPTH + index] = id;
 	x->len[x->site] = (uint8_t)(index + 1);
-	add_point(g, point_key(f), x->size, x->sizes);
+	add_point(g, point, x->size, x->sizes);
 	return 0;
 }
 
@@ -370,6 +413,7 @@ int ct_report_find_wrappers(struct ct_report *r)
 	free(x.frames);
 	free(x.len);
 	free(x.run);
+	free(x.known);
 	return rc;
 }
 
