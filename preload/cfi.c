@@ -75,7 +75,18 @@ static uint64_t rd_fixed(struct cur *c, size_t size)
 	return v;
 }
 
-static uint64_t rd_leb(struct cur *c, int is_signed)
+/* One byte, the opcode of every CFA instruction: no memcpy of a size known only at run time. */
+static inline uint8_t rd_u8(struct cur *c)
+{
+	if (c->p >= c->end) {
+		c->bad = 1;
+		return 0;
+	}
+	return *c->p++;
+}
+
+/* A LEB128 value of any length (rd_leb's slow path). */
+static __attribute__((noinline)) uint64_t rd_leb_long(struct cur *c, int is_signed)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -93,6 +104,16 @@ static uint64_t rd_leb(struct cur *c, int is_signed)
 	if (is_signed && shift < 64 && (b & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return v;
+}
+
+/* A LEB128 value; the one-byte ones (nearly every operand of a CFA program) inline. */
+static inline uint64_t rd_leb(struct cur *c, int is_signed)
+{
+	if (c->p < c->end && !(*c->p & 0x80)) {
+		uint8_t b = *c->p++;
+		return is_signed && (b & 0x40) ? (uint64_t)b | ~(uint64_t)0x7f : b;
+	}
+	return rd_leb_long(c, is_signed);
 }
 
 static uint64_t rd_uleb(struct cur *c)
@@ -425,7 +446,7 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 	if (!init)
 		init = s;
 	while (c.p < c.end && !c.bad) {
-		uint8_t op = (uint8_t)rd_fixed(&c, 1);
+		uint8_t op = rd_u8(&c);
 		switch (op >> 6) {
 		case 1:
 			if (advance(&loc, (op & 0x3f) * f->code_align, ip))

