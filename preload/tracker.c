@@ -374,8 +374,8 @@ void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_cal
 		return;
 	int truncated = 0;
 	ct_seq_prefetch((uintptr_t)p); /* its line comes in during the walk */
-	int n = ct_unwind_from(c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
-	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared());
+	int n = ct_unwind_from_slot(s, c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
+	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared_of(s));
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
 	                 stack | (uint64_t)own_seq_take(t, (uintptr_t)p) << 32};
 	push_own(s, t, w, 3);

@@ -581,10 +581,9 @@ static int walk(struct ct_slot *me, const struct frame *start, uintptr_t adjust,
 }
 
 /* Every entry point: the walk from frame f (adjust 1 when f->ip is a return address). */
-static int unwind_frame(struct frame *f, uintptr_t adjust, uintptr_t *ips, int max, enum drop drop,
-                        int *truncated)
+static int unwind_frame(struct ct_slot *me, struct frame *f, uintptr_t adjust, uintptr_t *ips, int max,
+                        enum drop drop, int *truncated)
 {
-	struct ct_slot *me = ct_slot();
 	int dummy, n, cut = 0;
 
 	if (!truncated)
@@ -619,19 +618,25 @@ __attribute__((noinline)) int ct_unwind(uintptr_t *ips, int max, int *truncated)
 	struct frame f;
 
 	HERE(f);
-	return unwind_frame(&f, 0, ips, max, DROP_SHIM, truncated);
+	return unwind_frame(ct_slot(), &f, 0, ips, max, DROP_SHIM, truncated);
 }
 
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated)
 {
+	return ct_unwind_from_slot(ct_slot(), ra, sp, bp, ips, max, truncated);
+}
+
+int ct_unwind_from_slot(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max,
+                        int *truncated)
+{
 	struct frame f = {ra, sp, bp};
-	return unwind_frame(&f, 1, ips, max, DROP_SHIM, truncated);
+	return unwind_frame(me, &f, 1, ips, max, DROP_SHIM, truncated);
 }
 
 int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated)
 {
 	struct frame f = {ra, sp, bp};
-	int n = unwind_frame(&f, 1, ips, CT_DEPTH_MAX, DROP_REPORT, truncated);
+	int n = unwind_frame(ct_slot(), &f, 1, ips, CT_DEPTH_MAX, DROP_REPORT, truncated);
 	if (n <= max)
 		return n;
 	if (truncated)

@@ -33,6 +33,9 @@ int ct_unwind(uintptr_t *ips, int max, int *truncated);
  * pointer after that return and bp its frame pointer (what the hooked function found on entry).
  * Saves the steps through the shim's own frames. */
 int ct_unwind_from(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
+/* The same for the thread of slot me (ct_slot()), which the caller looked up already. */
+int ct_unwind_from_slot(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max,
+                        int *truncated);
 /* The walk of a signal handler's hook that interrupted a report of its thread (defer.h), from its
  * caller's frame as ct_unwind_from: past the signal frame, the report's frames go as a whole, the
  * shim's and those of the functions it had called (sched_yield, nanosleep, syscall, the real
@@ -48,6 +51,11 @@ int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *
 static inline int ct_unwind_shared(void)
 {
 	return ct_slot()->walk.shared;
+}
+/* The same for the thread of slot me. */
+static inline int ct_unwind_shared_of(const struct ct_slot *me)
+{
+	return me->walk.shared;
 }
 /* Walks cut short so far, in all threads, at a frame they cannot step: no simple rule describes it
  * (CFI expressions outside signal trampolines, code described only by .debug_frame), or, in code
