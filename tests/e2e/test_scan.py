@@ -194,9 +194,10 @@ if env.check("malloc-dangling: the program printed its counts", m, r.stdout[-300
 # the exiting thread, which waits for the scan anyway, marks blocks the writer hands it. The classes
 # are the program's own figures, whichever thread marked what, run after run, but for what glibc
 # allocated for the thread: its DTV (272 bytes), which the TCB of the stack glibc keeps points
-# into (+8), possibly lost as memcheck says. memcheck agrees, or sees a few blocks of lost trees
-# possibly lost (stale words of its own run, as in section 10: 1 to 5 blocks seen at 200,000), never
-# fewer: the program's own figures are the exact check.
+# into (+8), possibly lost as memcheck says. memcheck agrees, or sees a few blocks of lost trees,
+# definitely or indirectly lost, as possibly lost (stale words of its own run pointing into them, as
+# in section 10: up to 6 blocks seen at 200,000), never the other way: the program's own figures are
+# the exact check.
 vg = env.valgrind_main([big, "200000", "1"], env.fresh_dir("big-vg"))
 for i in range(3):
     r, rep = env.run_traced("big-%d" % i, [big, "200000", "1"])
@@ -213,8 +214,8 @@ for i in range(3):
     if vg:
         want = vg_classes(vg)
         moved = [got[k] - want[k] for k in range(8)]
-        env.check("big run %d: classes are memcheck's (or it saw a few blocks more possibly lost)" % i,
-                  moved == [0] * 8 or (moved[:2] == [0, 0] and moved[2] == -moved[4] > 0 and
-                                       1 <= moved[3] == -moved[5] <= 16 and moved[6:] == [0, 0]),
+        env.check("big run %d: classes are memcheck's (or it saw a few lost blocks possibly lost)" % i,
+                  min(moved[:4]) >= 0 and moved[1] + moved[3] <= 16 and moved[5] == -(moved[1] + moved[3])
+                  and moved[4] == -(moved[0] + moved[2]) and moved[6:] == [0, 0],
                   "ctrack %r, memcheck %r" % (got, want))
 env.finish()
