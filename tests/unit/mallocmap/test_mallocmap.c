@@ -122,7 +122,9 @@ static void heaps_by_hand(void)
 		perror("mmap");
 		exit(1);
 	}
-	uintptr_t base = ((uintptr_t)r + HEAP_MAX - 1) & ~(HEAP_MAX - 1), lo = base - PAGE,
+	/* A page of the reservation below the heap, even when mmap returned an address aligned already
+	 * (the page below it is then not the test's: the walk read it and crashed, 1 run in 40). */
+	uintptr_t base = ((uintptr_t)r + PAGE + HEAP_MAX - 1) & ~(HEAP_MAX - 1), lo = base - PAGE,
 	          hi = base + 3 * PAGE;
 	mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE);
 	put(base, base + 48);     /* ar_ptr: the malloc_state after a heap_info of glibc 2.35 on */
