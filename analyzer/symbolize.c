@@ -17,6 +17,7 @@
 
 #include "ctrack/format.h"
 #include "debuginfo.h"
+#include "grow.h"
 #include "regfile.h"
 #include "symbolize.h"
 #include "symtab.h"
@@ -206,17 +207,8 @@ static void open_dso(struct dso *d, const struct ct_module *m)
 
 static struct dso *dso_for(struct ct_symbolizer *s, const struct ct_module *m)
 {
-	if (m->id >= s->ndsos) {
-		size_t n = s->ndsos ? s->ndsos : 16;
-		while (n <= m->id)
-			n *= 2;
-		struct dso *d = realloc(s->dsos, n * sizeof(*d));
-		if (!d)
-			return NULL;
-		memset(d + s->ndsos, 0, (n - s->ndsos) * sizeof(*d));
-		s->dsos = d;
-		s->ndsos = n;
-	}
+	if (ct_grow_zeroed((void **)&s->dsos, &s->ndsos, m->id, sizeof(*s->dsos), 16) < 0)
+		return NULL;
 	struct dso *d = &s->dsos[m->id];
 	if (!d->tried)
 		open_dso(d, m);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "report.h"
 #include "symbolize.h"
 
@@ -200,18 +201,8 @@ static int add_caller(struct finder *x, uint32_t callee, uint32_t caller)
  * memory: worked out every time). */
 static struct known *known(struct finder *x, const struct ct_frame *f)
 {
-	if (!f->id)
+	if (!f->id || ct_grow_zeroed((void **)&x->known, &x->nknown, f->id, sizeof(*x->known), 1024) < 0)
 		return NULL;
-	if (f->id >= x->nknown) {
-		size_t n = x->nknown ? x->nknown : 1024;
-		while (n <= f->id)
-			n *= 2;
-		struct known *v = realloc(x->known, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		memset(v + x->nknown, 0, (n - x->nknown) * sizeof(*v));
-		x->known = v, x->nknown = n;
-	}
 	return &x->known[f->id];
 }
 
