@@ -137,11 +137,10 @@ static inline int tracking(void)
 
 /* A report starts: the guard keeps the shim's own calls out, and tells a signal handler's hook
  * that the thread's ring and buffers are in use. */
-static inline struct ct_slot *report_begin(struct ct_slot *s)
+static inline void report_begin(struct ct_slot *s)
 {
 	s->in_shim = CT_GUARD_HOOK;
 	atomic_signal_fence(memory_order_seq_cst);
-	return s;
 }
 
 /* A report ends: the guard is lifted, then the events that signal handlers deferred meanwhile

@@ -95,14 +95,12 @@ int ct_live_add(struct ct_live_map *m, uint64_t p, uint64_t v, uint64_t *old)
 			m->slots[i].val = v;
 			return 1;
 		}
-	if (CT_UNLIKELY((m->count + 1) * 2 > m->cap)) {
-		struct ct_live_slot *was = m->slots;
-		if (live_room(m) < 0)
-			return -1;
-		if (m->slots != was) { /* grown: its place in the new table */
-			put(m, p, v);
-			return 0;
-		}
+	struct ct_live_slot *was = m->slots;
+	if (live_room(m) < 0)
+		return -1;
+	if (CT_UNLIKELY(m->slots != was)) { /* grown: its place in the new table */
+		put(m, p, v);
+		return 0;
 	}
 	m->slots[i] = (struct ct_live_slot){p, v};
 	m->count++;

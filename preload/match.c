@@ -8,9 +8,9 @@
 #include "arena.h"
 #include "event.h"
 #include "maps.h"
+#include "match.h"
 
 #define HOT static inline __attribute__((always_inline)) /* on every event's path */
-#include "match.h"
 
 static struct {
 	struct ct_match_sink sink;
@@ -80,7 +80,7 @@ static uint32_t block_info(uint64_t b)
 
 /* The columns for one more record, or NULL: write it to out (no columns, or no room). The records
  * waiting in out go to the columns first, so the stream keeps its order. */
-static inline __attribute__((always_inline)) struct ct_columns *hot(void)
+HOT struct ct_columns *hot(void)
 {
 	struct ct_columns *c = m.sink.cols;
 	if (!c)
@@ -92,7 +92,7 @@ static inline __attribute__((always_inline)) struct ct_columns *hot(void)
 }
 
 /* ALLOC, FREE or TEMP of info. */
-static inline __attribute__((always_inline)) void put_event(unsigned tag, uint32_t info)
+HOT void put_event(unsigned tag, uint32_t info)
 {
 	struct ct_columns *c = hot();
 	if (c)

@@ -249,7 +249,7 @@ static int write_raw(const struct ct_rec_buf *b, int end)
  * The columns are also the stage of the writer's matcher (ct_output_stage): it appends its most
  * frequent records to them directly, the records before each moved there first, so a flush finds
  * most of its records split already. While a BATCH is being compressed (between() runs then), the
- * stage takes nothing: records wait in the row buffer for the next write. */
+ * stage is a second set of columns, and what between() drains is staged there for the next write. */
 
 #define BATCH_MIN 4096
 #define STAGE_RESERVE 1024 /* records the matcher may append between two calls of ct_output_stage */

@@ -68,7 +68,7 @@ void ct_output_write(struct ct_rec_buf *b, enum ct_out_mode mode) CT_HIDDEN;
 void ct_output_flush_busy(struct ct_rec_buf *b, void (*between)(void)) CT_HIDDEN;
 /* The columns the matcher appends its most frequent records to (ct_match_sink.cols), and its
  * stage(): b's records moved to them and room made; returns the records it may now append (0:
- * none, when a BATCH is being compressed, there is no compressor or no memory). */
+ * none, when there is no compressor, writing failed or there is no memory). */
 struct ct_columns *ct_output_columns(void) CT_HIDDEN;
 size_t ct_output_stage(struct ct_rec_buf *b) CT_HIDDEN;
 size_t ct_output_staged(void) CT_HIDDEN;     /* bytes in the columns, waiting for the next write */

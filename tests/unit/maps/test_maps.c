@@ -255,9 +255,45 @@ static void random_ops(uint64_t cap, int ops)
 	printf("ok   %s\n", name);
 }
 
+/* ct_live_add from a table of 16 slots to one of thousands: every key added is found with its value
+ * after each growth (the key that made the table grow goes to its place in the new one), and adding
+ * it again gives its old value back. */
+static void add_grows(void)
+{
+	enum { KEYS = 3000 };
+	const char *name = "ct_live_add across growths";
+	struct ct_live_map m;
+	if (ct_live_init(&m, 16) < 0) {
+		fail(name, "no memory", 0);
+		return;
+	}
+	for (uint64_t i = 0; i < KEYS; i++) {
+		uint64_t key = 0x7f0000100000 + 16 * i, old = 0;
+		if (ct_live_add(&m, key, value_of(key), &old) != 0) {
+			fail(name, "a new key not inserted", key);
+			break;
+		}
+		for (uint64_t k = 0; k <= i; k++) {
+			uint64_t *v = ct_live_find(&m, 0x7f0000100000 + 16 * k);
+			if (!v || *v != value_of(0x7f0000100000 + 16 * k)) {
+				fail(name, "a key added is not found with its value",
+				     0x7f0000100000 + 16 * k);
+				ct_live_release(&m);
+				return;
+			}
+		}
+	}
+	uint64_t key = 0x7f0000100000 + 16 * 7, old = 0;
+	if (m.count != KEYS || ct_live_add(&m, key, 5, &old) != 1 || old != value_of(key))
+		fail(name, "the count, or a present key added again", key);
+	ct_live_release(&m);
+	printf("ok   %s\n", name);
+}
+
 int main(void)
 {
 	cases();
+	add_grows();
 	random_ops(16, 200000);
 	random_ops(64, 200000);
 	if (failures)
