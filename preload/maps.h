@@ -1,31 +1,46 @@
 /* SPDX-License-Identifier: MIT */
-/* The matcher's two hash tables: live blocks (address -> block) and alloc infos ((size, stack) ->
+/* The matcher's two hash tables: live blocks (address -> alloc info) and alloc infos ((size, stack) ->
  * dense id). Used by one thread at a time (the matcher's), no locks, memory from the arena. */
 #ifndef CTRACK_MAPS_H
 #define CTRACK_MAPS_H
 
 #include <stdint.h>
 
-/* Live blocks: address -> value (the matcher's block: alloc info id and ALLOC record number). Key
- * 0 marks an empty slot. */
-struct ct_live_slot {
-	uint64_t key, val;
+/* Live blocks: address -> alloc info id (the matcher's block). A block's slot is one word, the
+ * address's bits 3..46 above the info's 20 bits: perl's heap of 800,000 blocks took 32 MiB in
+ * slots of two words at most half full, and 16 MiB more while the table doubled. The table is
+ * CT_LIVE_SHARDS parts by address hash, each grown alone by half again, so a growth copies a
+ * sixteenth of the table and the slots stay 33-50% full. Keys that do not pack (an address above
+ * 2^47 or not 8-byte aligned, an info of 2^20 - 1 or more) go to a part of two-word slots. */
+#define CT_LIVE_SHARDS_BITS 4
+#define CT_LIVE_SHARDS (1 << CT_LIVE_SHARDS_BITS)
+struct ct_live_part {
+	uint64_t *slots, *last; /* last: the tail's last slot, always empty */
+	uint64_t cap, count;    /* cap: home slots (of 1 word, or 2 in the wide part) */
+	uint64_t grow_at;       /* the count at which it grows */
 };
 struct ct_live_map {
-	struct ct_live_slot *slots;
-	uint64_t cap, count; /* cap: a power of two */
+	struct ct_live_part part[CT_LIVE_SHARDS];
+	struct ct_live_part wide; /* { address, info } slots; mapped on first use */
+	uint64_t count;
 };
-int ct_live_init(struct ct_live_map *m, uint64_t cap); /* 0, or -1 (no memory) */
+int ct_live_init(struct ct_live_map *m, uint64_t cap); /* room for cap / 2 blocks; 0, or -1 */
 void ct_live_release(struct ct_live_map *m);
-uint64_t *ct_live_find(struct ct_live_map *m, uint64_t p); /* the value, or NULL */
-/* Starts loading what a find or insert of p will read first (a hint: no effect on the contents). */
+/* Starts loading what a lookup of p will read first (a hint: no effect on the contents). */
 void ct_live_prefetch(const struct ct_live_map *m, uint64_t p);
-/* p not present. 0, or -1 when the table is full and cannot grow (nothing inserted). */
-int ct_live_insert(struct ct_live_map *m, uint64_t p, uint64_t v);
-void ct_live_erase(struct ct_live_map *m, uint64_t *val); /* val from ct_live_find */
-/* Inserts p -> v in one probe: 0; or 1 when p was there, its value in *old, now v; or -1 when p is
- * not there and the table is full and cannot grow (nothing inserted). */
-int ct_live_add(struct ct_live_map *m, uint64_t p, uint64_t v, uint64_t *old);
+/* Removes p: 1 with its info in *info, or 0 when p is not there. */
+int ct_live_take(struct ct_live_map *m, uint64_t p, uint32_t *info);
+/* Inserts p -> info in one probe: 0; or 1 when p was there, its info in *old, now info; or -1 when
+ * p is not there and its part is full and cannot grow (nothing inserted). */
+int ct_live_add(struct ct_live_map *m, uint64_t p, uint32_t info, uint32_t *old);
+/* Calls fn for every block; returns how many. */
+uint64_t ct_live_each(const struct ct_live_map *m, void (*fn)(uint64_t p, uint32_t info, void *arg),
+                      void *arg);
+size_t ct_live_bytes(const struct ct_live_map *m); /* the slots' bytes */
+/* For the unit test: the part p is in (the wide part is CT_LIVE_SHARDS), its info and its slot
+ * there, or -1 when p is not there; and the slot where p -> info goes in its part when alone. */
+int64_t ct_live_slot_of(const struct ct_live_map *m, uint64_t p, int *part, uint32_t *info);
+uint64_t ct_live_home(const struct ct_live_map *m, uint64_t p, uint32_t info, int *part);
 
 /* Alloc infos: (size, stack) -> dense id from 0, in order of first sight. */
 struct ct_info_slot {

@@ -18,6 +18,7 @@ static struct {
 	struct ct_info_map infos;
 	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
 	struct freed *freed;    /* recently freed addresses (FREED_SLOTS) */
+	struct recent *recent;  /* the last ALLOC records by address (RECENT_SLOTS) */
 	int numbered;           /* events may have taken numbers: a reset was done before */
 	uint32_t stacks;        /* stack node ids below this are defined in the output */
 	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
@@ -67,13 +68,27 @@ HOT uint32_t intern_info(uint64_t size, uint32_t stack)
 	return id;
 }
 
-/* ---- blocks ---- */
+/* ---- the last ALLOC records, by address ----
+ * A free names its block by age (RECENT) when the block's ALLOC record is among the last
+ * CT_RECENT_WINDOW. The live table keeps only a block's alloc info (one word a block), so the
+ * numbers of the latest ALLOC records are kept here, direct-mapped by address: a collision only
+ * turns a RECENT into a FREE. The ALLOC of a block that ends is the last one written at its
+ * address (a later one would have needed its free first), except for a block that the allocator
+ * handed out again unseen, which live_add ends with a FREE. 2048 slots, 32 KiB: with 256, one free
+ * in eight of the window's blocks lost its RECENT to a collision, and sqlite3's trace grew by a
+ * third. */
 
-/* A block, as the live table and the streams keep it: its alloc info in the low 32 bits and, once
- * its ALLOC record is written, that record's number (m.alloc_records after it) in the high 32. */
-static uint32_t block_info(uint64_t b)
+#define RECENT_BITS 11
+#define RECENT_SLOTS (1u << RECENT_BITS)
+
+struct recent {
+	uint64_t p;
+	uint32_t number, info; /* the ALLOC record's number (m.alloc_records after it) and info */
+};
+
+HOT struct recent *recent_slot(uint64_t p)
 {
-	return (uint32_t)b;
+	return &m.recent[(p * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
 }
 
 /* ---- the records of blocks: straight into the sink's columns when it has them ---- */
@@ -101,22 +116,24 @@ HOT void put_event(unsigned tag, uint32_t info)
 		ct_rec_event(m.sink.out, tag, info);
 }
 
-/* Writes the ALLOC record of block b; returns b with the record's number. */
-HOT uint64_t write_alloc(uint64_t b)
+/* Writes the ALLOC record of the block of info at p. */
+HOT void write_alloc(uint64_t p, uint32_t info)
 {
-	put_event(CT_REC_ALLOC, block_info(b));
-	return block_info(b) | (uint64_t)++m.alloc_records << 32;
+	put_event(CT_REC_ALLOC, info);
+	*recent_slot(p) = (struct recent){p, ++m.alloc_records, info};
 }
 
-/* Writes the end of written block b: RECENT when its ALLOC is among the last CT_RECENT_WINDOW,
- * which is most frees (a program frees what it just allocated), else FREE. */
-HOT void write_free(uint64_t b)
+/* Writes the end of the written block of info at p: RECENT when its ALLOC is among the last
+ * CT_RECENT_WINDOW, which is most frees (a program frees what it just allocated), else FREE. */
+HOT void write_free(uint64_t p, uint32_t info)
 {
-	uint32_t age = m.alloc_records - (uint32_t)(b >> 32) + 1;
-	if (age < 1 || age > CT_RECENT_WINDOW) {
-		put_event(CT_REC_FREE, block_info(b));
+	struct recent *r = recent_slot(p);
+	uint32_t age = m.alloc_records - r->number + 1;
+	if (r->p != p || r->info != info || age < 1 || age > CT_RECENT_WINDOW) {
+		put_event(CT_REC_FREE, info);
 		return;
 	}
+	r->p = 0;
 	struct ct_columns *c = hot();
 	if (c)
 		ct_col_recent(c, age);
@@ -139,17 +156,17 @@ static void write_tempfree(uint32_t info)
 
 /* Puts a block into the live table. If its address is there already, the allocator handed it out
  * again, so the old block was freed where ctrack could not see: end it. */
-HOT void live_add(uint64_t p, uint64_t b)
+HOT void live_add(uint64_t p, uint32_t info)
 {
-	uint64_t old;
-	int was = ct_live_add(&m.live, p, b, &old);
+	uint32_t old;
+	int was = ct_live_add(&m.live, p, info, &old);
 	if (CT_LIKELY(was == 0))
 		return;
 	if (was < 0) {
 		m.dropped++; /* its free will be unmatched */
 		return;
 	}
-	write_free(old);
+	put_event(CT_REC_FREE, old); /* not RECENT: the last ALLOC at p is the new block's */
 	m.frees++;
 	m.lost++;
 }
@@ -159,7 +176,7 @@ HOT void flush_held(struct ct_match_stream *s)
 	if (!s->has_held)
 		return;
 	if (!s->held_written)
-		s->held = write_alloc(s->held);
+		write_alloc(s->held_ptr, s->held);
 	live_add(s->held_ptr, s->held);
 	s->has_held = s->held_written = 0;
 }
@@ -174,27 +191,28 @@ static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, u
 	return NULL;
 }
 
-/* Block b at p ends, freed by the call at ra. */
-HOT void end_block(uint64_t p, uint64_t ra, uint64_t b, int temp, int written)
+/* The block of info at p ends, freed by the call at ra. */
+HOT void end_block(uint64_t p, uint64_t ra, uint32_t info, int temp, int written)
 {
-	remember_free(p, ra, block_info(b) + 1);
+	remember_free(p, ra, info + 1);
 	if (!temp)
-		write_free(b);
+		write_free(p, info);
 	else if (written)
-		write_tempfree(block_info(b));
+		write_tempfree(info);
 	else
-		put_event(CT_REC_TEMP, block_info(b));
+		put_event(CT_REC_TEMP, info);
 	m.frees++;
 }
 
 /* The same when the realloc it belongs to completes. */
-static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint64_t b, int temp, int written)
+static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint32_t info, int temp,
+                       int written)
 {
 	/* Another realloc's start, before the end of the one waiting (signal handlers' reallocs whose
 	 * events had to be interleaved): that one's old block ends now, not never. */
 	if (s->has_pending)
 		end_block(s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
-	s->pending = b;
+	s->pending = info;
 	s->pending_ptr = p;
 	s->pending_ra = ra;
 	s->pending_temp = (uint8_t)temp;
@@ -202,14 +220,15 @@ static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint6
 	s->has_pending = 1;
 }
 
-/* Block b at p ends, freed by the call at ra: now, or as_pending, when its realloc completes. */
-HOT void end_or_pend(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint64_t b, int temp, int written,
+/* The block of info at p ends, freed by the call at ra: now, or as_pending, when its realloc
+ * completes. */
+HOT void end_or_pend(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint32_t info, int temp, int written,
                      int as_pending)
 {
 	if (as_pending)
-		pend_block(s, p, ra, b, temp, written);
+		pend_block(s, p, ra, info, temp, written);
 	else
-		end_block(p, ra, b, temp, written);
+		end_block(p, ra, info, temp, written);
 }
 
 /* The realloc that the current event completes has freed its old block. */
@@ -313,7 +332,7 @@ HOT void on_alloc(struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t
 void ct_match_write_held(struct ct_match_stream *s)
 {
 	if (s->has_held && !s->held_written) {
-		s->held = write_alloc(s->held);
+		write_alloc(s->held_ptr, s->held);
 		s->held_written = 1;
 	}
 	if (CT_UNLIKELY(s->has_odd) && s->odd_aged++)
@@ -331,11 +350,9 @@ HOT void on_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pend
 		return;
 	}
 	flush_held(s);
-	uint64_t *v = ct_live_find(&m.live, p);
-	if (v) {
-		uint64_t b = *v;
-		ct_live_erase(&m.live, v);
-		end_or_pend(s, p, ra, b, 0, 0, as_pending);
+	uint32_t info;
+	if (ct_live_take(&m.live, p, &info)) {
+		end_or_pend(s, p, ra, info, 0, 0, as_pending);
 		return;
 	}
 	struct ct_match_stream *o = held_elsewhere(s, p);
@@ -344,7 +361,7 @@ HOT void on_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pend
 		return;
 	}
 	if (!o->held_written)
-		o->held = write_alloc(o->held);
+		write_alloc(o->held_ptr, o->held);
 	o->has_held = o->held_written = 0;
 	end_or_pend(s, p, ra, o->held, 0, 0, as_pending);
 }
@@ -405,8 +422,7 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 
 int ct_match_prefetching(void)
 {
-	return m.live.cap * sizeof(*m.live.slots) + m.infos.cap * sizeof(*m.infos.slots) >
-	       PREFETCH_FROM_BYTES;
+	return ct_live_bytes(&m.live) + m.infos.cap * sizeof(*m.infos.slots) > PREFETCH_FROM_BYTES;
 }
 
 void ct_match_prefetch(const uint64_t *ev)
@@ -449,7 +465,9 @@ int ct_match_reset(const struct ct_match_sink *sink)
 	/* Fresh zero pages: what a parent freed before a fork is not the child's to judge. */
 	ct_arena_unmap(m.freed, FREED_SLOTS * sizeof(*m.freed));
 	m.freed = ct_arena_map(FREED_SLOTS * sizeof(*m.freed));
-	if (!m.expect || !m.freed || ct_info_init(&m.infos, 1u << 14) < 0 ||
+	ct_arena_unmap(m.recent, RECENT_SLOTS * sizeof(*m.recent));
+	m.recent = ct_arena_map(RECENT_SLOTS * sizeof(*m.recent));
+	if (!m.expect || !m.freed || !m.recent || ct_info_init(&m.infos, 1u << 14) < 0 ||
 	    ct_live_init(&m.live, 1u << 12) < 0)
 		return -ENOMEM;
 	/* The first reset comes before any event is numbered (the hooks report nothing until the
@@ -477,14 +495,17 @@ void ct_match_release(void)
 	m.expect = NULL;
 	ct_arena_unmap(m.freed, FREED_SLOTS * sizeof(*m.freed));
 	m.freed = NULL;
+	ct_arena_unmap(m.recent, RECENT_SLOTS * sizeof(*m.recent));
+	m.recent = NULL;
 }
 
 size_t ct_match_bytes(void)
 {
-	return m.live.cap * sizeof(*m.live.slots) + m.infos.cap * sizeof(*m.infos.slots) +
+	return ct_live_bytes(&m.live) + m.infos.cap * sizeof(*m.infos.slots) +
 	       m.infos.cap / 2 * sizeof(*m.infos.sizes) +
 	       (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0) +
-	       (m.freed ? FREED_SLOTS * sizeof(*m.freed) : 0);
+	       (m.freed ? FREED_SLOTS * sizeof(*m.freed) : 0) +
+	       (m.recent ? RECENT_SLOTS * sizeof(*m.recent) : 0);
 }
 
 void ct_match_totals(struct ct_rec_end *e)
@@ -508,18 +529,21 @@ uint64_t ct_match_dropped(void)
 	return m.dropped;
 }
 
+struct visit {
+	void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg);
+	void *arg;
+};
+
+static void visit_block(uint64_t p, uint32_t info, void *arg)
+{
+	const struct visit *v = arg;
+	v->fn(p, m.infos.sizes[info], info, v->arg);
+}
+
 size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg), void *arg)
 {
-	size_t n = 0;
-	for (uint64_t i = 0; i < m.live.cap; i++) {
-		const struct ct_live_slot *s = &m.live.slots[i];
-		if (!s->key)
-			continue;
-		uint32_t info = block_info(s->val);
-		fn(s->key, m.infos.sizes[info], info, arg);
-		n++;
-	}
-	return n;
+	struct visit v = {fn, arg};
+	return (size_t)ct_live_each(&m.live, visit_block, &v);
 }
 
 size_t ct_match_live_count(void)

@@ -32,9 +32,8 @@
  * owned by the caller, which keeps it for as long as the matcher runs. */
 struct ct_match_stream {
 	uint64_t held_ptr; /* last allocation, not yet in the live table: it may turn out temporary */
-	uint64_t held;     /* its block: alloc info, and its ALLOC record's number once written */
-	uint64_t pending;  /* block a realloc is replacing, while the realloc runs */
-	uint64_t pending_ptr, pending_ra; /* its address, and the realloc's call site */
+	uint64_t pending_ptr, pending_ra; /* block a realloc is replacing, while it runs; its call site */
+	uint32_t held, pending;           /* their alloc infos */
 	/* The last free of an address that was no live block ("odd"), judged at the next event: its
 	 * call site, the call site that freed the address before and the block's alloc info + 1 (a
 	 * double free), the INVALID kind (CT_INVALID_NOT_ALLOCATED: maybe a block allocated before

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* The live block table's erase (preload/maps.c), driven without LD_PRELOAD. Backward-shift
- * deletion has no tombstones to fall back on: a key it fails to pull back behind a hole, or pulls in
- * front of its home slot, is lost to every later find, and the matcher then books the block's free
- * as unmatched and the block as leaked. The cases lay out collision chains that wrap around the
- * table's end and erase their head, their middle, the table's last slot and the slot after it,
- * with keys at home (which must stay) between the hole and keys that must move. After every erase,
- * every remaining key is found with its value and every erased key is absent. Keys are chosen by
- * their home slot as the table itself places them (the slot a key takes alone in an empty table),
- * and each case checks that its layout is the one it describes, so the test follows maps.c's hash
- * whatever it becomes. Then random inserts and erases on small tables, against a plain list. */
+/* The live block table (preload/maps.c), driven without LD_PRELOAD. Backward-shift deletion has
+ * no tombstones to fall back on: a key it fails to pull back behind a hole, or pulls in front of its
+ * home slot, is lost to every later find, and the matcher then books the block's free as unmatched
+ * and the block as leaked. The cases lay out probe runs in one part that cross from its home slots
+ * into its tail and erase their head, their middle, the last home slot and the tail's first, with
+ * keys at home (which must stay) between the hole and keys that must move. After every erase, every
+ * remaining key is found with its value and every erased key is absent. Keys are chosen by their
+ * home slot as the table itself computes it, and each case checks that its layout is the one it
+ * describes, so the test follows maps.c's hash whatever it becomes. Then keys that do not pack into
+ * one word, growth, and random adds and takes on small parts, against a plain list. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,7 +16,8 @@
 
 #include "maps.h"
 
-#define CAP 64 /* holds 32 keys before it grows: every case fits */
+#define CAP 64 /* the slots of a part: holds 44 keys before it grows, every case fits */
+#define PART 0 /* the part the cases lay their keys out in */
 #define MAX_KEYS 16
 
 static int failures;
@@ -27,35 +28,32 @@ static void fail(const char *name, const char *what, uint64_t key)
 	failures++;
 }
 
-static uint64_t value_of(uint64_t key)
+/* An info that packs into a slot (below 2^20 - 1). */
+static uint32_t value_of(uint64_t key)
 {
-	return key * 3 + 1;
+	return (uint32_t)(key >> 4) & 0xffff;
 }
 
-/* The slot of key, or -1 when the table does not find it. */
-static int64_t slot_of(struct ct_live_map *m, uint64_t key)
+/* The slot of key in part PART, or -1 when the table does not find it there; its info in *info. */
+static int64_t slot_of(const struct ct_live_map *m, uint64_t key, uint32_t *info)
 {
-	uint64_t *v = ct_live_find(m, key);
-	if (!v)
-		return -1;
-	return (int64_t)((struct ct_live_slot *)((char *)v - offsetof(struct ct_live_slot, val)) - m->slots);
+	int part;
+	int64_t slot = ct_live_slot_of(m, key, &part, info);
+	return slot >= 0 && part == PART ? slot : -1;
 }
 
-/* The home slot of key in a table of CAP slots: where it goes in the empty probe table, emptied by
- * hand afterwards (not by the erase under test). */
+/* The home slot of key in part PART of a table whose parts have CAP slots (UINT64_MAX: another
+ * part's key). */
 static uint64_t home_of(uint64_t key)
 {
 	static struct ct_live_map probe;
-	if (!probe.slots && ct_live_init(&probe, CAP) < 0) {
+	if (!probe.part[PART].slots && ct_live_init(&probe, CAP * CT_LIVE_SHARDS) < 0) {
 		printf("FAIL no memory for the probe table\n");
 		return UINT64_MAX;
 	}
-	ct_live_insert(&probe, key, 0);
-	int64_t slot = slot_of(&probe, key);
-	if (slot >= 0)
-		probe.slots[slot].key = 0;
-	probe.count = 0;
-	return (uint64_t)slot;
+	int part;
+	uint64_t home = ct_live_home(&probe, key, value_of(key), &part);
+	return part == PART ? home : UINT64_MAX;
 }
 
 /* A key never used before whose home slot is home: 16-byte aligned, as malloc's blocks are. */
@@ -88,20 +86,22 @@ struct table {
 static int build(const char *name, const struct layout *l, struct table *t)
 {
 	memset(t, 0, sizeof(*t));
-	if (ct_live_init(&t->m, CAP) < 0) {
+	if (ct_live_init(&t->m, CAP * CT_LIVE_SHARDS) < 0) {
 		fail(name, "no memory", 0);
 		return -1;
 	}
 	t->n = l->n;
 	for (int i = 0; i < l->n; i++) {
+		uint32_t old;
 		t->key[i] = key_homed_at(l->home[i]);
-		if (ct_live_insert(&t->m, t->key[i], value_of(t->key[i])) < 0) {
+		if (ct_live_add(&t->m, t->key[i], value_of(t->key[i]), &old) != 0) {
 			fail(name, "insert refused", t->key[i]);
 			return -1;
 		}
 	}
+	uint32_t info;
 	for (int i = 0; i < l->n; i++)
-		if (slot_of(&t->m, t->key[i]) != (int64_t)l->slot[i]) {
+		if (slot_of(&t->m, t->key[i], &info) != (int64_t)l->slot[i]) {
 			fail(name, "the layout is not the case's (maps.c's probing changed?)", t->key[i]);
 			return -1;
 		}
@@ -115,12 +115,13 @@ static int check_all(const char *name, struct table *t)
 	int ok = 1;
 	uint64_t live = 0;
 	for (int i = 0; i < t->n; i++) {
-		uint64_t *v = ct_live_find(&t->m, t->key[i]);
-		if (t->erased[i] && v) {
+		uint32_t info = 0;
+		int found = slot_of(&t->m, t->key[i], &info) >= 0;
+		if (t->erased[i] && found) {
 			fail(name, "an erased key is still found", t->key[i]), ok = 0;
-		} else if (!t->erased[i] && !v) {
+		} else if (!t->erased[i] && !found) {
 			fail(name, "a key not erased is no longer found", t->key[i]), ok = 0;
-		} else if (v && *v != value_of(t->key[i])) {
+		} else if (found && info != value_of(t->key[i])) {
 			fail(name, "a key found with another key's value", t->key[i]), ok = 0;
 		}
 		live += !t->erased[i];
@@ -132,12 +133,11 @@ static int check_all(const char *name, struct table *t)
 
 static void erase(const char *name, struct table *t, int i)
 {
-	uint64_t *v = ct_live_find(&t->m, t->key[i]);
-	if (!v) {
-		fail(name, "the key to erase is not found", t->key[i]);
+	uint32_t info;
+	if (!ct_live_take(&t->m, t->key[i], &info) || info != value_of(t->key[i])) {
+		fail(name, "the key to erase is not found with its value", t->key[i]);
 		return;
 	}
-	ct_live_erase(&t->m, v);
 	t->erased[i] = 1;
 }
 
@@ -163,29 +163,29 @@ static void run_case(const char *name, const struct layout *l, const int *order,
 		printf("ok   %s\n", name);
 }
 
-/* Slots 61..63 then 0..6, one cluster across the table's end (key(home)@slot):
- * a(61)@61 b(61)@62 c(61)@63 d(62)@0 e(63)@1 f(0)@2 g(1)@3 h(3)@4 i(5)@5 j(4)@6.
- * i sits at its home and must stay when a hole opens before it; j, past it, must still move. */
-static const struct layout wrapped = {
-    10, {61, 61, 61, 62, 63, 0, 1, 3, 5, 4}, {61, 62, 63, 0, 1, 2, 3, 4, 5, 6}};
+/* A run from the last home slots into the tail (key(home)@slot): a(61)@61 b(61)@62 c(61)@63
+ * d(62)@64 e(63)@65 f(63)@66 g(62)@67 h(60)@60 i(60)@68. Every key but h and i sits after its home,
+ * and i, homed before all of them, last. */
+static const struct layout tail = {
+    9, {61, 61, 61, 62, 63, 63, 62, 60, 60}, {61, 62, 63, 64, 65, 66, 67, 60, 68}};
 
-/* Keys at home right after the wrap stay put while a key behind them, homed before the wrap,
- * crosses it: a(62)@62 b(62)@63 c(0)@0 d(0)@1 e(63)@2 f(2)@3. */
-static const struct layout at_home = {6, {62, 62, 0, 0, 63, 2}, {62, 63, 0, 1, 2, 3}};
+/* A key at home between a hole and keys that must move past it: a(58)@58 b(58)@59 c(60)@60
+ * d(58)@61 e(61)@62. */
+static const struct layout at_home = {5, {58, 58, 60, 58, 61}, {58, 59, 60, 61, 62}};
 
 static void cases(void)
 {
-	run_case("the head of a chain that wraps: every key behind it moves back across the end", &wrapped,
+	run_case("the head of a run that crosses into the tail: every key behind it moves back", &tail,
 	         (const int[]){0}, 1);
-	run_case("the table's last slot: the key in slot 0 moves back to it", &wrapped, (const int[]){2}, 1);
-	run_case("slot 0, the middle of a wrapped chain", &wrapped, (const int[]){3}, 1);
-	run_case("a hole before a key at home and a key that must move past it", &wrapped, (const int[]){7},
+	run_case("the last home slot: the tail's first key moves back to it", &tail, (const int[]){2}, 1);
+	run_case("the tail's first slot", &tail, (const int[]){3}, 1);
+	run_case("the key homed first: the run's last key moves back over keys that stay", &tail,
+	         (const int[]){7}, 1);
+	run_case("the middle of the run, then its head", &tail, (const int[]){5, 0}, 2);
+	run_case("every other key, then the rest", &tail, (const int[]){1, 3, 5, 7}, 4);
+	run_case("a hole before a key at home and a key that must move past it", &at_home, (const int[]){1},
 	         1);
-	run_case("the middle of the chain after the wrap, then its head", &wrapped, (const int[]){5, 0}, 2);
-	run_case("every other key, then the rest", &wrapped, (const int[]){1, 3, 5, 7, 9}, 5);
-	run_case("keys at home after the wrap stay, one homed before it crosses", &at_home, (const int[]){1},
-	         1);
-	run_case("the chain's first key with keys at home after the wrap", &at_home, (const int[]){0}, 1);
+	run_case("the run's first key with a key at home in it", &at_home, (const int[]){0}, 1);
 }
 
 /* ---- random inserts and erases against a list ---- */
@@ -200,9 +200,9 @@ static uint64_t next_random(void)
 	return rng;
 }
 
-/* A table of cap slots (kept at most half full, so it never grows) and a pool of 4 * cap keys,
- * inserted by ct_live_insert or ct_live_add (which also sees present keys); every operation is
- * followed by a find of every key of the pool. */
+/* A table whose part PART has cap slots (kept at most 40% full, so it never grows) and a pool of
+ * keys of that part, at least 4 * cap, added by ct_live_add (present or not) and taken by
+ * ct_live_take; every operation is followed by a lookup of every key of the pool. */
 static void random_ops(uint64_t cap, int ops)
 {
 	enum { POOL = 256 };
@@ -210,37 +210,43 @@ static void random_ops(uint64_t cap, int ops)
 	int live[POOL] = {0}, n_live = 0, n_keys = (int)(cap * 4 < POOL ? cap * 4 : POOL);
 	struct ct_live_map m;
 	char name[64];
-	snprintf(name, sizeof(name), "random inserts and erases, %" PRIu64 " slots", cap);
-	if (ct_live_init(&m, cap) < 0) {
+	snprintf(name, sizeof(name), "random adds and takes, %" PRIu64 " slots", cap);
+	if (ct_live_init(&m, cap * CT_LIVE_SHARDS) < 0) {
 		fail(name, "no memory", 0);
 		return;
 	}
-	for (int i = 0; i < n_keys; i++)
-		key[i] = 0x7f0000000000 + ((next_random() & 0xffff) << 20) + 16 * (uint64_t)i; /* distinct */
+	for (int i = 0; i < n_keys; i++) { /* distinct, all of part PART */
+		int part;
+		do
+			key[i] = 0x7f0000000000 + ((next_random() & 0xffff) << 20) + 16 * (uint64_t)i;
+		while (ct_live_home(&m, key[i], 1, &part), part != PART);
+	}
 	for (int op = 0; op < ops; op++) {
 		int i = (int)(next_random() % (uint64_t)n_keys);
-		uint64_t old = 0;
+		uint32_t old = 0;
 		if (live[i] && op % 3 == 0) { /* ct_live_add of a key present: replaced, the old value out */
 			if (ct_live_add(&m, key[i], value_of(key[i]), &old) != 1 || old != value_of(key[i])) {
 				fail(name, "add of a present key not seen as one", key[i]);
 				break;
 			}
 		} else if (live[i]) {
-			ct_live_erase(&m, ct_live_find(&m, key[i]));
+			if (!ct_live_take(&m, key[i], &old) || old != value_of(key[i])) {
+				fail(name, "a key taken is not found with its value", key[i]);
+				break;
+			}
 			live[i] = 0, n_live--;
-		} else if ((uint64_t)(n_live + 1) * 2 <= cap) {
-			int rc = op % 2 ? ct_live_add(&m, key[i], value_of(key[i]), &old)
-			                : ct_live_insert(&m, key[i], value_of(key[i]));
-			if (rc != 0) {
-				fail(name, "insert refused", key[i]);
+		} else if ((uint64_t)(n_live + 1) * 10 <= cap * 4) {
+			if (ct_live_add(&m, key[i], value_of(key[i]), &old) != 0) {
+				fail(name, "a new key not inserted", key[i]);
 				break;
 			}
 			live[i] = 1, n_live++;
 		}
-		int ok = m.cap == cap && m.count == (uint64_t)n_live;
+		int ok = m.part[PART].cap == cap && m.count == (uint64_t)n_live;
 		for (int k = 0; k < n_keys && ok; k++) {
-			uint64_t *v = ct_live_find(&m, key[k]);
-			ok = live[k] ? v && *v == value_of(key[k]) : !v;
+			uint32_t info = 0;
+			int found = slot_of(&m, key[k], &info) >= 0;
+			ok = live[k] ? found && info == value_of(key[k]) : !found;
 		}
 		if (!ok) {
 			char what[96];
@@ -253,6 +259,11 @@ static void random_ops(uint64_t cap, int ops)
 	}
 	ct_live_release(&m);
 	printf("ok   %s\n", name);
+}
+
+static void count_key(uint64_t p, uint32_t info, void *arg)
+{
+	(void)p, (void)info, (void)arg;
 }
 
 /* ct_live_add from a table of 16 slots to one of thousands: every key added is found with its value
@@ -268,14 +279,17 @@ static void add_grows(void)
 		return;
 	}
 	for (uint64_t i = 0; i < KEYS; i++) {
-		uint64_t key = 0x7f0000100000 + 16 * i, old = 0;
+		uint64_t key = 0x7f0000100000 + 16 * i;
+		uint32_t old = 0;
 		if (ct_live_add(&m, key, value_of(key), &old) != 0) {
 			fail(name, "a new key not inserted", key);
 			break;
 		}
 		for (uint64_t k = 0; k <= i; k++) {
-			uint64_t *v = ct_live_find(&m, 0x7f0000100000 + 16 * k);
-			if (!v || *v != value_of(0x7f0000100000 + 16 * k)) {
+			uint32_t info = 0;
+			int part;
+			if (ct_live_slot_of(&m, 0x7f0000100000 + 16 * k, &part, &info) < 0 ||
+			    info != value_of(0x7f0000100000 + 16 * k)) {
 				fail(name, "a key added is not found with its value",
 				     0x7f0000100000 + 16 * k);
 				ct_live_release(&m);
@@ -283,16 +297,62 @@ static void add_grows(void)
 			}
 		}
 	}
-	uint64_t key = 0x7f0000100000 + 16 * 7, old = 0;
-	if (m.count != KEYS || ct_live_add(&m, key, 5, &old) != 1 || old != value_of(key))
+	uint64_t key = 0x7f0000100000 + 16 * 7;
+	uint32_t old = 0;
+	if (m.count != KEYS || ct_live_each(&m, count_key, NULL) != KEYS ||
+	    ct_live_add(&m, key, 5, &old) != 1 || old != value_of(key))
 		fail(name, "the count, or a present key added again", key);
 	ct_live_release(&m);
 	printf("ok   %s\n", name);
 }
 
+/* Keys that do not pack into one word (an address above 2^47 or not 8-byte aligned, an info of
+ * 2^20 - 1 or more) among keys that do, against a list: each is found in the part it belongs to with
+ * its info, a key whose info stops or starts packing moves between parts and is never in both, and
+ * every key is taken back once. */
+static void wide_keys(void)
+{
+	enum { KEYS = 600 };
+	const char *name = "keys that do not pack, mixed with keys that do";
+	static uint64_t key[KEYS];
+	static uint32_t info[KEYS];
+	struct ct_live_map m;
+	if (ct_live_init(&m, 64) < 0) {
+		fail(name, "no memory", 0);
+		return;
+	}
+	for (int i = 0; i < KEYS; i++) {
+		uint64_t base = 0x7f0000200000 + 32 * (uint64_t)i;
+		key[i] = i % 5 == 1 ? base + 4 : i % 5 == 2 ? base | 1ull << 50 : base;
+		info[i] = i % 5 == 3 ? (1u << 20) - 1 + (uint32_t)i : (uint32_t)i;
+	}
+	uint32_t old = 0, got = 0;
+	int ok = 1, part;
+	for (int i = 0; i < KEYS && ok; i++)
+		ok = ct_live_add(&m, key[i], info[i], &old) == 0;
+	for (int i = 0; i < KEYS && ok; i += 4) { /* infos that stop packing, or start to */
+		info[i] = info[i] < (1u << 20) - 1 ? UINT32_MAX - (uint32_t)i : (uint32_t)i;
+		ok = ct_live_add(&m, key[i], info[i], &old) == 1;
+	}
+	for (int i = 0; i < KEYS && ok; i++) {
+		int wide = key[i] >= 1ull << 47 || (key[i] & 7) || info[i] >= (1u << 20) - 1;
+		ok = ct_live_slot_of(&m, key[i], &part, &got) >= 0 && got == info[i] &&
+		     (part == CT_LIVE_SHARDS) == wide;
+	}
+	ok = ok && m.count == KEYS && ct_live_each(&m, count_key, NULL) == KEYS;
+	for (int i = 0; i < KEYS && ok; i++)
+		ok = ct_live_take(&m, key[i], &got) == 1 && got == info[i] && !ct_live_take(&m, key[i], &got);
+	if (!ok || m.count != 0)
+		fail(name, "a key not found where it belongs, with its info, once", 0);
+	else
+		printf("ok   %s\n", name);
+	ct_live_release(&m);
+}
+
 int main(void)
 {
 	cases();
+	wide_keys();
 	add_grows();
 	random_ops(16, 200000);
 	random_ops(64, 200000);
