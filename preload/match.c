@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Matching frees to allocations (see match.h): per-stream held and pending blocks, the live table,
  * alloc info interning, sequence order across streams, the recently freed addresses and the
- * verdict on frees of other addresses, the totals. One thread at a time, no locks, no malloc. */
+ * verdict on frees of other addresses, the totals; each lane for its own addresses. One thread at
+ * a time, no locks, no malloc. */
 #include <errno.h>
 #include <stdatomic.h>
 
@@ -12,19 +13,31 @@
 
 #define HOT static inline __attribute__((always_inline)) /* on every event's path */
 
-static struct {
+/* A lane: the matcher of the addresses whose sequence buckets are its own (match.h). */
+struct lane {
 	struct ct_match_sink sink;
 	struct ct_live_map live;
-	struct ct_info_map infos;
-	uint32_t *expect;       /* per sequence bucket: the number of the next event to apply */
-	struct freed *freed;    /* recently freed addresses (FREED_SLOTS) */
-	struct recent *recent;  /* the last ALLOC records by address (RECENT_SLOTS) */
-	int numbered;           /* events may have taken numbers: a reset was done before */
-	uint32_t stacks;        /* stack node ids below this are defined in the output */
-	uint32_t alloc_records; /* ALLOC records written so far (mod 2^32), to name blocks by age */
+	uint32_t *expect;            /* per bucket of the lane (bucket >> m.shift): the next event's number */
+	struct freed *freed;         /* recently freed addresses (FREED_SLOTS) */
+	struct recent *recent;       /* the last ALLOC records by address (RECENT_SLOTS) */
+	uint32_t stacks;             /* stack node ids below this are defined in its output */
+	uint32_t alloc_records;      /* ALLOC records it wrote so far (mod 2^32), to name blocks by age */
+	uint32_t index, mask, shift; /* its buckets: those b with b & mask == index; b >> shift in expect */
 	uint64_t allocations, frees, bytes, unmatched, lost, dropped, bytes_since_taken;
 	struct ct_match_stream *streams;
-} m;
+};
+
+static struct {
+	struct lane lane[CT_MATCH_LANES_MAX];
+	struct ct_info_map infos; /* the alloc infos, one id space for all lanes */
+	uint32_t lanes, shift;    /* lanes = 1 << shift */
+	int numbered;             /* events may have taken numbers: a reset was done before */
+} m = {.lanes = 1};
+
+static inline struct lane *lane_of(const struct ct_match_stream *s)
+{
+	return s->lane_state;
+}
 
 /* ---- recently freed addresses ----
  * A direct-mapped table of the last free of each address it holds (a newer free of another address
@@ -42,29 +55,29 @@ struct freed {
 	uint32_t block; /* its alloc info + 1, 0 unknown */
 };
 
-HOT struct freed *freed_slot(uint64_t p)
+HOT struct freed *freed_slot(struct lane *L, uint64_t p)
 {
-	return &m.freed[(p * 0x9E3779B97F4A7C15ull) >> (64 - FREED_BITS)];
+	return &L->freed[(p * 0x9E3779B97F4A7C15ull) >> (64 - FREED_BITS)];
 }
 
-HOT void remember_free(uint64_t p, uint64_t ra, uint32_t block)
+HOT void remember_free(struct lane *L, uint64_t p, uint64_t ra, uint32_t block)
 {
-	*freed_slot(p) = (struct freed){p, ra, block};
+	*freed_slot(L, p) = (struct freed){p, ra, block};
 }
 
 /* ---- alloc infos ---- */
 
 /* The id of (size, stack); a new pair is written as an INFO record first (after its frames).
  * UINT32_MAX when the table is out of memory. */
-HOT uint32_t intern_info(uint64_t size, uint32_t stack)
+HOT uint32_t intern_info(struct lane *L, uint64_t size, uint32_t stack)
 {
 	int is_new;
 	uint32_t id = ct_info_intern(&m.infos, size, stack, &is_new);
 	if (!is_new || id == UINT32_MAX)
 		return id;
-	if (stack >= m.stacks)
-		m.stacks = m.sink.define_stacks(stack + 1, m.sink.arg);
-	ct_rec_info(m.sink.out, size, stack);
+	if (stack >= L->stacks)
+		L->stacks = L->sink.define_stacks(stack + 1, L->sink.arg);
+	ct_rec_info(L->sink.out, size, stack);
 	return id;
 }
 
@@ -83,71 +96,71 @@ HOT uint32_t intern_info(uint64_t size, uint32_t stack)
 
 struct recent {
 	uint64_t p;
-	uint32_t number, info; /* the ALLOC record's number (m.alloc_records after it) and info */
+	uint32_t number, info; /* the ALLOC record's number (L->alloc_records after it) and info */
 };
 
-HOT struct recent *recent_slot(uint64_t p)
+HOT struct recent *recent_slot(struct lane *L, uint64_t p)
 {
-	return &m.recent[(p * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
+	return &L->recent[(p * 0x9E3779B97F4A7C15ull) >> (64 - RECENT_BITS)];
 }
 
 /* ---- the records of blocks: straight into the sink's columns when it has them ---- */
 
 /* The columns for one more record, or NULL: write it to out (no columns, or no room). The records
  * waiting in out go to the columns first, so the stream keeps its order. */
-HOT struct ct_columns *hot(void)
+HOT struct ct_columns *hot(struct lane *L)
 {
-	struct ct_columns *c = m.sink.cols;
+	struct ct_columns *c = L->sink.cols;
 	if (!c)
 		return NULL;
-	if (CT_UNLIKELY(m.sink.out->len != 0 || c->room == 0) && !m.sink.stage(m.sink.out))
+	if (CT_UNLIKELY(L->sink.out->len != 0 || c->room == 0) && !L->sink.stage(L->sink.out))
 		return NULL;
 	c->room--;
 	return c;
 }
 
 /* ALLOC, FREE or TEMP of info. */
-HOT void put_event(unsigned tag, uint32_t info)
+HOT void put_event(struct lane *L, unsigned tag, uint32_t info)
 {
-	struct ct_columns *c = hot();
+	struct ct_columns *c = hot(L);
 	if (c)
 		ct_col_short_event(c, tag, info);
 	else
-		ct_rec_event(m.sink.out, tag, info);
+		ct_rec_event(L->sink.out, tag, info);
 }
 
 /* Writes the ALLOC record of the block of info at p. */
-HOT void write_alloc(uint64_t p, uint32_t info)
+HOT void write_alloc(struct lane *L, uint64_t p, uint32_t info)
 {
-	put_event(CT_REC_ALLOC, info);
-	*recent_slot(p) = (struct recent){p, ++m.alloc_records, info};
+	put_event(L, CT_REC_ALLOC, info);
+	*recent_slot(L, p) = (struct recent){p, ++L->alloc_records, info};
 }
 
 /* Writes the end of the written block of info at p: RECENT when its ALLOC is among the last
  * CT_RECENT_WINDOW, which is most frees (a program frees what it just allocated), else FREE. */
-HOT void write_free(uint64_t p, uint32_t info)
+HOT void write_free(struct lane *L, uint64_t p, uint32_t info)
 {
-	struct recent *r = recent_slot(p);
-	uint32_t age = m.alloc_records - r->number + 1;
+	struct recent *r = recent_slot(L, p);
+	uint32_t age = L->alloc_records - r->number + 1;
 	if (r->p != p || r->info != info || age < 1 || age > CT_RECENT_WINDOW) {
-		put_event(CT_REC_FREE, info);
+		put_event(L, CT_REC_FREE, info);
 		return;
 	}
 	r->p = 0;
-	struct ct_columns *c = hot();
+	struct ct_columns *c = hot(L);
 	if (c)
 		ct_col_recent(c, age);
 	else
-		ct_rec_recent(m.sink.out, age);
+		ct_rec_recent(L->sink.out, age);
 }
 
-static void write_tempfree(uint32_t info)
+static void write_tempfree(struct lane *L, uint32_t info)
 {
-	struct ct_columns *c = hot();
+	struct ct_columns *c = hot(L);
 	if (c)
 		ct_col_core1(c, CT_REC_TEMPFREE, info);
 	else
-		ct_rec_tempfree(m.sink.out, info);
+		ct_rec_tempfree(L->sink.out, info);
 }
 
 /* Each stream's latest allocation ("held") lives only in the stream until the stream's next
@@ -156,62 +169,62 @@ static void write_tempfree(uint32_t info)
 
 /* Puts a block into the live table. If its address is there already, the allocator handed it out
  * again, so the old block was freed where ctrack could not see: end it. */
-HOT void live_add(uint64_t p, uint32_t info)
+HOT void live_add(struct lane *L, uint64_t p, uint32_t info)
 {
 	uint32_t old;
-	int was = ct_live_add(&m.live, p, info, &old);
+	int was = ct_live_add(&L->live, p, info, &old);
 	if (CT_LIKELY(was == 0))
 		return;
 	if (was < 0) {
-		m.dropped++; /* its free will be unmatched */
+		L->dropped++; /* its free will be unmatched */
 		return;
 	}
-	put_event(CT_REC_FREE, old); /* not RECENT: the last ALLOC at p is the new block's */
-	m.frees++;
-	m.lost++;
+	put_event(L, CT_REC_FREE, old); /* not RECENT: the last ALLOC at p is the new block's */
+	L->frees++;
+	L->lost++;
 }
 
-HOT void flush_held(struct ct_match_stream *s)
+HOT void flush_held(struct lane *L, struct ct_match_stream *s)
 {
 	if (!s->has_held)
 		return;
 	if (!s->held_written)
-		write_alloc(s->held_ptr, s->held);
-	live_add(s->held_ptr, s->held);
+		write_alloc(L, s->held_ptr, s->held);
+	live_add(L, s->held_ptr, s->held);
 	s->has_held = s->held_written = 0;
 }
 
 /* The stream, other than s, whose held allocation is p: a block freed by another thread before
  * its own thread did anything else. Rare, so a scan. */
-static struct ct_match_stream *held_elsewhere(const struct ct_match_stream *s, uint64_t p)
+static struct ct_match_stream *held_elsewhere(struct lane *L, const struct ct_match_stream *s, uint64_t p)
 {
-	for (struct ct_match_stream *o = m.streams; o; o = o->next)
+	for (struct ct_match_stream *o = L->streams; o; o = o->next)
 		if (o != s && o->has_held && o->held_ptr == p)
 			return o;
 	return NULL;
 }
 
 /* The block of info at p ends, freed by the call at ra. */
-HOT void end_block(uint64_t p, uint64_t ra, uint32_t info, int temp, int written)
+HOT void end_block(struct lane *L, uint64_t p, uint64_t ra, uint32_t info, int temp, int written)
 {
-	remember_free(p, ra, info + 1);
+	remember_free(L, p, ra, info + 1);
 	if (!temp)
-		write_free(p, info);
+		write_free(L, p, info);
 	else if (written)
-		write_tempfree(info);
+		write_tempfree(L, info);
 	else
-		put_event(CT_REC_TEMP, info);
-	m.frees++;
+		put_event(L, CT_REC_TEMP, info);
+	L->frees++;
 }
 
 /* The same when the realloc it belongs to completes. */
-static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint32_t info, int temp,
-                       int written)
+static void pend_block(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t ra, uint32_t info,
+                       int temp, int written)
 {
 	/* Another realloc's start, before the end of the one waiting (signal handlers' reallocs whose
 	 * events had to be interleaved): that one's old block ends now, not never. */
 	if (s->has_pending)
-		end_block(s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
+		end_block(L, s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
 	s->pending = info;
 	s->pending_ptr = p;
 	s->pending_ra = ra;
@@ -222,68 +235,69 @@ static void pend_block(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint3
 
 /* The block of info at p ends, freed by the call at ra: now, or as_pending, when its realloc
  * completes. */
-HOT void end_or_pend(struct ct_match_stream *s, uint64_t p, uint64_t ra, uint32_t info, int temp, int written,
-                     int as_pending)
+HOT void end_or_pend(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t ra, uint32_t info,
+                     int temp, int written, int as_pending)
 {
 	if (as_pending)
-		pend_block(s, p, ra, info, temp, written);
+		pend_block(L, s, p, ra, info, temp, written);
 	else
-		end_block(p, ra, info, temp, written);
+		end_block(L, p, ra, info, temp, written);
 }
 
 /* The realloc that the current event completes has freed its old block. */
-static void settle_pending(struct ct_match_stream *s)
+static void settle_pending(struct lane *L, struct ct_match_stream *s)
 {
 	if (!s->has_pending)
 		return;
 	s->has_pending = 0;
-	end_block(s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
+	end_block(L, s->pending_ptr, s->pending_ra, s->pending, s->pending_temp, s->pending_written);
 }
 
 /* ---- frees of addresses that are no live block ---- */
 
 /* The stack node of backtrace ips[0 .. n), defined in the output (0: none). */
-static uint32_t stack_of(const uint64_t *ips, int n, int truncated)
+static uint32_t stack_of(struct lane *L, const uint64_t *ips, int n, int truncated)
 {
-	uint32_t stack = n > 0 && m.sink.intern ? m.sink.intern(ips, n, truncated, m.sink.arg) : 0;
-	if (stack >= m.stacks)
-		m.stacks = m.sink.define_stacks(stack + 1, m.sink.arg);
+	uint32_t stack = n > 0 && L->sink.intern ? L->sink.intern(ips, n, truncated, L->sink.arg) : 0;
+	if (stack >= L->stacks)
+		L->stacks = L->sink.define_stacks(stack + 1, L->sink.arg);
 	return stack;
 }
 
 /* A call site alone: the frame of return address ra, under the truncated root (the rest of the
  * backtrace was never walked). */
-static uint32_t call_site(uint64_t ra)
+static uint32_t call_site(struct lane *L, uint64_t ra)
 {
-	return ra ? stack_of(&ra, 1, 1) : 0;
+	return ra ? stack_of(L, &ra, 1, 1) : 0;
 }
 
 /* The INVALID record of s's odd free, its call's backtrace at node stack. */
-static void write_invalid(const struct ct_match_stream *s, uint32_t stack)
+static void write_invalid(struct lane *L, const struct ct_match_stream *s, uint32_t stack)
 {
-	struct ct_rec_invalid v = {s->odd_kind, s->odd_call, stack, call_site(s->odd_freed_ra), s->odd_block};
-	ct_rec_invalid(m.sink.out, &v);
+	struct ct_rec_invalid v = {s->odd_kind, s->odd_call, stack, call_site(L, s->odd_freed_ra),
+	                           s->odd_block};
+	ct_rec_invalid(L->sink.out, &v);
 }
 
 /* The stream's odd free is judged: an invalid free at its call site, or a free of a block
  * allocated before tracing (counted, not written). */
-static void settle_odd(struct ct_match_stream *s)
+static void settle_odd(struct lane *L, struct ct_match_stream *s)
 {
 	if (!s->has_odd)
 		return;
 	s->has_odd = 0;
 	if (s->odd_kind != CT_INVALID_NOT_ALLOCATED)
-		write_invalid(s, call_site(s->odd_ra));
+		write_invalid(L, s, call_site(L, s->odd_ra));
 }
 
 /* free(p) or realloc(p, n) at ra (call), p no live block: counted, and held for judgement. */
-static void odd_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int call)
+static void odd_free(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t ra, int call)
 {
-	int where = m.sink.classify ? m.sink.classify(p, m.sink.arg) : CT_WHERE_HEAP;
-	const struct freed *f = freed_slot(p);
-	int again = f->p == p && !(where & CT_WHERE_UNSURE) && !m.dropped;
+	int where = L->sink.classify ? L->sink.classify(p, L->sink.arg) : CT_WHERE_HEAP;
+	const struct freed *f = freed_slot(L, p);
+	int again = f->p == p && !(where & CT_WHERE_UNSURE) && !L->dropped;
 	where &= ~CT_WHERE_UNSURE;
-	m.unmatched++;
+	L->unmatched++;
 	s->odd_kind = where == CT_WHERE_STATIC  ? CT_INVALID_STATIC
 	              : where == CT_WHERE_STACK ? CT_INVALID_STACK
 	              : again                   ? CT_INVALID_DOUBLE
@@ -294,7 +308,7 @@ static void odd_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int cal
 	s->odd_call = (uint8_t)call;
 	s->odd_aged = 0;
 	s->has_odd = 1;
-	remember_free(p, ra, s->odd_block); /* freeing it once more is a double free */
+	remember_free(L, p, ra, s->odd_block); /* freeing it once more is a double free */
 }
 
 int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int truncated)
@@ -303,8 +317,9 @@ int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int tr
 		return 0;
 	for (int i = 0; i < n; i++)
 		if ((ips[i] & ~CT_REC_IP_EXACT) == s->odd_ra) {
+			struct lane *L = lane_of(s);
 			s->has_odd = 0;
-			write_invalid(s, stack_of(ips + i, n - i, truncated));
+			write_invalid(L, s, stack_of(L, ips + i, n - i, truncated));
 			return 1;
 		}
 	return 0;
@@ -312,83 +327,104 @@ int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int tr
 
 /* ---- events ---- */
 
-HOT void on_alloc(struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack)
+HOT void on_alloc(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack)
 {
-	settle_pending(s);
-	flush_held(s);
-	uint32_t info = intern_info(size, stack);
+	settle_pending(L, s);
+	flush_held(L, s);
+	uint32_t info = intern_info(L, size, stack);
 	if (info == UINT32_MAX) {
-		m.dropped++;
+		L->dropped++;
 		return;
 	}
 	s->held_ptr = p;
 	s->held = info;
 	s->has_held = 1;
-	m.allocations++;
-	m.bytes += size;
-	m.bytes_since_taken += size;
+	L->allocations++;
+	L->bytes += size;
+	L->bytes_since_taken += size;
 }
 
 void ct_match_write_held(struct ct_match_stream *s)
 {
+	struct lane *L = lane_of(s);
 	if (s->has_held && !s->held_written) {
-		write_alloc(s->held_ptr, s->held);
+		write_alloc(L, s->held_ptr, s->held);
 		s->held_written = 1;
 	}
 	if (CT_UNLIKELY(s->has_odd) && s->odd_aged++)
-		settle_odd(s);
+		settle_odd(L, s);
 }
 
 /* free(p), or realloc(p, n) starting (as_pending: its old block ends when the realloc does), by the
  * call at ra. */
-HOT void on_free(struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pending)
+HOT void on_free(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t ra, int as_pending)
 {
 	if (s->has_held && s->held_ptr == p) { /* freed by the thread's very next event */
 		int written = s->held_written;
 		s->has_held = s->held_written = 0;
-		end_or_pend(s, p, ra, s->held, 1, written, as_pending);
+		end_or_pend(L, s, p, ra, s->held, 1, written, as_pending);
 		return;
 	}
-	flush_held(s);
+	flush_held(L, s);
 	uint32_t info;
-	if (ct_live_take(&m.live, p, &info)) {
-		end_or_pend(s, p, ra, info, 0, 0, as_pending);
+	if (ct_live_take(&L->live, p, &info)) {
+		end_or_pend(L, s, p, ra, info, 0, 0, as_pending);
 		return;
 	}
-	struct ct_match_stream *o = held_elsewhere(s, p);
+	struct ct_match_stream *o = held_elsewhere(L, s, p);
 	if (!o) { /* allocated before ctrack started, by a path it cannot see, or never */
-		odd_free(s, p, ra, as_pending ? CT_INVALID_REALLOC : CT_INVALID_FREE);
+		odd_free(L, s, p, ra, as_pending ? CT_INVALID_REALLOC : CT_INVALID_FREE);
 		return;
 	}
 	if (!o->held_written)
-		write_alloc(o->held_ptr, o->held);
+		write_alloc(L, o->held_ptr, o->held);
 	o->has_held = o->held_written = 0;
-	end_or_pend(s, p, ra, o->held, 0, 0, as_pending);
+	end_or_pend(L, s, p, ra, o->held, 0, 0, as_pending);
 }
 
 /* The realloc failed: its old block is live again, exactly as before. */
-static void on_realloc_failed(struct ct_match_stream *s, uint64_t p)
+static void on_realloc_failed(struct lane *L, struct ct_match_stream *s, uint64_t p)
 {
 	if (!s->has_pending)
 		return;
 	s->has_pending = 0;
 	if (!s->pending_temp) {
-		live_add(p, s->pending);
+		live_add(L, p, s->pending);
 		return;
 	}
-	flush_held(s);
+	flush_held(L, s);
 	s->held_ptr = p;
 	s->held = s->pending;
 	s->held_written = s->pending_written;
 	s->has_held = 1;
 }
 
+/* An event on another lane's address, as this lane's stream of the same ring sees it: the thread
+ * went on, so its held block was not freed by its next event (into the table), a realloc waiting
+ * for its new block's ALLOC is complete, and an odd free is judged; a realloc's start, failure or
+ * end of zero size concern that other lane's block. */
+static void pass_by(struct lane *L, struct ct_match_stream *s, unsigned kind)
+{
+	if (CT_UNLIKELY(s->has_odd))
+		settle_odd(L, s);
+	if (kind == CT_EV_ALLOC)
+		settle_pending(L, s);
+	if (kind == CT_EV_ALLOC || kind == CT_EV_FREE || kind == CT_EV_RBEGIN)
+		flush_held(L, s);
+}
+
 int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 {
+	struct lane *L = lane_of(s);
 	uint64_t p = CT_EV_PTR(ev[0]);
 	unsigned kind = CT_EV_KIND(ev[0]);
+	uint32_t bucket = ct_seq_bucket(p);
+	if (CT_UNLIKELY((bucket & L->mask) != L->index)) {
+		pass_by(L, s, kind);
+		return CT_MATCH_DONE;
+	}
 	if (kind != CT_EV_RFREE) {
-		uint32_t *next = &m.expect[ct_seq_bucket(p)];
+		uint32_t *next = &L->expect[bucket >> L->shift];
 		int32_t ahead = (int32_t)(ct_event_seq(ev) - *next);
 		if (ordered && ahead > 0)
 			return CT_MATCH_BLOCKED;
@@ -396,22 +432,22 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 			*next = ct_event_seq(ev) + 1;
 	}
 	if (CT_UNLIKELY(s->has_odd)) /* the thread went on after its odd free */
-		settle_odd(s);
+		settle_odd(L, s);
 	switch (kind) {
 	case CT_EV_ALLOC:
-		on_alloc(s, p, ev[1], (uint32_t)ev[2]);
+		on_alloc(L, s, p, ev[1], (uint32_t)ev[2]);
 		break;
 	case CT_EV_FREE:
-		on_free(s, p, ev[2], 0);
+		on_free(L, s, p, ev[2], 0);
 		break;
 	case CT_EV_RBEGIN:
-		on_free(s, p, ev[2], 1);
+		on_free(L, s, p, ev[2], 1);
 		break;
 	case CT_EV_RFAIL:
-		on_realloc_failed(s, p);
+		on_realloc_failed(L, s, p);
 		break;
 	case CT_EV_RFREE:
-		settle_pending(s);
+		settle_pending(L, s);
 		break;
 	}
 	return CT_MATCH_DONE;
@@ -420,113 +456,162 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 /* Tables larger than this are loaded ahead (ct_match_prefetching): about half of a core's L2. */
 #define PREFETCH_FROM_BYTES (512u << 10)
 
-int ct_match_prefetching(void)
+int ct_match_prefetching(const struct ct_match_stream *s)
 {
-	return ct_live_bytes(&m.live) + m.infos.cap * sizeof(*m.infos.slots) > PREFETCH_FROM_BYTES;
+	return ct_live_bytes(&lane_of(s)->live) + m.infos.cap * sizeof(*m.infos.slots) > PREFETCH_FROM_BYTES;
 }
 
-void ct_match_prefetch(const uint64_t *ev)
+void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev)
 {
 	unsigned kind = CT_EV_KIND(ev[0]);
 	if (kind == CT_EV_ALLOC)
 		ct_info_prefetch(&m.infos, ev[1], (uint32_t)ev[2]);
 	if (kind != CT_EV_RFREE)
-		ct_live_prefetch(&m.live, CT_EV_PTR(ev[0]));
+		ct_live_prefetch(&lane_of(s)->live, CT_EV_PTR(ev[0]));
 }
 
 void ct_match_settle(struct ct_match_stream *s)
 {
-	flush_held(s);
-	settle_pending(s);
-	settle_odd(s);
+	struct lane *L = lane_of(s);
+	flush_held(L, s);
+	settle_pending(L, s);
+	settle_odd(L, s);
 }
 
 void ct_match_settle_all(void)
 {
-	for (struct ct_match_stream *s = m.streams; s; s = s->next)
-		ct_match_settle(s);
+	for (uint32_t i = 0; i < m.lanes; i++)
+		for (struct ct_match_stream *s = m.lane[i].streams; s; s = s->next)
+			ct_match_settle(s);
 }
 
 /* ---- set-up and totals ---- */
 
-void ct_match_stream_add(struct ct_match_stream *s)
+void ct_match_stream_add(struct ct_match_stream *s, unsigned lane)
 {
-	s->next = m.streams;
-	m.streams = s;
+	struct lane *L = &m.lane[lane];
+	s->lane_state = L;
+	s->next = L->streams;
+	L->streams = s;
 }
 
-int ct_match_reset(const struct ct_match_sink *sink)
+static size_t expect_bytes(void)
 {
-	m.sink = *sink;
-	ct_live_release(&m.live);
-	ct_info_release(&m.infos);
-	if (!m.expect)
-		m.expect = ct_arena_map(CT_SEQ_BUCKETS * sizeof(*m.expect));
+	return (CT_SEQ_BUCKETS >> m.shift) * sizeof(uint32_t);
+}
+
+static void release_lane(struct lane *L)
+{
+	ct_live_release(&L->live);
+	ct_arena_unmap(L->expect, expect_bytes());
+	L->expect = NULL;
+	ct_arena_unmap(L->freed, FREED_SLOTS * sizeof(*L->freed));
+	L->freed = NULL;
+	ct_arena_unmap(L->recent, RECENT_SLOTS * sizeof(*L->recent));
+	L->recent = NULL;
+}
+
+static int reset_lane(struct lane *L, const struct ct_match_sink *sink)
+{
+	L->sink = *sink;
+	ct_live_release(&L->live);
+	if (!L->expect)
+		L->expect = ct_arena_map(expect_bytes());
 	/* Fresh zero pages: what a parent freed before a fork is not the child's to judge. */
-	ct_arena_unmap(m.freed, FREED_SLOTS * sizeof(*m.freed));
-	m.freed = ct_arena_map(FREED_SLOTS * sizeof(*m.freed));
-	ct_arena_unmap(m.recent, RECENT_SLOTS * sizeof(*m.recent));
-	m.recent = ct_arena_map(RECENT_SLOTS * sizeof(*m.recent));
-	if (!m.expect || !m.freed || !m.recent || ct_info_init(&m.infos, 1u << 14) < 0 ||
-	    ct_live_init(&m.live, 1u << 12) < 0)
+	ct_arena_unmap(L->freed, FREED_SLOTS * sizeof(*L->freed));
+	L->freed = ct_arena_map(FREED_SLOTS * sizeof(*L->freed));
+	ct_arena_unmap(L->recent, RECENT_SLOTS * sizeof(*L->recent));
+	L->recent = ct_arena_map(RECENT_SLOTS * sizeof(*L->recent));
+	if (!L->expect || !L->freed || !L->recent || ct_live_init(&L->live, (1u << 12) >> m.shift) < 0)
 		return -ENOMEM;
 	/* The first reset comes before any event is numbered (the hooks report nothing until the
 	 * writer has started), so the fresh table's zeros are the counters: copying them would cost
 	 * 128 page faults while the program waits to start. A forked child, or a trace opened again,
 	 * starts where the counters are: numbers taken before are not its. */
-	for (uint32_t b = 0; m.numbered && b < CT_SEQ_BUCKETS; b++)
-		m.expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
-	m.numbered = 1;
-	for (struct ct_match_stream *s = m.streams; s; s = s->next) {
+	for (uint32_t b = L->index; m.numbered && b < CT_SEQ_BUCKETS; b += m.lanes)
+		L->expect[b >> m.shift] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
+	for (struct ct_match_stream *s = L->streams; s; s = s->next) {
 		struct ct_match_stream *next = s->next;
-		*s = (struct ct_match_stream){.next = next};
+		*s = (struct ct_match_stream){.next = next, .lane_state = s->lane_state};
 	}
-	m.stacks = CT_STACK_FIRST;
-	m.alloc_records = 0;
-	m.allocations = m.frees = m.bytes = m.unmatched = m.lost = m.dropped = m.bytes_since_taken = 0;
+	L->stacks = CT_STACK_FIRST;
+	L->alloc_records = 0;
+	L->allocations = L->frees = L->bytes = L->unmatched = L->lost = L->dropped = L->bytes_since_taken = 0;
+	return 0;
+}
+
+int ct_match_reset(const struct ct_match_sink *sinks, unsigned lanes)
+{
+	if (lanes < 1 || lanes > CT_MATCH_LANES_MAX || (lanes & (lanes - 1)))
+		return -EINVAL;
+	if (lanes != m.lanes) { /* the expectation tables change size */
+		for (uint32_t i = 0; i < m.lanes; i++)
+			release_lane(&m.lane[i]);
+		m.lanes = lanes;
+		m.shift = (uint32_t)__builtin_ctz(lanes);
+	}
+	ct_info_release(&m.infos);
+	if (ct_info_init(&m.infos, 1u << 14) < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < lanes; i++) {
+		m.lane[i].index = i;
+		m.lane[i].mask = lanes - 1;
+		m.lane[i].shift = m.shift;
+		if (reset_lane(&m.lane[i], &sinks[i]) < 0)
+			return -ENOMEM;
+	}
+	m.numbered = 1;
 	return 0;
 }
 
 void ct_match_release(void)
 {
-	ct_live_release(&m.live);
+	for (uint32_t i = 0; i < m.lanes; i++)
+		release_lane(&m.lane[i]);
 	ct_info_release(&m.infos);
-	ct_arena_unmap(m.expect, CT_SEQ_BUCKETS * sizeof(*m.expect));
-	m.expect = NULL;
-	ct_arena_unmap(m.freed, FREED_SLOTS * sizeof(*m.freed));
-	m.freed = NULL;
-	ct_arena_unmap(m.recent, RECENT_SLOTS * sizeof(*m.recent));
-	m.recent = NULL;
 }
 
 size_t ct_match_bytes(void)
 {
-	return ct_live_bytes(&m.live) + m.infos.cap * sizeof(*m.infos.slots) +
-	       m.infos.cap / 2 * sizeof(*m.infos.sizes) +
-	       (m.expect ? CT_SEQ_BUCKETS * sizeof(*m.expect) : 0) +
-	       (m.freed ? FREED_SLOTS * sizeof(*m.freed) : 0) +
-	       (m.recent ? RECENT_SLOTS * sizeof(*m.recent) : 0);
+	size_t n = m.infos.cap * sizeof(*m.infos.slots) + m.infos.cap / 2 * sizeof(*m.infos.sizes);
+	for (uint32_t i = 0; i < m.lanes; i++) {
+		const struct lane *L = &m.lane[i];
+		n += ct_live_bytes(&L->live) + (L->expect ? expect_bytes() : 0) +
+		     (L->freed ? FREED_SLOTS * sizeof(*L->freed) : 0) +
+		     (L->recent ? RECENT_SLOTS * sizeof(*L->recent) : 0);
+	}
+	return n;
 }
 
 void ct_match_totals(struct ct_rec_end *e)
 {
-	e->allocations = m.allocations;
-	e->frees = m.frees;
-	e->bytes_allocated = m.bytes;
-	e->unmatched_frees = m.unmatched;
-	e->lost_allocations = m.lost;
+	e->allocations = e->frees = e->bytes_allocated = e->unmatched_frees = e->lost_allocations = 0;
+	for (uint32_t i = 0; i < m.lanes; i++) {
+		const struct lane *L = &m.lane[i];
+		e->allocations += L->allocations;
+		e->frees += L->frees;
+		e->bytes_allocated += L->bytes;
+		e->unmatched_frees += L->unmatched;
+		e->lost_allocations += L->lost;
+	}
 }
 
 uint64_t ct_match_take_bytes(void)
 {
-	uint64_t b = m.bytes_since_taken;
-	m.bytes_since_taken = 0;
+	uint64_t b = 0;
+	for (uint32_t i = 0; i < m.lanes; i++) {
+		b += m.lane[i].bytes_since_taken;
+		m.lane[i].bytes_since_taken = 0;
+	}
 	return b;
 }
 
 uint64_t ct_match_dropped(void)
 {
-	return m.dropped;
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < m.lanes; i++)
+		n += m.lane[i].dropped;
+	return n;
 }
 
 struct visit {
@@ -543,12 +628,18 @@ static void visit_block(uint64_t p, uint32_t info, void *arg)
 size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg), void *arg)
 {
 	struct visit v = {fn, arg};
-	return (size_t)ct_live_each(&m.live, visit_block, &v);
+	size_t n = 0;
+	for (uint32_t i = 0; i < m.lanes; i++)
+		n += (size_t)ct_live_each(&m.lane[i].live, visit_block, &v);
+	return n;
 }
 
 size_t ct_match_live_count(void)
 {
-	return (size_t)m.live.count;
+	size_t n = 0;
+	for (uint32_t i = 0; i < m.lanes; i++)
+		n += (size_t)m.lane[i].live.count;
+	return n;
 }
 
 uint32_t ct_match_infos(void)

@@ -19,7 +19,16 @@
  * free of a block allocated before tracing, unless the program dies in that call (ct_match_crash).
  * The verdict waits for the stream's next event, which the program would not reach if the allocator
  * refused the free; invalid frees are INVALID records, at their call site (the event's return
- * address) or with the crash's backtrace. */
+ * address) or with the crash's backtrace.
+ *
+ * Lanes. The addresses are split between 1, 2, 4 or 8 lanes by sequence bucket (ct_seq_bucket,
+ * modulo the lanes); each lane has its own live table, recently freed addresses, RECENT numbering,
+ * sequence expectations, totals and sink, so a block's records are all in its lane's output, in
+ * the allocator's order; the alloc info ids are one space for all (a lane writes the INFO of an id
+ * it assigns). Each lane has a stream per thread and is given every event of it: an event on
+ * another lane's address only does the stream's bookkeeping (the held block goes to the table, a
+ * waiting realloc completes, an odd free is judged), so every lane's figures are those one lane
+ * would give for its addresses. ARCHITECTURE.md says where this is going (a thread per lane). */
 #ifndef CTRACK_MATCH_H
 #define CTRACK_MATCH_H
 
@@ -43,6 +52,7 @@ struct ct_match_stream {
 	uint8_t has_odd, odd_kind, odd_call, odd_aged;
 	uint8_t has_held, has_pending, pending_temp;
 	uint8_t held_written, pending_written; /* its ALLOC is already in the file (see TEMPFREE) */
+	void *lane_state;                      /* its lane's (ct_match_stream_add) */
 	struct ct_match_stream *next;          /* all streams, for frees of another stream's held block */
 };
 
@@ -72,30 +82,34 @@ struct ct_match_sink {
 	int (*classify)(uint64_t p, void *arg);
 };
 
-/* Resets all state for a new trace file: tables emptied (mapped on first call), totals zeroed,
- * every registered stream emptied, and the sequence expectations set from the current counters
- * (numbers taken before, e.g. in a parent before fork, are not this trace's). 0, or -ENOMEM. */
-int ct_match_reset(const struct ct_match_sink *sink);
+#define CT_MATCH_LANES_MAX 8
+/* Resets all state for a new trace file, with lanes lanes (a power of two up to
+ * CT_MATCH_LANES_MAX) writing to sinks[0 .. lanes): tables emptied (mapped on first call), totals
+ * zeroed, every registered stream emptied, and the sequence expectations set from the current
+ * counters (numbers taken before, e.g. in a parent before fork, are not this trace's). Streams
+ * registered for lanes beyond lanes are no longer given events. 0, -EINVAL or -ENOMEM. */
+int ct_match_reset(const struct ct_match_sink *sinks, unsigned lanes);
 
 /* Tracing is over: the tables go back to the system (ct_match_reset makes them again). */
 void ct_match_release(void);
 /* The bytes the tables hold. */
 size_t ct_match_bytes(void);
-/* Registers a zeroed stream (kept registered for good). */
-void ct_match_stream_add(struct ct_match_stream *s);
+/* Registers a zeroed stream of lane lane (kept registered for good). */
+void ct_match_stream_add(struct ct_match_stream *s, unsigned lane);
 
 enum { CT_MATCH_DONE, CT_MATCH_BLOCKED };
-/* Applies one event (ev: the event's words, ct_event_words(ev[0]) of them). With ordered set, an
+/* Applies one event (ev: the event's words, ct_event_words(ev[0]) of them) of stream s's thread:
+ * in s's lane when its address is the lane's, else only s's bookkeeping. With ordered set, an
  * event whose sequence number is ahead of its address's turn is not applied: CT_MATCH_BLOCKED.
  * With ordered clear it is applied regardless (its predecessor will never come). */
 int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered);
 /* A hint, some events ahead of ct_match_event: starts loading the table slots ev will touch (the
  * tables are too large for the caches on real programs, and each event's lookups are random). */
-void ct_match_prefetch(const uint64_t *ev);
+void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev);
 /* Whether the hint pays: the tables are too large for the caches. Below that size a lookup hits
  * L2 anyway and the hints are instructions for nothing (about 30 per event: the event-dense
  * shapes of issue 25 paid 20-33% for them). */
-int ct_match_prefetching(void);
+int ct_match_prefetching(const struct ct_match_stream *s);
 
 /* The stream's thread is gone or the trace ends: its held block becomes an ordinary live block
  * and a realloc left half-done is settled. */
@@ -113,10 +127,10 @@ int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int tr
 /* ct_match_settle on every registered stream. */
 void ct_match_settle_all(void);
 
-/* Every block in the live table (after ct_match_settle_all: every live block), with its size and
+/* Every block in the live tables (after ct_match_settle_all: every live block), with its size and
  * alloc info; fn must not apply events. Returns the number of blocks visited. */
 size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *arg), void *arg);
-/* How many blocks the live table holds. */
+/* How many blocks the live tables hold. */
 size_t ct_match_live_count(void);
 /* Alloc infos defined so far (ids are below this). */
 uint32_t ct_match_infos(void);

@@ -290,13 +290,13 @@ static inline unsigned fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3]
 
 /* Prefetches (ct_match_prefetch) for the event at *ahead, if it is published, and moves *ahead
  * past it. */
-static void look_ahead(const struct ct_ring *r, uint64_t *ahead, uint64_t h)
+static void look_ahead(const struct ct_ring *r, const struct drain *d, uint64_t *ahead, uint64_t h)
 {
 	if (*ahead >= h)
 		return;
 	uint64_t ev[3];
 	*ahead += fetch(r, *ahead, ev);
-	ct_match_prefetch(ev);
+	ct_match_prefetch(&d->st, ev);
 }
 
 /* Every call below is inlined (flatten: the matcher's event path, from match.c and maps.c through
@@ -307,14 +307,15 @@ __attribute__((flatten)) static int drain(struct ct_ring *r, struct drain *d, in
 {
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-	uint64_t ahead = ct_match_prefetching() ? t : UINT64_MAX; /* the maximum: look_ahead does nothing */
+	/* UINT64_MAX, the maximum: look_ahead does nothing */
+	uint64_t ahead = ct_match_prefetching(&d->st) ? t : UINT64_MAX;
 	int n = 0;
 	d->blocked = 0;
 	for (int i = 0; i < PREFETCH_EVENTS; i++)
-		look_ahead(r, &ahead, h);
+		look_ahead(r, d, &ahead, h);
 	while (t < h) {
 		uint64_t ev[3];
-		look_ahead(r, &ahead, h);
+		look_ahead(r, d, &ahead, h);
 		unsigned words = fetch(r, t, ev);
 		if (ct_match_event(&d->st, ev, ordered) == CT_MATCH_BLOCKED) {
 			d->blocked = 1;
@@ -335,7 +336,7 @@ static struct drain *drain_of(struct ct_ring *r)
 	struct drain *d = (struct drain *)(void *)r->consumer;
 	if (CT_UNLIKELY(!r->consumer_ready)) {
 		memset(d, 0, sizeof(*d));
-		ct_match_stream_add(&d->st);
+		ct_match_stream_add(&d->st, 0);
 		r->consumer_ready = 1;
 	}
 	return d;
@@ -909,7 +910,7 @@ static int open_file(int fd)
 	w.out.dropped = 0;
 	w.out.grow = grow_out;
 	if (!w.late_registered) {
-		ct_match_stream_add(&w.late);
+		ct_match_stream_add(&w.late, 0);
 		w.late_registered = 1;
 	}
 	struct ct_match_sink sink = {.out = &w.out,
@@ -918,7 +919,7 @@ static int open_file(int fd)
 	                             .define_stacks = define_stacks,
 	                             .intern = intern_stack,
 	                             .classify = classify};
-	if (ct_match_reset(&sink) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
+	if (ct_match_reset(&sink, 1) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
 		return -ENOMEM;
 	ct_output_compress(COMPRESSOR_SPARE);
 	ct_rec_header(&w.out);

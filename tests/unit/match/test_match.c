@@ -98,14 +98,14 @@ static void reset(void)
 	static int added;
 	struct ct_match_sink sink = {&out, SINK_COLS, define_stacks, NULL, intern, classify};
 	if (!added) {
-		ct_match_stream_add(&streams[0]);
-		ct_match_stream_add(&streams[1]);
+		ct_match_stream_add(&streams[0], 0);
+		ct_match_stream_add(&streams[1], 0);
 		added = 1;
 	}
 	out.len = 0;
 	out.grow = ct_rec_grow_heap;
 	empty_stage();
-	if (ct_match_reset(&sink) < 0) {
+	if (ct_match_reset(&sink, 1) < 0) {
 		fprintf(stderr, "ct_match_reset failed\n");
 		exit(1);
 	}
