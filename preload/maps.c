@@ -374,20 +374,27 @@ static struct ct_info_slot *info_find(const struct ct_info_map *m, uint64_t size
 	}
 }
 
-/* Doubles the table and the size array (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
+/* Doubles the table and the arrays by id (cap slots hold at most cap / 2 ids). 0, or -1 unchanged. */
 static int info_grow(struct ct_info_map *m, uint32_t cap)
 {
 	/* The first table is filled slowly, a rehashed one at once. */
 	struct ct_info_slot *slots = (m->cap ? ct_arena_map_populated : ct_arena_map)(cap * sizeof(*slots));
-	void *sizes = m->sizes;
+	void *sizes = m->sizes, *stacks = m->stacks;
 	if (!slots ||
 	    ct_arena_grow(&sizes, m->cap / 2 * sizeof(*m->sizes), cap / 2 * sizeof(*m->sizes)) < 0) {
 		ct_arena_unmap(slots, cap * sizeof(*slots));
 		return -1;
 	}
+	m->sizes = sizes; /* grown: kept even if the rest fails */
+	if (ct_arena_grow(&stacks, m->cap / 2 * sizeof(*m->stacks), cap / 2 * sizeof(*m->stacks)) < 0) {
+		ct_arena_unmap(slots, cap * sizeof(*slots));
+		ct_arena_grow(&sizes, cap / 2 * sizeof(*m->sizes), m->cap / 2 * sizeof(*m->sizes));
+		m->sizes = sizes;
+		return -1;
+	}
 	struct ct_info_map old = *m;
 	m->slots = slots;
-	m->sizes = sizes;
+	m->stacks = stacks;
 	m->cap = cap;
 	for (uint32_t i = 0; i < old.cap; i++)
 		if (old.slots[i].id1)
@@ -406,6 +413,7 @@ void ct_info_release(struct ct_info_map *m)
 {
 	ct_arena_unmap(m->slots, m->cap * sizeof(*m->slots));
 	ct_arena_unmap(m->sizes, m->cap / 2 * sizeof(*m->sizes));
+	ct_arena_unmap(m->stacks, m->cap / 2 * sizeof(*m->stacks));
 	*m = (struct ct_info_map){0};
 }
 
@@ -428,6 +436,7 @@ uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, in
 	}
 	uint32_t id = m->count++;
 	m->sizes[id] = size;
+	m->stacks[id] = stack;
 	*s = (struct ct_info_slot){size, stack, id + 1};
 	return id;
 }

@@ -51,6 +51,7 @@ struct ct_info_slot {
 struct ct_info_map {
 	struct ct_info_slot *slots; /* cap: a power of two, at most half full */
 	uint64_t *sizes;            /* by id: room for cap / 2 */
+	uint32_t *stacks;           /* by id, the same */
 	uint32_t cap, count;
 };
 int ct_info_init(struct ct_info_map *m, uint32_t cap);

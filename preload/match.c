@@ -22,6 +22,7 @@ struct lane {
 	struct recent *recent;       /* the last ALLOC records by address (RECENT_SLOTS) */
 	uint32_t stacks;             /* stack node ids below this are defined in its output */
 	uint32_t alloc_records;      /* ALLOC records it wrote so far (mod 2^32), to name blocks by age */
+	uint32_t batch_first;        /* alloc_records when its batch started (ct_match_batch_start) */
 	uint32_t index, mask, shift; /* its buckets: those b with b & mask == index; b >> shift in expect */
 	uint64_t allocations, frees, bytes, unmatched, lost, dropped, bytes_since_taken;
 	struct ct_match_stream *streams;
@@ -30,6 +31,8 @@ struct lane {
 static struct {
 	struct lane lane[CT_MATCH_LANES_MAX];
 	struct ct_info_map infos; /* the alloc infos, one id space for all lanes */
+	atomic_flag infos_lock;   /* with several lanes */
+	uint32_t infos_defined;   /* ids below this have their INFO record in lane 0's output */
 	uint32_t lanes, shift;    /* lanes = 1 << shift */
 	int numbered;             /* events may have taken numbers: a reset was done before */
 } m = {.lanes = 1};
@@ -67,17 +70,49 @@ HOT void remember_free(struct lane *L, uint64_t p, uint64_t ra, uint32_t block)
 
 /* ---- alloc infos ---- */
 
-/* The id of (size, stack); a new pair is written as an INFO record first (after its frames).
+/* With several lanes the table is shared: a spin lock, held for a lookup or a copy (the other
+ * lanes' threads wait a few dozen instructions at most). */
+static void lock_infos(void)
+{
+	while (atomic_flag_test_and_set_explicit(&m.infos_lock, memory_order_acquire))
+		__builtin_ia32_pause();
+}
+
+static void unlock_infos(void)
+{
+	atomic_flag_clear_explicit(&m.infos_lock, memory_order_release);
+}
+
+/* Lane 0 writes the INFO records of every id below upto not written yet, in id order, each after
+ * the FRAME records of its stack: a record may only name an id defined before it, and ids are
+ * assigned by whichever lane meets a (size, stack) first. */
+static void define_infos(struct lane *L, uint32_t upto)
+{
+	for (; m.infos_defined < upto; m.infos_defined++) {
+		if (m.lanes > 1)
+			lock_infos();
+		uint64_t size = m.infos.sizes[m.infos_defined];
+		uint32_t stack = m.infos.stacks[m.infos_defined];
+		if (m.lanes > 1)
+			unlock_infos();
+		if (stack >= L->stacks)
+			L->stacks = L->sink.define_stacks(stack + 1, L->sink.arg);
+		ct_rec_info(L->sink.out, size, stack);
+	}
+}
+
+/* The id of (size, stack); lane 0 writes its INFO record first if it is not in the output yet.
  * UINT32_MAX when the table is out of memory. */
 HOT uint32_t intern_info(struct lane *L, uint64_t size, uint32_t stack)
 {
 	int is_new;
+	if (CT_UNLIKELY(m.lanes > 1))
+		lock_infos();
 	uint32_t id = ct_info_intern(&m.infos, size, stack, &is_new);
-	if (!is_new || id == UINT32_MAX)
-		return id;
-	if (stack >= L->stacks)
-		L->stacks = L->sink.define_stacks(stack + 1, L->sink.arg);
-	ct_rec_info(L->sink.out, size, stack);
+	if (CT_UNLIKELY(m.lanes > 1))
+		unlock_infos();
+	if (id != UINT32_MAX && id >= m.infos_defined && L->index == 0)
+		define_infos(L, id + 1);
 	return id;
 }
 
@@ -485,6 +520,32 @@ void ct_match_settle_all(void)
 			ct_match_settle(s);
 }
 
+/* ---- batches of the other lanes ---- */
+
+void ct_match_define_infos(void)
+{
+	if (m.lanes > 1)
+		lock_infos();
+	uint32_t n = m.infos.count;
+	if (m.lanes > 1)
+		unlock_infos();
+	define_infos(&m.lane[0], n);
+}
+
+uint32_t ct_match_batch_start(unsigned lane)
+{
+	struct lane *L = &m.lane[lane];
+	uint32_t n = L->alloc_records - L->batch_first;
+	L->alloc_records += CT_RECENT_WINDOW + 1;
+	L->batch_first = L->alloc_records;
+	return n;
+}
+
+void ct_match_batch_appended(uint32_t allocs)
+{
+	m.lane[0].alloc_records += allocs;
+}
+
 /* ---- set-up and totals ---- */
 
 void ct_match_stream_add(struct ct_match_stream *s, unsigned lane)
@@ -535,7 +596,7 @@ static int reset_lane(struct lane *L, const struct ct_match_sink *sink)
 		*s = (struct ct_match_stream){.next = next, .lane_state = s->lane_state};
 	}
 	L->stacks = CT_STACK_FIRST;
-	L->alloc_records = 0;
+	L->alloc_records = L->batch_first = 0;
 	L->allocations = L->frees = L->bytes = L->unmatched = L->lost = L->dropped = L->bytes_since_taken = 0;
 	return 0;
 }
@@ -551,6 +612,8 @@ int ct_match_reset(const struct ct_match_sink *sinks, unsigned lanes)
 		m.shift = (uint32_t)__builtin_ctz(lanes);
 	}
 	ct_info_release(&m.infos);
+	m.infos_defined = 0;
+	atomic_flag_clear(&m.infos_lock); /* a child forked while a lane held it */
 	if (ct_info_init(&m.infos, 1u << 14) < 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < lanes; i++) {

@@ -2,10 +2,10 @@
 /* Matching frees to allocations: turns each thread's stream of address events into the records of
  * format.h that name no address (ALLOC, FREE, TEMP, TEMPFREE, RECENT, INFO), with the totals of END.
  *
- * Contract. One thread applies events (the writer, or the late path under its lock); no locks
- * here, no malloc (tables come from the arena), records go to the sink's buffer. Events of one
- * stream are applied in the order the thread published them; events on one address, across
- * streams, in the order of their sequence numbers (shim.h): ct_match_event() refuses an event
+ * Contract. One thread applies a lane's events (the writer, or the late path under its lock); no
+ * locks here but the alloc infos' with several lanes, no malloc (tables come from the arena), records go to
+ * the sink's buffer. Events of one stream are applied in the order the thread published them; events on one
+ * address, across streams, in the order of their sequence numbers (shim.h): ct_match_event() refuses an event
  * that comes before its turn (CT_MATCH_BLOCKED) so the caller can apply other streams first.
  *
  * A block's fate is decided late: a stream's latest allocation is "held" outside the live table
@@ -24,10 +24,11 @@
  * Lanes. The addresses are split between 1, 2, 4 or 8 lanes by sequence bucket (ct_seq_bucket,
  * modulo the lanes); each lane has its own live table, recently freed addresses, RECENT numbering,
  * sequence expectations, totals and sink, so a block's records are all in its lane's output, in
- * the allocator's order; the alloc info ids are one space for all (a lane writes the INFO of an id
- * it assigns). Each lane has a stream per thread and is given every event of it: an event on
- * another lane's address only does the stream's bookkeeping (the held block goes to the table, a
- * waiting realloc completes, an odd free is judged), so every lane's figures are those one lane
+ * the allocator's order; the alloc info ids are one space for all, behind a lock when there are
+ * several lanes, and lane 0 writes all their INFO records (ct_match_define_infos). Lanes may run
+ * on threads of their own, one thread per lane. Each lane has a stream per thread and is given every event of
+ * it: an event on another lane's address only does the stream's bookkeeping (the held block goes to the
+ * table, a waiting realloc completes, an odd free is judged), so every lane's figures are those one lane
  * would give for its addresses. ARCHITECTURE.md says where this is going (a thread per lane). */
 #ifndef CTRACK_MATCH_H
 #define CTRACK_MATCH_H
@@ -134,6 +135,17 @@ size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *
 size_t ct_match_live_count(void);
 /* Alloc infos defined so far (ids are below this). */
 uint32_t ct_match_infos(void);
+
+/* Lanes other than 0 write no INFO record: lane 0 writes each id's, in id order, before its own
+ * first use of the id and, by this call, for every id assigned so far, before it appends another
+ * lane's batch to its output. */
+void ct_match_define_infos(void);
+/* Lane lane (not 0) starts a new batch of records: its RECENT records name only ALLOC records of
+ * the batch, which is appended to lane 0's output whole. Returns the ALLOC records in the batch
+ * that ends, to be given to ct_match_batch_appended when lane 0 appends it (lane 0's RECENT ages
+ * count them). */
+uint32_t ct_match_batch_start(unsigned lane);
+void ct_match_batch_appended(uint32_t allocs);
 
 /* The totals so far, as END carries them (end_us is the caller's). */
 void ct_match_totals(struct ct_rec_end *e);

@@ -10,6 +10,7 @@
  * in one (a lane that kept a block held or a realloc waiting past the thread's next event would
  * write its records later). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,12 +177,24 @@ static int classify(uint64_t p, void *arg)
 
 /* ---- a run: lanes lanes, each given every event of every thread ---- */
 
+enum mode { ONE_AFTER_ANOTHER, LOCKSTEP, THREADED };
+
 struct run {
+	unsigned lanes;
 	struct ct_rec_buf out[CT_MATCH_LANES_MAX];
 	uint32_t *made; /* in lockstep: the lanes' output lengths after each event, lanes * event + lane */
 	struct ct_match_stream st[THREADS][CT_MATCH_LANES_MAX];
 	struct ct_rec_end end;
 	uint64_t live_blocks, live_bytes, live_sum;
+	uint32_t batches;
+	/* THREADED: the batches the other lanes hand over, taken by lane 0 (the main thread) */
+	pthread_mutex_t lock;
+	struct batch {
+		uint8_t *data;
+		size_t len;
+		uint32_t allocs;
+		struct batch *next;
+	} * queue, **queue_end;
 };
 
 static void count_live(uint64_t p, uint64_t size, uint32_t info, void *arg)
@@ -193,12 +206,55 @@ static void count_live(uint64_t p, uint64_t size, uint32_t info, void *arg)
 	r->live_sum += p * 31 + size;
 }
 
+/* Lane lane (not 0) closes its batch: its records so far go into the queue. */
+static void hand_over(struct run *r, unsigned lane)
+{
+	struct batch *b = calloc(1, sizeof(*b));
+	b->allocs = ct_match_batch_start(lane);
+	b->len = r->out[lane].len;
+	b->data = malloc(b->len + 1);
+	memcpy(b->data, r->out[lane].data, b->len);
+	r->out[lane].len = 0;
+	pthread_mutex_lock(&r->lock);
+	*r->queue_end = b;
+	r->queue_end = &b->next;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Lane 0 appends the batches handed over so far to its output, each after the INFO records it may
+ * need, as the writer will. */
+static void take_batches(struct run *r)
+{
+	pthread_mutex_lock(&r->lock);
+	struct batch *b = r->queue;
+	r->queue = NULL;
+	r->queue_end = &r->queue;
+	pthread_mutex_unlock(&r->lock);
+	while (b) {
+		struct batch *next = b->next;
+		ct_match_define_infos();
+		if (!ct_rec_room(&r->out[0], b->len)) {
+			printf("FAIL no memory for a batch\n");
+			exit(1);
+		}
+		memcpy(r->out[0].data + r->out[0].len, b->data, b->len);
+		r->out[0].len += b->len;
+		ct_match_batch_appended(b->allocs);
+		r->batches++;
+		free(b->data);
+		free(b);
+		b = next;
+	}
+}
+
 /* One lane through every ring to their ends: a ring whose next event waits for another ring's is
- * left until that one has been applied. */
+ * left until that one has been applied. Lanes other than 0 hand a batch over every 700 events, lane
+ * 0 takes the batches waiting every 300. */
 static void run_lane(struct run *r, unsigned lane)
 {
 	size_t at[THREADS] = {0};
 	int left = THREADS;
+	uint32_t n = 0;
 	while (left) {
 		int progress = 0;
 		left = 0;
@@ -209,6 +265,10 @@ static void run_lane(struct run *r, unsigned lane)
 					break;
 				at[t] += ct_event_words(ev[0]);
 				progress = 1;
+				if (lane && ++n % 700 == 0)
+					hand_over(r, lane);
+				else if (!lane && ++n % 300 == 0)
+					take_batches(r);
 			}
 			left += at[t] < rings[t].n;
 		}
@@ -220,25 +280,54 @@ static void run_lane(struct run *r, unsigned lane)
 	}
 }
 
-/* The lanes given each event in turn, in the program's order (never a wait). */
-static void run_lockstep(struct run *r, unsigned lanes)
+struct lane_job {
+	struct run *r;
+	unsigned lane;
+};
+
+static void *lane_thread(void *arg)
 {
-	r->made = malloc((size_t)n_events * lanes * sizeof(*r->made));
+	struct lane_job *j = arg;
+	run_lane(j->r, j->lane);
+	return NULL;
+}
+
+/* The lanes given each event in turn, in the program's order (never a wait). */
+static void run_lockstep(struct run *r)
+{
+	r->made = malloc((size_t)n_events * r->lanes * sizeof(*r->made));
 	for (uint32_t k = 0; k < n_events; k++) {
 		const uint64_t *ev = &rings[events[k].thread].w[events[k].at];
-		for (unsigned i = 0; i < lanes; i++) {
+		for (unsigned i = 0; i < r->lanes; i++) {
 			if (ct_match_event(&r->st[events[k].thread][i], ev, 1) == CT_MATCH_BLOCKED) {
 				printf("FAIL an event in the program's order waits for its turn\n");
 				exit(1);
 			}
-			r->made[k * lanes + i] = (uint32_t)r->out[i].len;
+			r->made[k * r->lanes + i] = (uint32_t)r->out[i].len;
 		}
 	}
 }
 
-static void run(struct run *r, unsigned lanes, const uint32_t *counters_before, int lockstep)
+/* Lanes other than 0 on threads of their own while the main thread runs lane 0. */
+static void run_threaded(struct run *r)
+{
+	pthread_t th[CT_MATCH_LANES_MAX];
+	struct lane_job job[CT_MATCH_LANES_MAX];
+	for (unsigned i = 1; i < r->lanes; i++) {
+		job[i] = (struct lane_job){r, i};
+		pthread_create(&th[i], NULL, lane_thread, &job[i]);
+	}
+	run_lane(r, 0);
+	for (unsigned i = 1; i < r->lanes; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void start(struct run *r, unsigned lanes, const uint32_t *counters_before)
 {
 	struct ct_match_sink sinks[CT_MATCH_LANES_MAX];
+	r->lanes = lanes;
+	pthread_mutex_init(&r->lock, NULL);
+	r->queue_end = &r->queue;
 	for (unsigned i = 0; i < lanes; i++) {
 		r->out[i] = (struct ct_rec_buf){.grow = ct_rec_grow_heap};
 		sinks[i] =
@@ -259,15 +348,28 @@ static void run(struct run *r, unsigned lanes, const uint32_t *counters_before, 
 	}
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
 		atomic_store(&ct_seq[b], after[b]);
-	if (lockstep)
-		run_lockstep(r, lanes);
+}
+
+static void run(struct run *r, unsigned lanes, const uint32_t *counters_before, enum mode mode)
+{
+	start(r, lanes, counters_before);
+	if (mode == LOCKSTEP)
+		run_lockstep(r);
+	else if (mode == THREADED)
+		run_threaded(r);
 	else
-		for (unsigned i = 0; i < lanes; i++)
+		for (unsigned i = lanes; i-- > 0;) /* lane 0 last: it takes every batch */
 			run_lane(r, i);
 	ct_match_settle_all();
 	for (unsigned i = 0; i < lanes; i++)
 		for (int t = 0; t < THREADS; t++)
 			ct_match_write_held(&r->st[t][i]);
+	if (mode != LOCKSTEP) { /* the lanes' last batches, then every INFO record */
+		for (unsigned i = 1; i < lanes; i++)
+			hand_over(r, i);
+		take_batches(r);
+		ct_match_define_infos();
+	}
 	ct_match_totals(&r->end);
 	ct_match_live(count_live, r);
 }
@@ -297,39 +399,26 @@ static int by_text(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The lanes' buffers in lane order: the INFO records come in id order then (lanes run one after
- * another, and one assigns its ids as it goes); RECENT ages count the ALLOCs of their own buffer. */
 /* The event that made the record at offset at of lane lane's output (n_events: after the last). */
-static uint32_t maker(const struct run *r, unsigned lanes, unsigned lane, size_t at, uint32_t *k)
+static uint32_t maker(const struct run *r, unsigned lane, size_t at, uint32_t *k)
 {
-	while (*k < n_events && r->made[*k * lanes + lane] <= at)
+	while (*k < n_events && r->made[*k * r->lanes + lane] <= at)
 		(*k)++;
 	return *k;
 }
 
-struct def {
-	uint64_t key, size, stack;
-};
-
-static int by_key(const void *a, const void *b)
-{
-	const struct def *x = a, *y = b;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* Lane lane's records: with defs set, its INFO records into defs (keyed by the order in which the
- * ids were assigned: by event in lockstep, else by lane and place, as lanes ran one after
- * another); else every other record into l, resolved with infos. */
-static void decode_lane(struct run *r, unsigned lanes, unsigned lane, struct def *defs, uint32_t *n_defs,
-                        const struct info *infos, struct lines *l)
+/* Lane lane's output, as a reader reads a trace: INFO records define ids in order (kept in infos),
+ * RECENT names the age-th last ALLOC; every other record into l by its size and stack. In lockstep
+ * (r->made) the lanes' outputs are read apart, each line marked with the event that made it, and
+ * ids resolved with one lane's infos (given: ids are assigned in the same order then). */
+static void decode_lane(const struct run *r, unsigned lane, struct info *infos, int define, struct lines *l)
 {
 	uint32_t recent[CT_RECENT_WINDOW] = {0};
-	uint32_t allocs = 0, k = 0;
+	uint32_t allocs = 0, k = 0, n_infos = 0;
 	char s[96];
 	const uint8_t *p = r->out[lane].data, *end = p + r->out[lane].len;
 	while (p < end) {
-		size_t at = (size_t)(p - r->out[lane].data);
-		uint32_t by = r->made ? maker(r, lanes, lane, at, &k) : 0;
+		uint32_t by = r->made ? maker(r, lane, (size_t)(p - r->out[lane].data), &k) : 0;
 		unsigned tag = *p;
 		uint64_t a = 0, b = 0;
 		if (ct_tag_is_short(tag)) {
@@ -339,21 +428,17 @@ static void decode_lane(struct run *r, unsigned lanes, unsigned lane, struct def
 			p += ct_get_varint(p, end, &a);
 			if (tag == CT_REC_INFO) {
 				p += ct_get_varint(p, end, &b);
-				if (defs)
-					defs[(*n_defs)++] =
-					    (struct def){r->made ? by : (uint64_t)lane << 32 | at, a, b};
+				if (define)
+					infos[n_infos++] = (struct info){a, b};
 				continue;
 			}
 			if (tag == CT_REC_INVALID) {
 				snprintf(s, sizeof(s), "%06u INVALID %u/%u", by, p[0], p[1]);
-				if (!defs)
-					add_line(l, s);
+				add_line(l, s);
 				p += a;
 				continue;
 			}
 		}
-		if (defs)
-			continue;
 		if (tag == CT_REC_RECENT) {
 			a = recent[(allocs - (uint32_t)a) % CT_RECENT_WINDOW];
 			tag = CT_REC_FREE;
@@ -362,24 +447,28 @@ static void decode_lane(struct run *r, unsigned lanes, unsigned lane, struct def
 			tag = CT_REC_FREE;
 		if (tag == CT_REC_ALLOC)
 			recent[allocs++ % CT_RECENT_WINDOW] = (uint32_t)a;
+		if (define && a >= n_infos) {
+			printf("FAIL a record names alloc info %llu before its INFO record\n",
+			       (unsigned long long)a);
+			failures++;
+		}
 		snprintf(s, sizeof(s), "%06u %s %" PRIu64 "/%" PRIu64, by, ct_record_name(tag), infos[a].size,
 		         infos[a].stack);
 		add_line(l, s);
 	}
 }
 
-static void decode(struct run *r, unsigned lanes, struct lines *l)
+static struct info one_infos[1 << 16];
+
+/* A run's records: the trace lane 0 assembled, or in lockstep every lane's output. */
+static void decode(const struct run *r, struct lines *l)
 {
-	static struct def defs[1 << 16];
 	static struct info infos[1 << 16];
-	uint32_t n_defs = 0;
-	for (unsigned i = 0; i < lanes; i++)
-		decode_lane(r, lanes, i, defs, &n_defs, NULL, NULL);
-	qsort(defs, n_defs, sizeof(*defs), by_key);
-	for (uint32_t i = 0; i < n_defs; i++)
-		infos[i] = (struct info){defs[i].size, defs[i].stack};
-	for (unsigned i = 0; i < lanes; i++)
-		decode_lane(r, lanes, i, NULL, NULL, infos, l);
+	if (!r->made)
+		decode_lane(r, 0, r->lanes == 1 ? one_infos : infos, 1, l);
+	else
+		for (unsigned i = 0; i < r->lanes; i++)
+			decode_lane(r, i, one_infos, r->lanes == 1, l);
 	qsort(l->line, l->n, sizeof(*l->line), by_text);
 }
 
@@ -397,52 +486,56 @@ static int same_lines(const struct lines *a, const struct lines *b)
 	return 1;
 }
 
-static void compare(const char *name, struct run *one, struct run *many, unsigned lanes)
+static void compare(const char *name, const struct run *one, const struct run *many)
 {
 	struct lines a = {0}, b = {0};
-	decode(one, 1, &a);
-	decode(many, lanes, &b);
+	decode(one, &a);
+	decode(many, &b);
 	const struct ct_rec_end *x = &one->end, *y = &many->end;
 	int totals = x->allocations == y->allocations && x->frees == y->frees &&
 	             x->bytes_allocated == y->bytes_allocated && x->unmatched_frees == y->unmatched_frees &&
 	             x->lost_allocations == y->lost_allocations;
 	int live = one->live_blocks == many->live_blocks && one->live_bytes == many->live_bytes &&
 	           one->live_sum == many->live_sum;
-	if (!totals || !live || !same_lines(&a, &b)) {
+	int records = same_lines(&a, &b);
+	if (!totals || !live || !records) {
 		printf("FAIL %s: totals %s, live blocks %s, records %s (%zu against %zu)\n", name,
-		       totals ? "equal" : "differ", live ? "equal" : "differ",
-		       same_lines(&a, &b) ? "equal" : "differ", b.n, a.n);
+		       totals ? "equal" : "differ", live ? "equal" : "differ", records ? "equal" : "differ",
+		       b.n, a.n);
 		failures++;
 		return;
 	}
-	printf("ok   %s (%zu records, %" PRIu64 " frees, %" PRIu64 " unmatched, %" PRIu64 " live)\n", name,
-	       a.n, x->frees, x->unmatched_frees, one->live_blocks);
+	printf("ok   %s (%zu records, %u batches, %" PRIu64 " frees, %" PRIu64 " unmatched, %" PRIu64
+	       " live)\n",
+	       name, a.n, many->batches, x->frees, x->unmatched_frees, one->live_blocks);
 }
 
 int main(void)
 {
 	static uint32_t before[CT_SEQ_BUCKETS];
-	static struct run one, one_lockstep, many[3][2];
+	static struct run one, one_lockstep, many[3][3];
+	static const char *const how[] = {
+	    "one after another, batches appended by lane 0: one lane's figures and records",
+	    "given each event in turn: each event makes one lane's records",
+	    "on threads of their own, batches appended by lane 0: one lane's figures and records"};
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
 		before[b] = atomic_load(&ct_seq[b]);
 	program();
-	run(&one, 1, before, 0);
-	run(&one_lockstep, 1, before, 1);
+	run(&one, 1, before, ONE_AFTER_ANOTHER);
+	run(&one_lockstep, 1, before, LOCKSTEP);
+	struct lines ignored = {0};
+	decode(&one, &ignored); /* one lane's INFO records, for the lockstep runs */
 	if (one.end.frees == 0 || one.end.unmatched_frees == 0 || one.live_blocks == 0) {
 		printf("FAIL the program makes no frees, odd frees or live blocks: nothing is compared\n");
 		return 1;
 	}
 	const unsigned lanes[] = {2, 4, 8};
-	for (int k = 0; k < 3; k++) {
-		char name[96];
-		snprintf(name, sizeof(name),
-		         "%u lanes, one after another, give one lane's figures and records", lanes[k]);
-		run(&many[k][0], lanes[k], before, 0);
-		compare(name, &one, &many[k][0], lanes[k]);
-		snprintf(name, sizeof(name),
-		         "%u lanes given each event in turn: each event makes one lane's records", lanes[k]);
-		run(&many[k][1], lanes[k], before, 1);
-		compare(name, &one_lockstep, &many[k][1], lanes[k]);
-	}
+	for (int k = 0; k < 3; k++)
+		for (int mode = 0; mode < 3; mode++) {
+			char name[160];
+			snprintf(name, sizeof(name), "%u lanes %s", lanes[k], how[mode]);
+			run(&many[k][mode], lanes[k], before, (enum mode)mode);
+			compare(name, mode == LOCKSTEP ? &one_lockstep : &one, &many[k][mode]);
+		}
 	return failures ? 1 : 0;
 }
