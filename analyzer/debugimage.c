@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Separate debug files with compressed DWARF, copied decompressed into a memfd (debugimage.h): the
  * sections laid out again in their order at their alignments, the headers rewritten to match. The
- * copy is written with pwrite and never mapped here, so only the pages libdw later reads count in
- * the analyzer's memory; each inflated section is written and freed at once. */
+ * inflated sections are written through a shared mapping of their place in the copy, unmapped as
+ * soon as each is done, the rest with pwrite: only the pages libdw later reads stay in the
+ * analyzer's memory. */
 #include <elf.h>
 #include <libdeflate.h>
 #include <pthread.h>
@@ -177,6 +178,29 @@ static int write_at(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Inflates s into the copy: straight into a shared mapping of its place in the copy (sized by
+ * write_copy), unmapped at once, so its pages are neither cleared and copied twice nor kept in this
+ * process's memory; through a buffer and pwrite where it cannot be mapped. Returns 0 or -1. */
+static int inflate_one(struct image *im, struct libdeflate_decompressor *d, const struct sec *s)
+{
+	long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	uint64_t skip = s->sh.sh_offset % (uint64_t)page; /* the mapping starts at a page */
+	unsigned char *map = mmap(NULL, s->sh.sh_size + skip, PROT_READ | PROT_WRITE, MAP_SHARED, im->fd,
+	                          (off_t)(s->sh.sh_offset - skip));
+	if (map != MAP_FAILED) {
+		int rc = libdeflate_zlib_decompress(d, s->src, s->src_len, map + skip, s->sh.sh_size, NULL);
+		munmap(map, s->sh.sh_size + skip);
+		return rc == LIBDEFLATE_SUCCESS ? 0 : -1;
+	}
+	unsigned char *out = malloc(s->sh.sh_size);
+	int failed = !out ||
+	             libdeflate_zlib_decompress(d, s->src, s->src_len, out, s->sh.sh_size, NULL) !=
+	                 LIBDEFLATE_SUCCESS ||
+	             write_at(im->fd, out, s->sh.sh_size, s->sh.sh_offset) < 0;
+	free(out);
+	return failed ? -1 : 0;
+}
+
 /* Inflates and writes worker's sections. */
 static void inflate_own(struct image *im, int worker)
 {
@@ -186,12 +210,7 @@ static void inflate_own(struct image *im, int worker)
 		const struct sec *s = &im->secs[i];
 		if (!s->inflate || s->worker != worker || !s->sh.sh_size)
 			continue;
-		unsigned char *out = malloc(s->sh.sh_size);
-		failed = !out ||
-		         libdeflate_zlib_decompress(d, s->src, s->src_len, out, s->sh.sh_size, NULL) !=
-		             LIBDEFLATE_SUCCESS ||
-		         write_at(im->fd, out, s->sh.sh_size, s->sh.sh_offset) < 0;
-		free(out);
+		failed = inflate_one(im, d, s) < 0;
 	}
 	if (d)
 		libdeflate_free_decompressor(d);
@@ -226,6 +245,9 @@ static void share_out(struct image *im)
 
 static int write_copy(struct image *im)
 {
+	/* the copy's whole size first: the inflating threads map their sections' places in it */
+	if (ftruncate(im->fd, (off_t)(im->eh.e_shoff + (uint64_t)im->n * sizeof(Elf64_Shdr))) < 0)
+		return -1;
 	share_out(im);
 	pthread_t helper;
 	int threaded = pthread_create(&helper, NULL, helper_main, im) == 0;

@@ -137,8 +137,9 @@ static int same_build_id(int fd, const unsigned char *bits, int len)
  * DIR/.build-id/xx/yyyy.debug that opens, DIR an absolute entry of the search path, checked against
  * the build-id bits[0..len), *name its real path; except that libdwfl's own keeps the handle it
  * checked with, which reads the file as it is: this returns the copy ct_debugimage_open makes. -1
- * (errno 0) when there is none or it is another file. */
-static int open_by_build_id(const unsigned char *bits, int len, char **name)
+ * (errno 0) when there is none or it is another file. *found (unless NULL) is set once the file is
+ * found, before its copy is made. */
+static int open_by_build_id(const unsigned char *bits, int len, char **name, int *found)
 {
 	*name = NULL;
 	if (len < 3 || len > 64)
@@ -172,6 +173,8 @@ static int open_by_build_id(const unsigned char *bits, int len, char **name)
 		free(tried);
 	else
 		*name = tried;
+	if (found)
+		__atomic_store_n(found, 1, __ATOMIC_RELAXED);
 	return ct_debugimage_open(fd);
 }
 
@@ -182,6 +185,9 @@ static int open_by_build_id(const unsigned char *bits, int len, char **name)
  * takes the copy made. At most AHEAD_MAX build-ids: a trace that loads more is rare, and the rest
  * are opened when asked, as without this. */
 #define AHEAD_MAX 64
+/* Threads looking: two, so that a small debug file (ld.so's) is decompressed beside libc's big one
+ * rather than before it. */
+#define AHEAD_THREADS 2
 
 enum { QUEUED, WORKING, DONE, TAKEN };
 
@@ -190,14 +196,17 @@ struct ahead {
 	int len;
 	int state;
 	int fd;     /* DONE: the copy, or -1 (none, or another file) */
+	int found;  /* the debug file was found (set before its copy is made) */
 	char *name; /* its real path */
 };
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t done;
-	pthread_t thread;
-	int started, stop;
+	pthread_t thread[AHEAD_THREADS];
+	int started; /* threads running */
+	int failed;  /* a thread could not be started: no more are tried */
+	int stop;
 	struct ahead v[AHEAD_MAX];
 	int n;
 } ahead = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
@@ -221,7 +230,7 @@ static void *ahead_main(void *arg)
 		a->state = WORKING;
 		pthread_mutex_unlock(&ahead.lock);
 		char *name;
-		int fd = open_by_build_id(a->id, a->len, &name);
+		int fd = open_by_build_id(a->id, a->len, &name, &a->found);
 		pthread_mutex_lock(&ahead.lock);
 		a->fd = fd, a->name = name, a->state = DONE;
 		pthread_cond_broadcast(&ahead.done);
@@ -235,18 +244,34 @@ void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len)
 	if (len < 3 || len > sizeof(ahead.v[0].id))
 		return;
 	pthread_mutex_lock(&ahead.lock);
-	int known = ahead.n == AHEAD_MAX || ahead.stop;
-	for (int i = 0; i < ahead.n && !known; i++)
+	int known = ahead.n == AHEAD_MAX || ahead.stop, busy = 0;
+	for (int i = 0; i < ahead.n && !known; i++) {
 		known = ahead.v[i].len == (int)len && !memcmp(ahead.v[i].id, build_id, len);
-	if (!known && !ahead.started)
-		ahead.started = pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0 ? 1 : -1;
+		busy += ahead.v[i].state == QUEUED || ahead.v[i].state == WORKING;
+	}
+	/* a thread for this one when the others are busy */
+	if (!known && !ahead.failed && busy >= ahead.started && ahead.started < AHEAD_THREADS) {
+		if (pthread_create(&ahead.thread[ahead.started], NULL, ahead_main, NULL) == 0)
+			ahead.started++;
+		else
+			ahead.failed = 1;
+	}
 	if (!known && ahead.started > 0) {
 		struct ahead *a = &ahead.v[ahead.n++];
 		memcpy(a->id, build_id, len);
-		a->len = (int)len, a->state = QUEUED, a->fd = -1, a->name = NULL;
+		a->len = (int)len, a->state = QUEUED, a->fd = -1, a->name = NULL, a->found = 0;
 		pthread_cond_broadcast(&ahead.done);
 	}
 	pthread_mutex_unlock(&ahead.lock);
+}
+
+/* The entry for build id (id, len), or NULL; the lock held. */
+static struct ahead *find_ahead(const unsigned char *id, size_t len)
+{
+	for (int i = 0; i < ahead.n; i++)
+		if (ahead.v[i].len == (int)len && !memcmp(ahead.v[i].id, id, len))
+			return &ahead.v[i];
+	return NULL;
 }
 
 /* The copy opened ahead for bits (its fd, maybe -1, and *name), waiting for it when it is being made;
@@ -255,10 +280,7 @@ static int take_ahead(const unsigned char *bits, int len, char **name)
 {
 	int fd = -2;
 	pthread_mutex_lock(&ahead.lock);
-	struct ahead *a = NULL;
-	for (int i = 0; i < ahead.n && !a; i++)
-		if (ahead.v[i].len == len && !memcmp(ahead.v[i].id, bits, (size_t)len))
-			a = &ahead.v[i];
+	struct ahead *a = find_ahead(bits, (size_t)len);
 	if (a && a->state == QUEUED)
 		a->state = TAKEN; /* not started: quicker done here than after those before it */
 	while (a && a->state == WORKING)
@@ -271,20 +293,42 @@ static int take_ahead(const unsigned char *bits, int len, char **name)
 	return fd;
 }
 
+int ct_debuginfo_pending(const unsigned char *build_id, size_t len)
+{
+	if (len < 3 || len > sizeof(ahead.v[0].id))
+		return 0;
+	pthread_mutex_lock(&ahead.lock);
+	const struct ahead *a = find_ahead(build_id, len);
+	int pending = a && (a->state == QUEUED || a->state == WORKING);
+	pthread_mutex_unlock(&ahead.lock);
+	return pending;
+}
+
+int ct_debuginfo_found(const unsigned char *build_id, size_t len)
+{
+	if (len < 3 || len > sizeof(ahead.v[0].id))
+		return 0;
+	pthread_mutex_lock(&ahead.lock);
+	const struct ahead *a = find_ahead(build_id, len);
+	int found = a && __atomic_load_n(&a->found, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&ahead.lock);
+	return found;
+}
+
 static void stop_ahead(void)
 {
 	pthread_mutex_lock(&ahead.lock);
 	ahead.stop = 1;
 	pthread_cond_broadcast(&ahead.done);
 	pthread_mutex_unlock(&ahead.lock);
-	if (ahead.started > 0)
-		pthread_join(ahead.thread, NULL);
+	for (int i = 0; i < ahead.started; i++)
+		pthread_join(ahead.thread[i], NULL);
 	for (int i = 0; i < ahead.n; i++) {
 		if (ahead.v[i].fd >= 0)
 			close(ahead.v[i].fd);
 		free(ahead.v[i].name);
 	}
-	ahead.n = 0, ahead.started = 0, ahead.stop = 0;
+	ahead.n = 0, ahead.started = 0, ahead.failed = 0, ahead.stop = 0;
 }
 
 /* mod's own debug file by its build-id: the copy opened ahead, or opened now. */
@@ -296,7 +340,7 @@ static int find_by_build_id(Dwfl_Module *mod, char **debug_file)
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
 	int fd = len > 0 ? take_ahead(bits, len, &name) : -1;
 	if (fd == -2)
-		fd = open_by_build_id(bits, len, &name);
+		fd = open_by_build_id(bits, len, &name, NULL);
 	if (fd < 0) {
 		free(name);
 		errno = 0;

@@ -18,6 +18,14 @@ int ct_debuginfo_set_dirs(const char *debug_dirs);
  * ahead. */
 void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len);
 
+/* 1 while the debug file of this build-id is being looked for or copied ahead (libdwfl asking for it
+ * now would wait), else 0. */
+int ct_debuginfo_pending(const unsigned char *build_id, size_t len);
+
+/* 1 when the search ct_debuginfo_prefetch started for this build-id found its separate debug file
+ * (so far: it may still be looking), else 0. */
+int ct_debuginfo_found(const unsigned char *build_id, size_t len);
+
 /* Frees what ct_debuginfo_set_dirs and ct_debuginfo_prefetch keep (after the last Dwfl is closed),
  * waiting for the thread of the latter. */
 void ct_debuginfo_free(void);

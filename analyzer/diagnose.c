@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,6 +453,130 @@ static int find_packages(struct wanted *want, size_t n)
 	return rc;
 }
 
+static void wanted_paths(struct wanted *w, struct ct_quality *q)
+{
+	w->q = q;
+	w->n = dpkg_paths(q->path, w->paths);
+	for (int j = 0; j < w->n; j++)
+		w->lens[j] = w->paths[j] ? strlen(w->paths[j]) : 0;
+}
+
+/* ---- the packages looked up ahead ---- */
+
+/* The packages of every module that holds a frame, looked up on a thread of its own while the frames
+ * are symbolized (ct_diagnose_prefetch): which modules lack their debug info is known only then, but
+ * a file's package is the first file list naming it, whatever else is looked for, so the answers
+ * found for more files are the answers. */
+static struct {
+	pthread_t thread;
+	int started;          /* 1: the thread runs or ran and is not joined yet; 2: joined */
+	int rc;               /* find_packages' */
+	struct ct_quality *q; /* per module looked up: its path, and package when one was found */
+	struct wanted *want;
+	size_t n;
+} ahead;
+
+static void *ahead_main(void *arg)
+{
+	(void)arg;
+	ahead.rc = find_packages(ahead.want, ahead.n);
+	return NULL;
+}
+
+static void free_ahead(void)
+{
+	for (size_t i = 0; i < ahead.n; i++) {
+		free(ahead.q[i].path);
+		free(ahead.q[i].package);
+		for (int j = 0; j < ahead.want[i].n; j++)
+			free(ahead.want[i].paths[j]);
+	}
+	free(ahead.q);
+	free(ahead.want);
+	ahead.q = NULL, ahead.want = NULL, ahead.n = 0;
+}
+
+/* Whether mod's package is looked up ahead: it holds a frame, its file is where packages install
+ * theirs, and no separate debug file was found for it. The others seldom need it (a program built in
+ * a home directory, with its debug info or without a package) and are looked up when asked. */
+static int lookup_ahead(const struct ct_module *mod)
+{
+	static const char *const dirs[] = {"/usr/", "/lib", "/bin/", "/sbin/", "/opt/"};
+	int packaged = 0;
+	for (size_t i = 0; mod->path && i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		packaged |= !strncmp(mod->path, dirs[i], strlen(dirs[i]));
+	return mod->framed && packaged && !ct_debuginfo_found(mod->build_id, mod->build_id_len);
+}
+
+void ct_diagnose_prefetch(const struct ct_model *m)
+{
+	ct_diagnose_prefetch_free();
+	size_t n = 0;
+	for (size_t i = 0; i < m->nmodules; i++)
+		n += lookup_ahead(&m->modules[i]);
+	ahead.q = n ? calloc(n, sizeof(*ahead.q)) : NULL;
+	ahead.want = n ? calloc(n, sizeof(*ahead.want)) : NULL;
+	for (size_t i = 0; ahead.q && ahead.want && i < m->nmodules; i++) {
+		const struct ct_module *mod = &m->modules[i];
+		if (!lookup_ahead(mod))
+			continue;
+		if (!(ahead.q[ahead.n].path = strdup(mod->path)))
+			break;
+		wanted_paths(&ahead.want[ahead.n], &ahead.q[ahead.n]);
+		ahead.n++;
+	}
+	if (n && ahead.n == n && pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0)
+		ahead.started = 1;
+	else
+		free_ahead(); /* nothing done ahead: each lookup is made when asked, as without this */
+}
+
+void ct_diagnose_prefetch_free(void)
+{
+	if (ahead.started == 1)
+		pthread_join(ahead.thread, NULL);
+	ahead.started = 0;
+	free_ahead();
+}
+
+/* Sets w->q->package as the lookup made ahead found it, waiting for that: 1 when it looked w's file
+ * up, 0 when it did not (w is looked up now), -ENOMEM. */
+static int take_ahead(struct wanted *w)
+{
+	if (ahead.started == 1) {
+		pthread_join(ahead.thread, NULL);
+		ahead.started = 2;
+	}
+	if (!ahead.started || ahead.rc < 0)
+		return 0;
+	for (size_t i = 0; i < ahead.n; i++) {
+		if (strcmp(ahead.q[i].path, w->q->path))
+			continue;
+		if (ahead.q[i].package && !(w->q->package = strdup(ahead.q[i].package)))
+			return -ENOMEM;
+		return 1;
+	}
+	return 0;
+}
+
+/* Looks up the files of want[0..n) that the lookup made ahead did not. Returns 0 or -ENOMEM. */
+static int find_rest(struct wanted *want, size_t n)
+{
+	struct wanted *rest = calloc(n, sizeof(*rest));
+	size_t k = 0;
+	int rc = rest ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = take_ahead(&want[i]);
+		if (!rc)
+			rest[k++] = want[i]; /* shares want[i]'s paths and module */
+		rc = rc < 0 ? rc : 0;
+	}
+	if (!rc && k)
+		rc = find_packages(rest, k);
+	free(rest);
+	return rc;
+}
+
 /* Names the debug package in the advice of l's modules from start on that lack their split-off
  * debug info, where dpkg owns the file. Returns 0 or -ENOMEM. */
 static int name_packages(struct ct_quality_list *l, size_t start)
@@ -463,14 +588,9 @@ static int name_packages(struct ct_quality_list *l, size_t start)
 	if (!n || !want)
 		return n ? -ENOMEM : 0;
 	for (size_t i = start, k = 0; i < l->n; i++)
-		if (l->v[i].split_debug) {
-			want[k].q = &l->v[i];
-			want[k].n = dpkg_paths(l->v[i].path, want[k].paths);
-			for (int j = 0; j < want[k].n; j++)
-				want[k].lens[j] = want[k].paths[j] ? strlen(want[k].paths[j]) : 0;
-			k++;
-		}
-	int rc = find_packages(want, n);
+		if (l->v[i].split_debug)
+			wanted_paths(&want[k++], &l->v[i]);
+	int rc = find_rest(want, n);
 	const char *url = distro_debuginfod();
 	for (size_t i = 0; i < n; i++) {
 		struct ct_quality *q = want[i].q;

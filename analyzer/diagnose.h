@@ -37,6 +37,13 @@ int ct_diagnose_file(struct ct_quality_list *l, const char *path);
 struct ct_symbolizer;
 int ct_diagnose_model(struct ct_quality_list *l, const struct ct_model *m, struct ct_symbolizer *s);
 
+/* Starts looking up, on a thread of its own, the packages that own the files of m's modules that hold
+ * a frame (dpkg's file lists), which ct_diagnose_model's advice names: the answers it then takes are
+ * the ones it would find itself. Call once m is read; never fails (without a thread, nothing is done
+ * ahead). ct_diagnose_prefetch_free waits for the thread and frees what it found. */
+void ct_diagnose_prefetch(const struct ct_model *m);
+void ct_diagnose_prefetch_free(void);
+
 /* Appends the verdicts of the shared libraries path needs (DT_NEEDED, recursively, found through
  * RUNPATH/RPATH and the usual library directories; ones not found are skipped). */
 int ct_diagnose_needed(struct ct_quality_list *l, const char *path);

@@ -27,6 +27,7 @@
 #include "export.h"
 #include "opttab.h"
 #include "outfile.h"
+#include "presym.h"
 #include "reader.h"
 #include "report.h"
 #include "size.h"
@@ -1025,9 +1026,10 @@ static int load_fold(const struct options *o, struct ct_fold **out)
 	return 0;
 }
 
-/* One trace's report: its sites, a symbolizer and the groups. */
+/* One trace's report: its sites, a symbolizer (sym, the report's from then on, or a new one when
+ * NULL) and the groups. */
 static int open_report(const struct options *o, const char *path, const struct ct_model *m,
-                       const struct ct_fold *fold, struct ct_report *r)
+                       const struct ct_fold *fold, struct ct_report *r, struct ct_symbolizer *sym)
 {
 	*r = (struct ct_report){.top = o->top,
 	                        .out = o->std_out->f,
@@ -1038,6 +1040,7 @@ static int open_report(const struct options *o, const char *path, const struct c
 	                        .group = o->group};
 	r->full_names = o->full_names;
 	r->source_context = o->source_context;
+	r->sym = sym;
 	return ct_report_open(r, path, m, o->no_auto_fold);
 }
 
@@ -1161,7 +1164,8 @@ static void window_past_end(const char *path, const struct ct_model *m)
 /* Reads the trace at path into m (initialised here; the caller destroys it even on failure). Returns
  * 0, or -1 after one line on stderr. A truncated or damaged trace is read up to the cut or the
  * damage, with a warning. */
-/* A traced module's debug info is looked for and decompressed while the rest of the trace is read. */
+/* A traced module's debug info is looked for and decompressed while the rest of the trace is read,
+ * from its first frame on: modules no frame lies in (ld.so, libm in most traces) are never asked. */
 static void prefetch_debug(const struct ct_module *mod, void *arg)
 {
 	(void)arg;
@@ -1169,12 +1173,15 @@ static void prefetch_debug(const struct ct_module *mod, void *arg)
 		ct_debuginfo_prefetch(mod->build_id, mod->build_id_len);
 }
 
-static int load(const char *path, struct ct_model *m, const struct options *o)
+/* load, and with sym (unless NULL) the frames resolved while the trace is read (presym.h) into a
+ * symbolizer the caller frees, whose files' pages are given back once they are all resolved. */
+static int read_model(const char *path, struct ct_model *m, const struct options *o,
+                      struct ct_symbolizer **sym)
 {
 	char err[512];
 	int window = o->window; /* --from, --to */
 	int rc = ct_model_init(m);
-	m->module_added = prefetch_debug;
+	m->module_framed = prefetch_debug;
 	m->tl.no_sites =
 	    !asked(o, "--html") && !asked(o, "--massif"); /* the only readers of the stacks' slices */
 	if (rc < 0 || (o->between && ct_model_between(m, o->between, o->between_to) < 0) ||
@@ -1184,7 +1191,12 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 	}
 	struct progress p = {.m = m};
 	int tty = isatty(STDERR_FILENO);
+	struct ct_presym *ahead = sym ? ct_presym_start(m) : NULL;
 	rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
+	if (sym)
+		*sym = ct_presym_finish(ahead, m);
+	if (sym && *sym) /* resolved: the files' pages are worth less than the reports' memory now */
+		ct_symbolizer_give_back(*sym);
 	if (p.shown)
 		fputs("\r\033[K", stderr); /* the progress line goes away */
 	if (rc < 0) {
@@ -1212,6 +1224,20 @@ static int load(const char *path, struct ct_model *m, const struct options *o)
 	if (window)
 		window_past_end(path, m);
 	return 0;
+}
+
+static int load(const char *path, struct ct_model *m, const struct options *o)
+{
+	return read_model(path, m, o, NULL);
+}
+
+/* The trace at path into m as load reads it, its frames resolved meanwhile on a thread of their own
+ * into *sym (NULL: none; the caller frees it, also on failure). */
+static int load_resolved(const char *path, struct ct_model *m, const struct options *o,
+                         struct ct_symbolizer **sym)
+{
+	*sym = NULL;
+	return read_model(path, m, o, sym);
 }
 
 /* A check of a damaged trace (or baseline) covers only what was read before the damage, and of one
@@ -1281,7 +1307,7 @@ static int trace_baseline(const struct options *o, const struct ct_fold *fold, s
 		rc = suppress_other(o, o->baseline, &m);
 	if (!rc && !has_classes(o->baseline, &m, o->level))
 		rc = -1;
-	if (!rc && (rc = open_report(o, o->baseline, &m, fold, &r)) == 0)
+	if (!rc && (rc = open_report(o, o->baseline, &m, fold, &r, NULL)) == 0)
 		rc = ct_baseline_of_report(&r, o->level, out);
 	if (rc == -ENOMEM)
 		fprintf(stderr, PROG ": out of memory\n");
@@ -1312,17 +1338,22 @@ static int against_baseline(const struct options *o, const struct ct_report *r, 
 }
 
 /* Returns 0, CT_CHECK_EXIT when a rule of the check is broken, 1 when none is but the trace is
- * damaged (the check is incomplete), or -1 after one line on stderr. */
-static int report(const struct options *o, const struct ct_model *m)
+ * damaged (the check is incomplete), or -1 after one line on stderr. sym: m's frames resolved while it
+ * was read (taken, freed either way), or NULL. */
+static int report(const struct options *o, const struct ct_model *m, struct ct_symbolizer *sym)
 {
 	struct ct_fold *fold;
 	struct ct_report r;
 	if (!has_classes(o->trace, m, o->checking ? o->ca.check.fail_on : CT_FAIL_NONE) ||
-	    (o->baseline && !has_classes(o->trace, m, o->level)))
+	    (o->baseline && !has_classes(o->trace, m, o->level)) || load_fold(o, &fold) < 0) {
+		ct_symbolizer_free(sym);
 		return -1;
-	if (load_fold(o, &fold) < 0)
-		return -1;
-	int rc = open_report(o, o->trace, m, fold, &r), broken = 0, partial = 0;
+	}
+	/* the SYMBOLS advice's package lookup, while the frames are symbolized (the text report is the
+	 * last output) */
+	if (o->out[NOUTPUTS - 1] || asked(o, "--json") || asked(o, "--html"))
+		ct_diagnose_prefetch(m);
+	int rc = open_report(o, o->trace, m, fold, &r, sym), broken = 0, partial = 0;
 	r.supp = o->ca.check.supp;
 	if (!rc)
 		rc = write_outputs(o, &r);
@@ -1335,6 +1366,7 @@ static int report(const struct options *o, const struct ct_model *m)
 		if (grown < 0) {
 			ct_report_close(&r);
 			ct_fold_free(fold);
+			ct_diagnose_prefetch_free();
 			return -1;
 		}
 		broken |= grown;
@@ -1343,6 +1375,7 @@ static int report(const struct options *o, const struct ct_model *m)
 		partial |= incomplete(check_stream(o), o->trace, m);
 	ct_report_close(&r);
 	ct_fold_free(fold);
+	ct_diagnose_prefetch_free();
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", strerror(-rc));
 	return rc ? -1 : broken > 0 ? CT_CHECK_EXIT : partial;
@@ -1410,7 +1443,7 @@ static int diff_json_base(const struct options *o)
 	if (!rc && o->growth_given &&
 	    (suppress_other(o, o->args[1], &m) < 0 || !has_classes(o->args[1], &m, o->level)))
 		rc = -1;
-	if (!rc && (rc = open_report(o, o->args[1], &m, fold, &rn)) == 0 &&
+	if (!rc && (rc = open_report(o, o->args[1], &m, fold, &rn, NULL)) == 0 &&
 	    (rc = ct_baseline_of_report(&rn, CT_FAIL_REACHABLE, &n)) == 0)
 		rc = ct_write_diff(o->std_out->f, b, n, asked(o, "--json"));
 	if (!rc && asked(o, "--html")) { /* NEW's page with the diff view: BASE's sites, no stacks */
@@ -1456,9 +1489,9 @@ static int diff(const struct options *o, const struct ct_model *base, const stru
 		ct_fold_free(fold);
 		return -1;
 	}
-	int rc = open_report(o, o->args[0], base, fold, &rb);
+	int rc = open_report(o, o->args[0], base, fold, &rb, NULL);
 	if (!rc)
-		rc = open_report(o, o->args[1], new, fold, &rn);
+		rc = open_report(o, o->args[1], new, fold, &rn, NULL);
 	if (!rc)
 		rc = ct_tree_init(&x.tree, o->reverse, CT_TREE_SETS);
 	/* By line, files by their names: by function, nodes are keyed on the module's name, which two
@@ -1547,8 +1580,10 @@ static int run(struct options *o)
 		status = diff_json_base(o);
 		return status < 0 ? 1 : status;
 	}
+	struct ct_symbolizer *sym = NULL; /* one trace's frames, resolved while it is read */
 	for (int i = 0; i < n; i++)
-		if (!status && load(o->args[i], &m[i], o) < 0)
+		if (!status &&
+		    (o->diff ? load(o->args[i], &m[i], o) : load_resolved(o->args[i], &m[i], o, &sym)) < 0)
 			status = 1, n = i + 1;
 	char err[512];
 	if (!status && !o->diff && ct_check_suppress(&o->ca.check, &m[0], err, sizeof(err)) < 0)
@@ -1556,7 +1591,9 @@ static int run(struct options *o)
 	for (int i = 0; o->diff && o->growth_given && i < n && !status; i++)
 		status = suppress_other(o, o->args[i], &m[i]) < 0;
 	if (!status)
-		status = o->diff ? diff(o, &m[0], &m[1]) : report(o, &m[0]);
+		status = o->diff ? diff(o, &m[0], &m[1]) : report(o, &m[0], sym);
+	else
+		ct_symbolizer_free(sym);
 	for (int i = 0; i < n; i++)
 		ct_model_destroy(&m[i]);
 	return status < 0 ? 1 : status;

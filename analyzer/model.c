@@ -370,6 +370,18 @@ static uint32_t find_module(struct ct_model *m, uint64_t addr)
 	return CT_NO_MODULE;
 }
 
+/* find_module for a stack frame's address: the first frame in a module is told to module_framed. */
+static uint32_t frame_module(struct ct_model *m, uint64_t addr)
+{
+	uint32_t i = find_module(m, addr);
+	if (i == CT_NO_MODULE || m->modules[i].framed)
+		return i;
+	m->modules[i].framed = 1;
+	if (m->module_framed)
+		m->module_framed(&m->modules[i], m->module_arg);
+	return i;
+}
+
 int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
 {
 	if (parent >= m->nnodes || m->nnodes >= UINT32_MAX)
@@ -378,7 +390,9 @@ int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta)
 		return -ENOMEM;
 	m->last_ip += (uint64_t)ip_delta;
 	m->nodes[m->nnodes++] = (struct ct_node){
-	    .parent = (uint32_t)parent, .module = find_module(m, m->last_ip - 1), .ip = m->last_ip};
+	    .parent = (uint32_t)parent, .module = frame_module(m, m->last_ip - 1), .ip = m->last_ip};
+	if (m->frame_added)
+		m->frame_added(m, (uint32_t)(m->nnodes - 1), m->frame_arg);
 	return 0;
 }
 
@@ -392,7 +406,7 @@ int ct_model_exact(struct ct_model *m)
 	if (grow((void **)&m->exact, &m->cap_exact, m->nexact + 1, sizeof(*m->exact)) < 0)
 		return -ENOMEM;
 	m->exact[m->nexact++] = node;
-	m->nodes[node].module = find_module(m, m->nodes[node].ip);
+	m->nodes[node].module = frame_module(m, m->nodes[node].ip);
 	return 0;
 }
 
@@ -432,9 +446,8 @@ int ct_model_module(struct ct_model *m, const struct ct_module *mod)
 		return -ENOMEM;
 	}
 	copy.loaded = 1;
+	copy.framed = 0;
 	m->modules[m->nmodules++] = copy;
-	if (m->module_added)
-		m->module_added(&m->modules[m->nmodules - 1], m->module_arg);
 	return 0;
 }
 

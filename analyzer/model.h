@@ -54,6 +54,7 @@ struct ct_module {
 	size_t build_id_len;
 	struct ct_segment *segs;
 	size_t nseg;
+	int framed; /* a stack frame lies in it (module_framed was called) */
 };
 
 struct ct_bytes {
@@ -195,9 +196,14 @@ struct ct_model {
 	size_t nseries;
 	uint64_t series_width_us;
 	struct ct_timeline tl; /* per-site activity per time slice (timeline.h) */
-	/* Called with each module as its MODULE record is read (NULL: not), with module_arg. */
-	void (*module_added)(const struct ct_module *mod, void *arg);
+	/* Called with each module the first time a stack frame read lies in it (NULL: not), with
+	 * module_arg: a module no frame lies in is never symbolized, so its debug info is never needed. */
+	void (*module_framed)(const struct ct_module *mod, void *arg);
 	void *module_arg;
+	/* Called with each stack node as the model gets it (NULL: not), with frame_arg; its module is
+	 * the one holding ip - 1 (ct_model_exact may change it after). */
+	void (*frame_added)(struct ct_model *m, uint32_t node, void *arg);
+	void *frame_arg;
 };
 
 #define CT_SERIES_MAX 1024

@@ -373,8 +373,8 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 	/* Parents are defined before their children, so the walk ends at a root. */
 	for (; !rc && !w->ended && node >= CT_STACK_FIRST && node < r->m->nnodes;
 	     node = r->m->nodes[node].parent) {
-		struct ct_frame frames[CT_SYMBOLIZE_MAX];
-		int n = ct_symbolize_node(r->sym, r->m, node, frames, CT_SYMBOLIZE_MAX);
+		const struct ct_frame *frames;
+		int n = ct_symbolize_node_frames(r->sym, r->m, node, &frames);
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n && !rc; i++)
@@ -801,7 +801,7 @@ int ct_report_open(struct ct_report *r, const char *path, const struct ct_model 
 	r->path = path;
 	r->m = m;
 	long n = ct_model_sites(m, &r->sites);
-	r->sym = ct_symbolizer_new();
+	r->sym = r->sym ? r->sym : ct_symbolizer_new(); /* one the caller made: the report's from now */
 	r->memo = calloc(1, sizeof(*r->memo));
 	if (n < 0 || !r->sym || !r->memo)
 		return -ENOMEM;

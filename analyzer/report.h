@@ -50,8 +50,9 @@ struct ct_report {
 };
 
 /* Makes r the report of model m (trace file path) as r's fields already say (top, out, fold, group,
- * callers, all_frames, full_stacks): its sites, a symbolizer, the wrappers unless no_auto_fold, the
- * groups. Returns 0 or -ENOMEM; ct_report_close releases it either way. */
+ * callers, all_frames, full_stacks, and sym: a symbolizer of m's frames it takes, or NULL for a new
+ * one): its sites, the wrappers unless no_auto_fold, the groups. Returns 0 or -ENOMEM;
+ * ct_report_close releases it either way. */
 int ct_report_open(struct ct_report *r, const char *path, const struct ct_model *m, int no_auto_fold);
 void ct_report_close(struct ct_report *r);
 

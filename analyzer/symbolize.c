@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,12 +56,22 @@ struct entry {
 	int nframes;
 };
 
+/* A stack node's frames in the cache (an entry's, which do not move when the table grows). */
+struct node_frames {
+	const struct ct_frame *v; /* NULL: not looked up yet */
+	int n;
+};
+
 struct ct_symbolizer {
 	struct dso *dsos;
 	size_t ndsos;
 	struct entry *table; /* open addressing, power-of-two size, at most half full */
 	size_t size, used;
 	uint32_t frames; /* frames made: the last id given */
+	/* per node of by_model (ct_symbolize_node_frames): walks visit each node many times */
+	const struct ct_model *by_model;
+	struct node_frames *by_node;
+	size_t nby_node;
 };
 
 struct ct_symbolizer *ct_symbolizer_new(void)
@@ -103,6 +115,7 @@ void ct_symbolizer_free(struct ct_symbolizer *s)
 		}
 	free(s->dsos);
 	free(s->table);
+	free(s->by_node);
 	free(s);
 }
 
@@ -222,6 +235,71 @@ struct Dwfl_Module *ct_symbolizer_module(struct ct_symbolizer *s, const struct c
 	*file = d ? d->file : CT_FILE_NONE;
 	*err = d ? d->err : ENOMEM;
 	return d ? d->mod : NULL;
+}
+
+/* ---- pages given back ---- */
+
+/* Unmaps from this process the pages of [p, p + len) that are a file's own pages, unchanged: the
+ * kernel reads them again from the file (or memfd) when touched. A page this process changed (a
+ * private copy), never touched, or not a file's (a buffer libelf read the file into) is left alone:
+ * /proc/self/pagemap tells them apart, and without it nothing is given back. */
+static void give_back(const void *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = page > 0 && p && len ? open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	uintptr_t first = (uintptr_t)p / (uintptr_t)page, last = ((uintptr_t)p + len) / (uintptr_t)page;
+	uint64_t flags[512];
+	uintptr_t run = 0, nrun = 0;                 /* pages to give back, not yet given */
+	for (uintptr_t at = first + 1; at < last;) { /* the first and last pages may hold other data */
+		size_t n = last - at < 512 ? (size_t)(last - at) : 512;
+		ssize_t got = pread(fd, flags, n * sizeof(*flags), (off_t)(at * sizeof(*flags)));
+		if (got <= 0)
+			break;
+		n = (size_t)got / sizeof(*flags);
+		for (size_t i = 0; i < n; i++) {
+			/* bit 63: present; 61: a file page (or shared anonymous); 62: swapped */
+			int file = (flags[i] >> 63 & 1) && (flags[i] >> 61 & 1) && !(flags[i] >> 62 & 1);
+			if (file && nrun && run + nrun == at + i) {
+				nrun++;
+				continue;
+			}
+			if (nrun)
+				madvise((void *)(run * (uintptr_t)page), nrun * (size_t)page, MADV_DONTNEED);
+			run = at + i, nrun = file;
+		}
+		at += n;
+	}
+	if (nrun)
+		madvise((void *)(run * (uintptr_t)page), nrun * (size_t)page, MADV_DONTNEED);
+	close(fd);
+}
+
+static void give_back_elf(Elf *elf)
+{
+	size_t len = 0;
+	const char *raw = elf ? elf_rawfile(elf, &len) : NULL;
+	give_back(raw, len);
+}
+
+void ct_symbolizer_give_back(struct ct_symbolizer *s)
+{
+	for (size_t i = 0; i < s->ndsos; i++) {
+		Dwfl_Module *mod = s->dsos[i].mod;
+		if (!mod)
+			continue;
+		GElf_Addr bias;
+		Dwarf_Addr dwbias;
+		Elf *elf = dwfl_module_getelf(mod, &bias);
+		/* only DWARF already looked for: never loaded here */
+		dwfl_module_info(mod, NULL, NULL, NULL, &dwbias, NULL, NULL, NULL);
+		Dwarf *dw = dwbias != (Dwarf_Addr)-1 ? dwfl_module_getdwarf(mod, &dwbias) : NULL;
+		Elf *debug = dw ? dwarf_getelf(dw) : NULL;
+		give_back_elf(elf);
+		if (debug != elf)
+			give_back_elf(debug);
+	}
 }
 
 /* ---- compilation units ---- */
@@ -757,6 +835,35 @@ int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_
 {
 	return symbolize(s, ct_model_node_module(m, node), m->nodes[node].ip, ct_model_node_exact(m, node),
 	                 out, max);
+}
+
+int ct_symbolize_prepare(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)
+{
+	return lookup(s, mod, ip, 0) ? 0 : -ENOMEM;
+}
+
+int ct_symbolize_node_frames(struct ct_symbolizer *s, const struct ct_model *m, uint32_t node,
+                             const struct ct_frame **frames)
+{
+	if (s->by_model != m || s->nby_node != m->nnodes) { /* another model, or one read further */
+		free(s->by_node);
+		s->by_node = calloc(m->nnodes ? m->nnodes : 1, sizeof(*s->by_node));
+		s->by_model = s->by_node ? m : NULL;
+		s->nby_node = s->by_node ? m->nnodes : 0;
+	}
+	struct node_frames *k = node < s->nby_node ? &s->by_node[node] : NULL;
+	if (k && k->v) {
+		*frames = k->v;
+		return k->n;
+	}
+	const struct entry *e =
+	    lookup(s, ct_model_node_module(m, node), m->nodes[node].ip, ct_model_node_exact(m, node));
+	if (!e)
+		return -ENOMEM;
+	if (k)
+		*k = (struct node_frames){e->frames, e->nframes};
+	*frames = e->frames;
+	return e->nframes;
 }
 
 uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip)

@@ -47,6 +47,21 @@ int ct_symbolize(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t 
 int ct_symbolize_node(struct ct_symbolizer *s, const struct ct_model *m, uint32_t node, struct ct_frame *out,
                       int max);
 
+/* Resolves return address ip in mod (NULL: none) into the cache, as ct_symbolize would: mod may be a
+ * copy of the model's module (the same id and strings). Returns 0 or -ENOMEM. */
+int ct_symbolize_prepare(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip);
+
+/* The frames of stack node `node` of m as ct_symbolize_node gives them with max CT_SYMBOLIZE_MAX, not
+ * copied: *frames points into the symbolizer's cache, valid as long as it. Remembered per node (a walk
+ * of many stacks visits their shared nodes again). Returns the count (>= 1) or -ENOMEM. */
+int ct_symbolize_node_frames(struct ct_symbolizer *s, const struct ct_model *m, uint32_t node,
+                             const struct ct_frame **frames);
+
+/* Gives back to the kernel the pages of the modules' files (and their debug files) this process
+ * mapped and read, unchanged: what is read later is read again from the files, the same bytes. For
+ * when the frames are resolved and the reports still to be built need memory more than those pages. */
+void ct_symbolizer_give_back(struct ct_symbolizer *s);
+
 /* The size in bytes of the symbol (function) that holds the call before return address ip in mod,
  * or 0 when no sized symbol holds it (no symbols, a label, a module that cannot be opened). */
 uint64_t ct_symbolize_symbol_size(struct ct_symbolizer *s, const struct ct_module *mod, uint64_t ip);

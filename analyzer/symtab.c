@@ -5,6 +5,7 @@
  * (a stripped binary's static functions: every frame of cc1 but its exported ones). */
 #include <gelf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "symtab.h"
 
@@ -55,12 +56,41 @@ static int candidate(const char *name, const GElf_Sym *sym)
 	       type != STT_TLS;
 }
 
-static int by_lo(const void *a, const void *b)
+/* Sorts v[0..n) by lo, stably: v comes in index order, so ties stay by index. A byte-wise radix
+ * sort (the bytes all symbols share skipped): qsort's calls through a comparator were most of the
+ * index's cost on a program of 30,000 symbols. Returns 0 or -1 (no memory). */
+static int sort_by_lo(struct sym *v, size_t n)
 {
-	const struct sym *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
+	size_t(*count)[256] = calloc(8, sizeof(*count));
+	struct sym *tmp = n > 1 ? malloc(n * sizeof(*tmp)) : NULL;
+	if (n > 1 && (!count || !tmp)) {
+		free(count);
+		free(tmp);
+		return -1;
+	}
+	for (size_t i = 0; i < n && n > 1; i++)
+		for (int b = 0; b < 8; b++)
+			count[b][(v[i].lo >> (8 * b)) & 0xff]++;
+	struct sym *from = v, *to = tmp;
+	for (int b = 0; b < 8 && n > 1; b++) {
+		if (count[b][(v[0].lo >> (8 * b)) & 0xff] == n)
+			continue; /* every symbol has this byte */
+		size_t at = 0;
+		for (int k = 0; k < 256; k++) {
+			size_t c = count[b][k];
+			count[b][k] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[b][(from[i].lo >> (8 * b)) & 0xff]++] = from[i];
+		struct sym *t = from;
+		from = to, to = t;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	free(count);
+	free(tmp);
+	return 0;
 }
 
 /* dwfl_module_addrsym.c's binding_value. */
@@ -146,7 +176,8 @@ static int fill(struct ct_symtab *t, Dwfl_Module *mod, int n)
 		}
 		t->v[t->n++] = (struct sym){addr, addr + sym.st_size, name, i, rank(&sym)};
 	}
-	qsort(t->v, t->n, sizeof(*t->v), by_lo);
+	if (sort_by_lo(t->v, t->n) < 0)
+		return -1;
 	merge_starts(t);
 	qsort(t->labels, t->nlabels, sizeof(*t->labels), by_addr);
 	GElf_Addr hi = 0;

@@ -75,9 +75,27 @@ struct known {
 	uint64_t point;
 };
 
-static uint64_t fn_hash(const char *function, const char *module)
+/* Where a hash table of this file puts a key: only where, never in what order anything is found, so
+ * quicker than ct_mix's byte-wise FNV (which made a tenth of a large program's wrapper search). */
+static uint64_t slot_hash(uint64_t h)
 {
-	return ct_mix_str(ct_mix_str(CT_MIX_SEED, function), module);
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
+}
+
+/* A function's name, eight bytes at a time; not its module: the same name in two modules only shares
+ * a probe sequence. */
+static uint64_t fn_hash(const char *function)
+{
+	size_t n = strlen(function);
+	uint64_t h = n, w;
+	for (; n >= 8; n -= 8, function += 8) {
+		memcpy(&w, function, 8);
+		h = slot_hash(h ^ w);
+	}
+	w = 0;
+	memcpy(&w, function, n);
+	return slot_hash(h ^ w);
 }
 
 static int grow_slots(struct finder *x)
@@ -88,7 +106,7 @@ static int grow_slots(struct finder *x)
 		return -ENOMEM;
 	memset(slots, 0xff, n * sizeof(*slots));
 	for (size_t i = 0; i < x->nfns; i++) {
-		size_t s = fn_hash(x->fns[i].function, x->fns[i].module) & (n - 1);
+		size_t s = fn_hash(x->fns[i].function) & (n - 1);
 		while (slots[s] != NO_FN)
 			s = (s + 1) & (n - 1);
 		slots[s] = (uint32_t)i;
@@ -118,7 +136,7 @@ static uint32_t intern(struct finder *x, const struct ct_frame *f)
 {
 	if ((x->nfns + 1) * 2 > x->nslots && grow_slots(x) < 0)
 		return NO_FN;
-	size_t s = fn_hash(f->function, f->module) & (x->nslots - 1);
+	size_t s = fn_hash(f->function) & (x->nslots - 1);
 	for (; x->slots[s] != NO_FN; s = (s + 1) & (x->nslots - 1)) {
 		const struct fn *g = &x->fns[x->slots[s]];
 		if (ct_same_str(g->function, f->function) && ct_same_str(g->module, f->module))
@@ -177,7 +195,7 @@ static int add_caller(struct finder *x, uint32_t callee, uint32_t caller)
 		memset(v, 0xff, n * sizeof(*v));
 		for (size_t i = 0; i < x->npair_slots; i++)
 			if (x->pairs[i] != UINT64_MAX) {
-				size_t s = ct_mix(CT_MIX_SEED, &x->pairs[i], sizeof(x->pairs[i])) & (n - 1);
+				size_t s = slot_hash(x->pairs[i]) & (n - 1);
 				while (v[s] != UINT64_MAX)
 					s = (s + 1) & (n - 1);
 				v[s] = x->pairs[i];
@@ -185,7 +203,7 @@ static int add_caller(struct finder *x, uint32_t callee, uint32_t caller)
 		free(x->pairs);
 		x->pairs = v, x->npair_slots = n;
 	}
-	size_t s = ct_mix(CT_MIX_SEED, &pair, sizeof(pair)) & (x->npair_slots - 1);
+	size_t s = slot_hash(pair) & (x->npair_slots - 1);
 	for (; x->pairs[s] != UINT64_MAX; s = (s + 1) & (x->npair_slots - 1))
 		if (x->pairs[s] == pair)
 			return 0;
