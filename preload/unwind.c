@@ -394,7 +394,8 @@ static void memo_store(struct ct_slot *me, int base, int m)
 	for (int k = 0; k < m; k++)
 		any |= st->fresh[k].flags & MEMO_CFA_RBP;
 	if (!any) { /* no frame's outcome depends on its RBP: nothing but return addresses to check */
-		for (const struct fresh_frame *fr = &st->fresh[m - 1]; fr >= st->fresh; fr--, to++) {
+		for (int k = m - 1; k >= 0; k--, to++) {
+			const struct fresh_frame *fr = &st->fresh[k];
 			to->bp_at = &to[-1].bp;
 			to->ip = fr->ip;
 			to->sp = fr->sp;
@@ -405,7 +406,9 @@ static void memo_store(struct ct_slot *me, int base, int m)
 		me->walk.memo_current = 1;
 		return;
 	}
-	for (const struct fresh_frame *fr = &st->fresh[m - 1]; fr >= st->fresh; fr--, to++) {
+	/* by index: a pointer below fresh[0], where the loop would end, is none C allows */
+	for (int k = m - 1; k >= 0; k--, to++) {
+		const struct fresh_frame *fr = &st->fresh[k];
 		const uintptr_t *slot = (const uintptr_t *)fr->rbp_slot;
 		unsigned flags = fr->flags;
 		/* The caller's RBP matters and was read from the stack: that word must stay. Otherwise

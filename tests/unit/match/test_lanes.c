@@ -472,6 +472,14 @@ static void decode(const struct run *r, struct lines *l)
 	qsort(l->line, l->n, sizeof(*l->line), by_text);
 }
 
+static void free_lines(struct lines *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->line[i]);
+	free(l->line);
+	*l = (struct lines){0};
+}
+
 static int same_lines(const struct lines *a, const struct lines *b)
 {
 	if (a->n != b->n)
@@ -498,16 +506,28 @@ static void compare(const char *name, const struct run *one, const struct run *m
 	int live = one->live_blocks == many->live_blocks && one->live_bytes == many->live_bytes &&
 	           one->live_sum == many->live_sum;
 	int records = same_lines(&a, &b);
+	size_t n_one = a.n, n_many = b.n;
+	free_lines(&a);
+	free_lines(&b);
 	if (!totals || !live || !records) {
 		printf("FAIL %s: totals %s, live blocks %s, records %s (%zu against %zu)\n", name,
 		       totals ? "equal" : "differ", live ? "equal" : "differ", records ? "equal" : "differ",
-		       b.n, a.n);
+		       n_many, n_one);
 		failures++;
 		return;
 	}
 	printf("ok   %s (%zu records, %u batches, %" PRIu64 " frees, %" PRIu64 " unmatched, %" PRIu64
 	       " live)\n",
-	       name, a.n, many->batches, x->frees, x->unmatched_frees, one->live_blocks);
+	       name, n_one, many->batches, x->frees, x->unmatched_frees, one->live_blocks);
+}
+
+/* A run's memory back (the sanitizer build checks for leaks). */
+static void finish(struct run *r)
+{
+	for (unsigned i = 0; i < r->lanes; i++)
+		free(r->out[i].data);
+	free(r->made);
+	pthread_mutex_destroy(&r->lock);
 }
 
 int main(void)
@@ -525,6 +545,7 @@ int main(void)
 	run(&one_lockstep, 1, before, LOCKSTEP);
 	struct lines ignored = {0};
 	decode(&one, &ignored); /* one lane's INFO records, for the lockstep runs */
+	free_lines(&ignored);
 	if (one.end.frees == 0 || one.end.unmatched_frees == 0 || one.live_blocks == 0) {
 		printf("FAIL the program makes no frees, odd frees or live blocks: nothing is compared\n");
 		return 1;
@@ -536,6 +557,9 @@ int main(void)
 			snprintf(name, sizeof(name), "%u lanes %s", lanes[k], how[mode]);
 			run(&many[k][mode], lanes[k], before, (enum mode)mode);
 			compare(name, mode == LOCKSTEP ? &one_lockstep : &one, &many[k][mode]);
+			finish(&many[k][mode]);
 		}
+	finish(&one);
+	finish(&one_lockstep);
 	return failures ? 1 : 0;
 }
