@@ -13,7 +13,11 @@
  *   temporary allocations 0 (a block lives through a round of other allocations).
  * The gaps (600 ms) are far wider than a site slice, so a window dragged across a phase snaps to
  * site slices holding that phase alone: the sites' 256 slices at most (4096 busy stacks against the
- * budget) keep a slice under 150 ms as long as the run takes under 38 s, a loaded machine's too. */
+ * budget) keep a slice under 150 ms as long as the run takes under 38 s, a loaded machine's too.
+ * A round ends with a pause of ROUND_US, so that a phase lasts at least 1.4 s however fast the
+ * tracer is: every stack then allocates in over 150 slices of at most 8 ms in each phase, over
+ * 4096 * 300 (stack, slice) entries in all, past the analyzer's budget of 2^20 (a faster tracer
+ * once made the phases short enough to stay under it). */
 #include <stdlib.h>
 #include <time.h>
 
@@ -26,6 +30,7 @@
 #define S1 24
 #define S2 80
 #define GAP_US 600000
+#define ROUND_US 6000
 #define NOINLINE __attribute__((noinline))
 
 static void *blocks[STACKS];
@@ -83,8 +88,10 @@ NOINLINE static void walk(int level, unsigned bits)
 int main(void)
 {
 	alloc = alloc_a;
-	for (int r = 0; r < R1; r++)
+	for (int r = 0; r < R1; r++) {
 		walk(LEVELS, 0);
+		pause_us(ROUND_US);
+	}
 	pause_us(GAP_US);
 	for (unsigned i = 0; i < STACKS; i++) {
 		free(blocks[i]);
@@ -93,8 +100,10 @@ int main(void)
 	ctrack_mark("phase2");
 	pause_us(GAP_US);
 	alloc = alloc_b;
-	for (int r = 0; r < R2; r++)
+	for (int r = 0; r < R2; r++) {
 		walk(LEVELS, 0);
+		pause_us(ROUND_US);
+	}
 	ctrack_mark("end");
 	pause_us(GAP_US);
 	return 0;
