@@ -20,6 +20,7 @@
 #include "ctrack/format.h"
 #include "ctrack/record.h"
 #include "rec_heap.h"
+#include "../xorshift.h"
 
 static int failed;
 
@@ -508,21 +509,12 @@ static long batch_join(const struct ct_rec_buf *payload, struct ct_rec_buf *out)
 	return k < 0 ? -1 : n;
 }
 
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
-}
-
 /* Every kind of record a BATCH may hold, with ids of every varint length. */
 static void random_records(struct ct_rec_buf *b, int n)
 {
 	for (int i = 0; i < n; i++) {
-		uint64_t v = rnd() >> (rnd() % 64);
-		switch (rnd() % 13) {
+		uint64_t v = ct_test_random() >> (ct_test_random() % 64);
+		switch (ct_test_random() % 13) {
 		case 0:
 			ct_rec_alloc(b, v);
 			break;
@@ -536,10 +528,10 @@ static void random_records(struct ct_rec_buf *b, int n)
 			ct_rec_recent(b, 1 + (uint32_t)(v % CT_RECENT_WINDOW));
 			break;
 		case 4:
-			ct_rec_info(b, v, rnd() % 1000);
+			ct_rec_info(b, v, ct_test_random() % 1000);
 			break;
 		case 5:
-			ct_rec_frame(b, rnd() % 1000, rnd() & ~CT_REC_IP_EXACT);
+			ct_rec_frame(b, ct_test_random() % 1000, ct_test_random() & ~CT_REC_IP_EXACT);
 			break;
 		case 6:
 			ct_rec_time(b, v);
@@ -612,7 +604,7 @@ static void test_batch(void)
 		buf_init(&c);
 		if (ct_rec_room(&c, p.len))
 			ct_rec_raw(&c, p.data, p.len);
-		c.data[rnd() % c.len] ^= (uint8_t)(1 + rnd() % 255);
+		c.data[ct_test_random() % c.len] ^= (uint8_t)(1 + ct_test_random() % 255);
 		j.len = 0;
 		refused += batch_join(&c, &j) < 0;
 		bounded &= j.len <= 2 * c.len;

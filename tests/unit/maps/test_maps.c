@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../xorshift.h"
 #include "maps.h"
 
 #define CAP 64 /* the slots of a part: holds 44 keys before it grows, every case fits */
@@ -190,16 +191,6 @@ static void cases(void)
 
 /* ---- random inserts and erases against a list ---- */
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-
-static uint64_t next_random(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 /* A table whose part PART has cap slots (kept at most 40% full, so it never grows) and a pool of
  * keys of that part, at least 4 * cap, added by ct_live_add (present or not) and taken by
  * ct_live_take; every operation is followed by a lookup of every key of the pool. */
@@ -218,11 +209,11 @@ static void random_ops(uint64_t cap, int ops)
 	for (int i = 0; i < n_keys; i++) { /* distinct, all of part PART */
 		int part;
 		do
-			key[i] = 0x7f0000000000 + ((next_random() & 0xffff) << 20) + 16 * (uint64_t)i;
+			key[i] = 0x7f0000000000 + ((ct_test_random() & 0xffff) << 20) + 16 * (uint64_t)i;
 		while (ct_live_home(&m, key[i], 1, &part), part != PART);
 	}
 	for (int op = 0; op < ops; op++) {
-		int i = (int)(next_random() % (uint64_t)n_keys);
+		int i = (int)(ct_test_random() % (uint64_t)n_keys);
 		uint32_t old = 0;
 		if (live[i] && op % 3 == 0) { /* ct_live_add of a key present: replaced, the old value out */
 			if (ct_live_add(&m, key[i], value_of(key[i]), &old) != 1 || old != value_of(key[i])) {

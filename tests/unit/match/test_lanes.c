@@ -19,6 +19,7 @@
 #include "event.h"
 #include "match.h"
 #include "rec_heap.h"
+#include "../xorshift.h"
 
 #define THREADS 3
 #define OPS 40000
@@ -47,15 +48,6 @@ struct block {
 };
 static struct block heap[POOL];
 static int last_alloc[THREADS] = {-1, -1, -1};
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-
-static uint64_t next_random(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 static void push(int t, enum ct_event kind, uint64_t p, uint64_t a, uint64_t b)
 {
@@ -76,7 +68,7 @@ static uint64_t address(int i)
 static int free_slot(void)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		int i = (int)(next_random() % POOL);
+		int i = (int)(ct_test_random() % POOL);
 		if (!heap[i].live)
 			return i;
 	}
@@ -86,7 +78,7 @@ static int free_slot(void)
 static int live_slot(void)
 {
 	for (int tries = 0; tries < 64; tries++) {
-		int i = (int)(next_random() % POOL);
+		int i = (int)(ct_test_random() % POOL);
 		if (heap[i].live)
 			return i;
 	}
@@ -96,9 +88,9 @@ static int live_slot(void)
 static void do_alloc(int t, int i)
 {
 	heap[i].live = 1;
-	heap[i].size = 16 * (1 + next_random() % 6);
+	heap[i].size = 16 * (1 + ct_test_random() % 6);
 	push(t, CT_EV_ALLOC, address(i), heap[i].size,
-	     (next_random() % 5) | (uint64_t)ct_seq_take(address(i)) << 32);
+	     (ct_test_random() % 5) | (uint64_t)ct_seq_take(address(i)) << 32);
 	last_alloc[t] = i;
 }
 
@@ -112,7 +104,7 @@ static void do_free(int t, int i)
 static void do_realloc(int t, int old)
 {
 	push(t, CT_EV_RBEGIN, address(old), ct_seq_take(address(old)), 0x80 + (uint64_t)t);
-	uint64_t how = next_random() % 8;
+	uint64_t how = ct_test_random() % 8;
 	if (how == 0) {
 		push(t, CT_EV_RFAIL, address(old), ct_seq_take(address(old)), 0);
 		return;
@@ -137,8 +129,8 @@ static void odd_free(int t, uint64_t p, uint64_t ra)
 static void program(void)
 {
 	for (int op = 0; op < OPS; op++) {
-		int t = (int)(next_random() % THREADS);
-		uint64_t what = next_random() % 100;
+		int t = (int)(ct_test_random() % THREADS);
+		uint64_t what = ct_test_random() % 100;
 		int i;
 		if (what < 40 && (i = free_slot()) >= 0)
 			do_alloc(t, i);
@@ -149,9 +141,9 @@ static void program(void)
 		else if (what < 90 && (i = live_slot()) >= 0)
 			do_realloc(t, i);
 		else if (what < 93) /* never allocated: counted, not written */
-			odd_free(t, 0x7f2000000000ull + 16 * (next_random() % 1000), 0x50);
+			odd_free(t, 0x7f2000000000ull + 16 * (ct_test_random() % 1000), 0x50);
 		else if (what < 94) /* a global's address: an INVALID record */
-			odd_free(t, 0x800000 + 16 * (next_random() % 100), 0x60);
+			odd_free(t, 0x800000 + 16 * (ct_test_random() % 100), 0x60);
 	}
 }
 
@@ -540,6 +532,7 @@ int main(void)
 	    "on threads of their own, batches appended by lane 0: one lane's figures and records"};
 	for (uint32_t b = 0; b < CT_SEQ_BUCKETS; b++)
 		before[b] = atomic_load(&ct_seq[b]);
+	ct_test_rng = 0x2545F4914F6CDD1Dull;
 	program();
 	run(&one, 1, before, ONE_AFTER_ANOTHER);
 	run(&one_lockstep, 1, before, LOCKSTEP);
