@@ -293,26 +293,30 @@ static int take_ahead(const unsigned char *bits, int len, char **name)
 	return fd;
 }
 
-int ct_debuginfo_pending(const unsigned char *build_id, size_t len)
+enum question { PENDING, FOUND };
+
+/* Asks what the fetch ahead of a build-id's debug file is doing (under the lock): still looking or
+ * copying (PENDING), or found the file (FOUND, so far). 0 for a build-id never asked for. */
+static int ask_ahead(const unsigned char *build_id, size_t len, enum question q)
 {
 	if (len < 3 || len > sizeof(ahead.v[0].id))
 		return 0;
 	pthread_mutex_lock(&ahead.lock);
 	const struct ahead *a = find_ahead(build_id, len);
-	int pending = a && (a->state == QUEUED || a->state == WORKING);
+	int yes = a && (q == PENDING ? a->state == QUEUED || a->state == WORKING
+	                             : __atomic_load_n(&a->found, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&ahead.lock);
-	return pending;
+	return yes;
+}
+
+int ct_debuginfo_pending(const unsigned char *build_id, size_t len)
+{
+	return ask_ahead(build_id, len, PENDING);
 }
 
 int ct_debuginfo_found(const unsigned char *build_id, size_t len)
 {
-	if (len < 3 || len > sizeof(ahead.v[0].id))
-		return 0;
-	pthread_mutex_lock(&ahead.lock);
-	const struct ahead *a = find_ahead(build_id, len);
-	int found = a && __atomic_load_n(&a->found, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ahead.lock);
-	return found;
+	return ask_ahead(build_id, len, FOUND);
 }
 
 static void stop_ahead(void)
