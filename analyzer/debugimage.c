@@ -218,9 +218,32 @@ static void inflate_own(struct image *im, int worker)
 		__atomic_store_n(&im->failed, 1, __ATOMIC_RELAXED);
 }
 
+/* Writes the copy's headers and the sections stored as they are (not inflated). Returns 0 or -1. */
+static int write_plain(struct image *im)
+{
+	int rc = write_at(im->fd, &im->eh, sizeof(im->eh), 0);
+	if (!rc && im->eh.e_phnum)
+		rc = write_at(im->fd, im->file + im->in_phoff, (size_t)im->eh.e_phnum * sizeof(Elf64_Phdr),
+		              im->eh.e_phoff);
+	for (size_t i = 1; i < im->n && !rc; i++) {
+		const struct sec *s = &im->secs[i];
+		if (!s->inflate && s->sh.sh_type != SHT_NOBITS && s->src_len)
+			rc = write_at(im->fd, s->src, s->src_len, s->sh.sh_offset);
+	}
+	for (size_t i = 0; i < im->n && !rc; i++)
+		rc = write_at(im->fd, &im->secs[i].sh, sizeof(Elf64_Shdr),
+		              im->eh.e_shoff + i * sizeof(Elf64_Shdr));
+	return rc;
+}
+
+/* The helper inflates its sections, then writes the rest: the caller inflates the biggest section
+ * from the start, the one the copy waits for. */
 static void *helper_main(void *arg)
 {
-	inflate_own(arg, 1);
+	struct image *im = arg;
+	inflate_own(im, 1);
+	if (write_plain(im) < 0)
+		__atomic_store_n(&im->failed, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -250,25 +273,15 @@ static int write_copy(struct image *im)
 		return -1;
 	share_out(im);
 	pthread_t helper;
-	int threaded = pthread_create(&helper, NULL, helper_main, im) == 0;
+	int threaded = pthread_create(&helper, NULL, helper_main, im) == 0, rc = 0;
 	if (!threaded)
 		for (size_t i = 0; i < im->n; i++)
 			im->secs[i].worker = 0;
-	int rc = write_at(im->fd, &im->eh, sizeof(im->eh), 0);
-	if (!rc && im->eh.e_phnum)
-		rc = write_at(im->fd, im->file + im->in_phoff, (size_t)im->eh.e_phnum * sizeof(Elf64_Phdr),
-		              im->eh.e_phoff);
-	for (size_t i = 1; i < im->n && !rc; i++) {
-		const struct sec *s = &im->secs[i];
-		if (!s->inflate && s->sh.sh_type != SHT_NOBITS && s->src_len)
-			rc = write_at(im->fd, s->src, s->src_len, s->sh.sh_offset);
-	}
-	for (size_t i = 0; i < im->n && !rc; i++)
-		rc = write_at(im->fd, &im->secs[i].sh, sizeof(Elf64_Shdr),
-		              im->eh.e_shoff + i * sizeof(Elf64_Shdr));
 	inflate_own(im, 0);
 	if (threaded)
 		pthread_join(helper, NULL);
+	else
+		rc = write_plain(im);
 	return rc || im->failed ? -1 : 0;
 }
 

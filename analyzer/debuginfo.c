@@ -133,13 +133,11 @@ static int same_build_id(int fd, const unsigned char *bits, int len)
 	return same;
 }
 
-/* dwfl_build_id_find_debuginfo for a module's own debug file, as libdwfl 0.188 does it: the first
- * DIR/.build-id/xx/yyyy.debug that opens, DIR an absolute entry of the search path, checked against
- * the build-id bits[0..len), *name its real path; except that libdwfl's own keeps the handle it
- * checked with, which reads the file as it is: this returns the copy ct_debugimage_open makes. -1
- * (errno 0) when there is none or it is another file. *found (unless NULL) is set once the file is
- * found, before its copy is made. */
-static int open_by_build_id(const unsigned char *bits, int len, char **name, int *found)
+/* The search of dwfl_build_id_find_debuginfo for a module's own debug file, as libdwfl 0.188 does it:
+ * the first DIR/.build-id/xx/yyyy.debug that opens, DIR an absolute entry of the search path, checked
+ * against the build-id bits[0..len), *name its real path. Returns the file open for reading, or -1
+ * (errno 0) when there is none or it is another file. */
+static int search_build_id(const unsigned char *bits, int len, char **name)
 {
 	*name = NULL;
 	if (len < 3 || len > 64)
@@ -173,19 +171,26 @@ static int open_by_build_id(const unsigned char *bits, int len, char **name, int
 		free(tried);
 	else
 		*name = tried;
-	if (found)
-		__atomic_store_n(found, 1, __ATOMIC_RELAXED);
-	return ct_debugimage_open(fd);
+	return fd;
+}
+
+/* dwfl_build_id_find_debuginfo for a module's own debug file (search_build_id), except that
+ * libdwfl's own keeps the handle it checked with, which reads the file as it is: this returns the
+ * copy ct_debugimage_open makes. -1 (errno 0) when there is none. */
+static int open_by_build_id(const unsigned char *bits, int len, char **name)
+{
+	int fd = search_build_id(bits, len, name);
+	return fd < 0 ? fd : ct_debugimage_open(fd);
 }
 
 /* ---- debug files opened ahead ---- */
 
-/* The modules' debug files are looked for and copied decompressed on a thread of their own as the
- * trace names the modules (ct_debuginfo_prefetch), while the trace is read; the symbolizer then
+/* The modules' debug files are looked for as the trace names the modules (ct_debuginfo_prefetch),
+ * while the trace is read, and copied decompressed on a thread of their own; the symbolizer then
  * takes the copy made. At most AHEAD_MAX build-ids: a trace that loads more is rare, and the rest
  * are opened when asked, as without this. */
 #define AHEAD_MAX 64
-/* Threads looking: two, so that a small debug file (ld.so's) is decompressed beside libc's big one
+/* Threads copying: two, so that a small debug file (ld.so's) is decompressed beside libc's big one
  * rather than before it. */
 #define AHEAD_THREADS 2
 
@@ -195,8 +200,8 @@ struct ahead {
 	unsigned char id[64];
 	int len;
 	int state;
-	int fd;     /* DONE: the copy, or -1 (none, or another file) */
-	int found;  /* the debug file was found (set before its copy is made) */
+	int fd;     /* QUEUED: the debug file found, to copy; DONE: the copy, or -1 (none found) */
+	int found;  /* the debug file was found */
 	char *name; /* its real path */
 };
 
@@ -228,41 +233,31 @@ static void *ahead_main(void *arg)
 			continue;
 		}
 		a->state = WORKING;
+		int raw = a->fd;
 		pthread_mutex_unlock(&ahead.lock);
-		char *name;
-		int fd = open_by_build_id(a->id, a->len, &name, &a->found);
+		int fd = ct_debugimage_open(raw);
 		pthread_mutex_lock(&ahead.lock);
-		a->fd = fd, a->name = name, a->state = DONE;
+		a->fd = fd, a->state = DONE;
 		pthread_cond_broadcast(&ahead.done);
 	}
 	pthread_mutex_unlock(&ahead.lock);
 	return NULL;
 }
 
-void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len)
+/* A thread to copy one more file when those running are busy: 1 when one runs for it, else 0. The
+ * lock held. */
+static int copier(void)
 {
-	if (len < 3 || len > sizeof(ahead.v[0].id))
-		return;
-	pthread_mutex_lock(&ahead.lock);
-	int known = ahead.n == AHEAD_MAX || ahead.stop, busy = 0;
-	for (int i = 0; i < ahead.n && !known; i++) {
-		known = ahead.v[i].len == (int)len && !memcmp(ahead.v[i].id, build_id, len);
+	int busy = 0;
+	for (int i = 0; i < ahead.n; i++)
 		busy += ahead.v[i].state == QUEUED || ahead.v[i].state == WORKING;
-	}
-	/* a thread for this one when the others are busy */
-	if (!known && !ahead.failed && busy >= ahead.started && ahead.started < AHEAD_THREADS) {
+	if (!ahead.failed && busy >= ahead.started && ahead.started < AHEAD_THREADS) {
 		if (pthread_create(&ahead.thread[ahead.started], NULL, ahead_main, NULL) == 0)
 			ahead.started++;
 		else
 			ahead.failed = 1;
 	}
-	if (!known && ahead.started > 0) {
-		struct ahead *a = &ahead.v[ahead.n++];
-		memcpy(a->id, build_id, len);
-		a->len = (int)len, a->state = QUEUED, a->fd = -1, a->name = NULL, a->found = 0;
-		pthread_cond_broadcast(&ahead.done);
-	}
-	pthread_mutex_unlock(&ahead.lock);
+	return ahead.started > 0;
 }
 
 /* The entry for build id (id, len), or NULL; the lock held. */
@@ -274,37 +269,65 @@ static struct ahead *find_ahead(const unsigned char *id, size_t len)
 	return NULL;
 }
 
-/* The copy opened ahead for bits (its fd, maybe -1, and *name), waiting for it when it is being made;
- * -2 when there is none to take (never asked, or taken already: the caller opens the file itself). */
+void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len)
+{
+	if (len < 3 || len > sizeof(ahead.v[0].id))
+		return;
+	elf_version(EV_CURRENT);
+	pthread_mutex_lock(&ahead.lock);
+	if (ahead.n == AHEAD_MAX || ahead.stop || find_ahead(build_id, len)) {
+		pthread_mutex_unlock(&ahead.lock);
+		return;
+	}
+	/* The search (an open or two) is made here, only the copy on a thread: whether a module has a
+	 * debug file is then known from its first frame on, whatever the threads are doing (the package
+	 * lookup, diagnose.c, starts from it when the trace is read). */
+	char *name;
+	int fd = search_build_id(build_id, (int)len, &name);
+	if (fd >= 0 && !copier()) { /* no thread: the file is opened when asked, as without this */
+		close(fd);
+		free(name);
+		pthread_mutex_unlock(&ahead.lock);
+		return;
+	}
+	struct ahead *a = &ahead.v[ahead.n++];
+	memcpy(a->id, build_id, len);
+	a->len = (int)len, a->fd = fd, a->name = name, a->found = fd >= 0;
+	a->state = fd >= 0 ? QUEUED : DONE;
+	pthread_cond_broadcast(&ahead.done);
+	pthread_mutex_unlock(&ahead.lock);
+}
+
+/* The copy opened ahead for bits (its fd, maybe -1, and *name), waiting for it when it is being made,
+ * or made now when no thread has started it (quicker done here than after those before it); -2 when
+ * there is none to take (never asked, or taken already: the caller opens the file itself). */
 static int take_ahead(const unsigned char *bits, int len, char **name)
 {
-	int fd = -2;
+	int fd = -2, raw = -1;
 	pthread_mutex_lock(&ahead.lock);
 	struct ahead *a = find_ahead(bits, (size_t)len);
-	if (a && a->state == QUEUED)
-		a->state = TAKEN; /* not started: quicker done here than after those before it */
 	while (a && a->state == WORKING)
 		pthread_cond_wait(&ahead.done, &ahead.lock);
-	if (a && a->state == DONE) {
-		fd = a->fd, *name = a->name;
+	if (a && (a->state == DONE || a->state == QUEUED)) {
+		*(a->state == DONE ? &fd : &raw) = a->fd;
+		*name = a->name;
 		a->fd = -1, a->name = NULL, a->state = TAKEN;
 	}
 	pthread_mutex_unlock(&ahead.lock);
-	return fd;
+	return raw >= 0 ? ct_debugimage_open(raw) : fd;
 }
 
 enum question { PENDING, FOUND };
 
-/* Asks what the fetch ahead of a build-id's debug file is doing (under the lock): still looking or
- * copying (PENDING), or found the file (FOUND, so far). 0 for a build-id never asked for. */
+/* Asks what the fetch ahead of a build-id's debug file is doing (under the lock): still copying
+ * (PENDING), or found the file (FOUND). 0 for a build-id never asked for. */
 static int ask_ahead(const unsigned char *build_id, size_t len, enum question q)
 {
 	if (len < 3 || len > sizeof(ahead.v[0].id))
 		return 0;
 	pthread_mutex_lock(&ahead.lock);
 	const struct ahead *a = find_ahead(build_id, len);
-	int yes = a && (q == PENDING ? a->state == QUEUED || a->state == WORKING
-	                             : __atomic_load_n(&a->found, __ATOMIC_RELAXED));
+	int yes = a && (q == PENDING ? a->state == QUEUED || a->state == WORKING : a->found);
 	pthread_mutex_unlock(&ahead.lock);
 	return yes;
 }
@@ -344,7 +367,7 @@ static int find_by_build_id(Dwfl_Module *mod, char **debug_file)
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
 	int fd = len > 0 ? take_ahead(bits, len, &name) : -1;
 	if (fd == -2)
-		fd = open_by_build_id(bits, len, &name, NULL);
+		fd = open_by_build_id(bits, len, &name);
 	if (fd < 0) {
 		free(name);
 		errno = 0;

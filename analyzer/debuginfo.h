@@ -11,19 +11,19 @@
  * opening any Dwfl. Returns 0 or -ENOMEM. */
 int ct_debuginfo_set_dirs(const char *debug_dirs);
 
-/* Starts looking for the separate debug file of the module with this build-id, and copying its
- * compressed DWARF decompressed (debugimage.h), on a thread of its own: the debug info libdwfl then
- * asks for by that build-id is ready, or nearer to it. Call after ct_debuginfo_set_dirs; a build-id
- * given again, or past the first 64, is ignored. Never fails: without a thread, nothing is done
- * ahead. */
+/* Looks for the separate debug file of the module with this build-id now (a few opens), and starts
+ * copying its compressed DWARF decompressed (debugimage.h) on a thread of its own: the debug info
+ * libdwfl then asks for by that build-id is ready, or nearer to it. Call after
+ * ct_debuginfo_set_dirs; a build-id given again, or past the first 64, is ignored. Never fails:
+ * without a thread, nothing is done ahead. */
 void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len);
 
-/* 1 while the debug file of this build-id is being looked for or copied ahead (libdwfl asking for it
- * now would wait), else 0. */
+/* 1 while the debug file of this build-id is being copied ahead (libdwfl asking for it now would
+ * wait), else 0. */
 int ct_debuginfo_pending(const unsigned char *build_id, size_t len);
 
-/* 1 when the search ct_debuginfo_prefetch started for this build-id found its separate debug file
- * (so far: it may still be looking), else 0. */
+/* 1 when ct_debuginfo_prefetch found the separate debug file of this build-id, else 0 (none, or
+ * never asked). */
 int ct_debuginfo_found(const unsigned char *build_id, size_t len);
 
 /* Frees what ct_debuginfo_set_dirs and ct_debuginfo_prefetch keep (after the last Dwfl is closed),

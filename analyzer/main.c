@@ -1193,6 +1193,10 @@ static int read_model(const char *path, struct ct_model *m, const struct options
 	int tty = isatty(STDERR_FILENO);
 	struct ct_presym *ahead = sym ? ct_presym_start(m) : NULL;
 	rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
+	/* the SYMBOLS advice's package lookup, from the moment the modules with frames are known: while
+	 * the last frames are resolved (the text report is the last output) */
+	if (sym && rc >= 0 && (o->out[NOUTPUTS - 1] || asked(o, "--json") || asked(o, "--html")))
+		ct_diagnose_prefetch(m);
 	if (sym)
 		*sym = ct_presym_finish(ahead, m);
 	if (sym && *sym) /* resolved: the files' pages are worth less than the reports' memory now */
@@ -1349,10 +1353,6 @@ static int report(const struct options *o, const struct ct_model *m, struct ct_s
 		ct_symbolizer_free(sym);
 		return -1;
 	}
-	/* the SYMBOLS advice's package lookup, while the frames are symbolized (the text report is the
-	 * last output) */
-	if (o->out[NOUTPUTS - 1] || asked(o, "--json") || asked(o, "--html"))
-		ct_diagnose_prefetch(m);
 	int rc = open_report(o, o->trace, m, fold, &r, sym), broken = 0, partial = 0;
 	r.supp = o->ca.check.supp;
 	if (!rc)
@@ -1594,6 +1594,7 @@ static int run(struct options *o)
 		status = o->diff ? diff(o, &m[0], &m[1]) : report(o, &m[0], sym);
 	else
 		ct_symbolizer_free(sym);
+	ct_diagnose_prefetch_free(); /* started by read_model when report is not reached */
 	for (int i = 0; i < n; i++)
 		ct_model_destroy(&m[i]);
 	return status < 0 ? 1 : status;

@@ -707,13 +707,78 @@ void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *su
 		sum_into(sum, &c->v[i]);
 }
 
-/* The members of a group with a non-zero first key, merged by shown backtrace: c->v (hash in
- * hashes[i]), one stack each (the lowest id). */
+/* merge_members' callers by the hash of their shown frames: an open-addressing table of each hash's
+ * first caller, and per caller the next one with the same hash (frames that differ), in the order
+ * they were found. A group of thousands of backtraces (a compiler's recursion) is then not compared
+ * with every caller found before it. */
+struct by_hash {
+	uint32_t *slots; /* caller indexes; UINT32_MAX empty */
+	size_t size;
+	uint32_t *next; /* per caller */
+	uint64_t *hashes;
+	size_t n, cap;
+};
+
+static size_t hash_slot(const struct by_hash *t, uint64_t h)
+{
+	size_t i = (size_t)(h >> 17) & (t->size - 1);
+	while (t->slots[i] != UINT32_MAX && t->hashes[t->slots[i]] != h)
+		i = (i + 1) & (t->size - 1);
+	return i;
+}
+
+/* The first caller with hash h, or UINT32_MAX. */
+static uint32_t first_with(const struct by_hash *t, uint64_t h)
+{
+	return t->size ? t->slots[hash_slot(t, h)] : UINT32_MAX;
+}
+
+/* Adds caller t->n with hash h after those with the same hash. Returns 0 or -ENOMEM. */
+static int add_hash(struct by_hash *t, uint64_t h)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 8;
+		uint64_t *hv = realloc(t->hashes, cap * sizeof(*hv));
+		if (hv)
+			t->hashes = hv;
+		uint32_t *nv = hv ? realloc(t->next, cap * sizeof(*nv)) : NULL;
+		if (!nv)
+			return -ENOMEM;
+		t->next = nv, t->cap = cap;
+	}
+	if (2 * (t->n + 1) > t->size) {
+		size_t size = t->size ? 2 * t->size : 16;
+		uint32_t *v = malloc(size * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v, 0xff, size * sizeof(*v));
+		free(t->slots);
+		t->slots = v, t->size = size;
+		for (uint32_t j = 0; j < t->n; j++) /* each hash's first caller, in order */
+			if (t->slots[hash_slot(t, t->hashes[j])] == UINT32_MAX)
+				t->slots[hash_slot(t, t->hashes[j])] = j;
+	}
+	uint32_t j = (uint32_t)t->n++;
+	t->hashes[j] = h, t->next[j] = UINT32_MAX;
+	size_t i = hash_slot(t, h);
+	if (t->slots[i] == UINT32_MAX) {
+		t->slots[i] = j;
+		return 0;
+	}
+	uint32_t k = t->slots[i];
+	while (t->next[k] != UINT32_MAX)
+		k = t->next[k];
+	t->next[k] = j;
+	return 0;
+}
+
+/* The members of a group with a non-zero first key, merged by shown backtrace: c->v, one stack each
+ * (the lowest id). */
 static int merge_members(const struct ct_report *r, enum ct_rank by, const struct ct_group *g, int kind,
                          struct ct_callers *c, struct shown *x, struct shown *y)
 {
 	size_t cap = 0;
-	uint64_t *hashes = NULL;
+	struct by_hash t = {0};
 	int rc = 0;
 	for (uint32_t i = g->members; !rc && i != UINT32_MAX; i = next_member(r)[i]) {
 		const struct ct_site member = of_kind(&r->sites[i], kind), *s = &member;
@@ -724,34 +789,35 @@ static int merge_members(const struct ct_report *r, enum ct_rank by, const struc
 		uint64_t h;
 		if ((rc = shown_hash(r, s->stack, x, &h)))
 			break;
-		size_t j = 0;
-		for (; j < c->n; j++)
-			if (hashes[j] == h && (rc = same_shown(r, c->v[j].stack, s->stack, y, x, 0)) != 0)
+		uint32_t j = first_with(&t, h);
+		for (; j != UINT32_MAX; j = t.next[j])
+			if ((rc = same_shown(r, c->v[j].stack, s->stack, y, x, 0)) != 0)
 				break;
 		if (rc < 0)
 			break;
 		rc = 0;
-		if (j == c->n) {
+		if (j == UINT32_MAX) {
 			if (c->n == cap) {
 				cap = cap ? 2 * cap : 8;
 				struct ct_site *v = realloc(c->v, cap * sizeof(*v));
-				uint64_t *hv = v ? realloc(hashes, cap * sizeof(*hv)) : NULL;
-				if (v)
-					c->v = v;
-				if (!hv) {
+				if (!v) {
 					rc = -ENOMEM;
 					break;
 				}
-				hashes = hv;
+				c->v = v;
 			}
-			c->v[c->n] = (struct ct_site){.stack = s->stack, .kind = kind};
-			hashes[c->n++] = h;
+			if ((rc = add_hash(&t, h)))
+				break;
+			j = (uint32_t)c->n++;
+			c->v[j] = (struct ct_site){.stack = s->stack, .kind = kind};
 		}
 		sum_into(&c->v[j], s);
 		if (s->stack < c->v[j].stack)
 			c->v[j].stack = s->stack;
 	}
-	free(hashes);
+	free(t.slots);
+	free(t.next);
+	free(t.hashes);
 	return rc;
 }
 

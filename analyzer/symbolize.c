@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <libiberty/demangle.h>
@@ -30,6 +31,44 @@ struct cu_range {
 	Dwarf_Die cu;
 };
 
+/* The DIEs that can hold code at the top of a CU (under its DIEs without addresses that hold
+ * functions), in the order a walk of the CU meets them, with their address ranges sorted: which one
+ * holds a pc is then a binary search rather than a walk of the CU's top DIEs for every address
+ * (libc's CUs hold hundreds). Built from a CU's second walk on. */
+struct top_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Addr reach; /* the greatest hi of this range and those sorted before it */
+	uint32_t order;   /* its DIE, in dies[] */
+};
+
+struct cu_tops {
+	Dwarf_Off cu; /* the CU DIE's offset + 1: 0 marks an empty slot */
+	int walks;    /* walks of the CU asked for */
+	int built;
+	int imported;    /* the walk stops at an imported unit after the last of dies[] */
+	Dwarf_Die *dies; /* in the walk's order */
+	size_t ndies, capdies;
+	struct top_range *r; /* by lo */
+	size_t nr, capr;
+};
+
+/* How many of v[0 .. n) (entries of stride bytes, sorted by the address at offset at of each) start
+ * at or below addr: the index of the first that starts after it. */
+static size_t starting_by(const void *v, size_t n, size_t stride, size_t at, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		Dwarf_Addr start;
+		memcpy(&start, (const char *)v + mid * stride + at, sizeof(start));
+		if (start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Per module id: its Dwfl, opened on first use. */
 struct dso {
 	int tried;
@@ -46,6 +85,8 @@ struct dso {
 	Dwarf_Addr dwarf_bias; /* dwfl address = DWARF address + dwarf_bias */
 	int symtab_tried;
 	struct ct_symtab *symtab; /* its symbols by address, built on first use */
+	struct cu_tops *tops;     /* per CU walked: its top DIEs by address (open addressing by offset) */
+	size_t ntops, sizetops;
 };
 
 struct entry {
@@ -103,6 +144,11 @@ void ct_symbolizer_free(struct ct_symbolizer *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->ndsos; i++) {
+		for (size_t k = 0; k < s->dsos[i].sizetops; k++) {
+			free(s->dsos[i].tops[k].dies);
+			free(s->dsos[i].tops[k].r);
+		}
+		free(s->dsos[i].tops);
 		ct_symtab_free(s->dsos[i].symtab);
 		if (s->dsos[i].dwfl)
 			dwfl_end(s->dsos[i].dwfl);
@@ -358,14 +404,7 @@ static int find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Die **cu, Dwarf_Addr *b
 	*cu = NULL;
 	if (!d->indexed && index_cus(d) < 0)
 		return -ENOMEM;
-	size_t lo = 0, hi = d->ncus;
-	while (lo < hi) { /* the first range starting after addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->cus[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = starting_by(d->cus, d->ncus, sizeof(*d->cus), offsetof(struct cu_range, lo), addr);
 	if (lo && addr < d->cus[lo - 1].hi) {
 		*cu = &d->cus[lo - 1].cu;
 		*bias = d->dwarf_bias;
@@ -645,14 +684,155 @@ static int descend(Dwarf_Die *parent, Dwarf_Addr pc, struct path *p)
 	return 0;
 }
 
+/* ---- a CU's top DIEs ---- */
+
+/* The entry of the CU at offset off in d's table, made (no walk yet) when it has none; NULL when the
+ * table cannot grow. */
+static struct cu_tops *tops_slot(struct dso *d, Dwarf_Off off)
+{
+	if (2 * (d->ntops + 1) > d->sizetops) {
+		size_t size = d->sizetops ? 2 * d->sizetops : 64;
+		struct cu_tops *v = calloc(size, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < d->sizetops; i++) {
+			if (!d->tops[i].cu)
+				continue;
+			size_t k = (size_t)(d->tops[i].cu * 0x9e3779b97f4a7c15ull >> 32) & (size - 1);
+			while (v[k].cu)
+				k = (k + 1) & (size - 1);
+			v[k] = d->tops[i];
+		}
+		free(d->tops);
+		d->tops = v, d->sizetops = size;
+	}
+	size_t k = (size_t)((off + 1) * 0x9e3779b97f4a7c15ull >> 32) & (d->sizetops - 1);
+	while (d->tops[k].cu && d->tops[k].cu != off + 1)
+		k = (k + 1) & (d->sizetops - 1);
+	if (!d->tops[k].cu) {
+		d->tops[k].cu = off + 1;
+		d->ntops++;
+	}
+	return &d->tops[k];
+}
+
+/* Adds die (it can hold code) and its ranges to t. Returns 0 or -ENOMEM. */
+static int add_top(struct cu_tops *t, Dwarf_Die *die)
+{
+	if (t->ndies == t->capdies) {
+		size_t cap = t->capdies ? 2 * t->capdies : 64;
+		Dwarf_Die *v = realloc(t->dies, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->dies = v, t->capdies = cap;
+	}
+	uint32_t order = (uint32_t)t->ndies;
+	t->dies[t->ndies++] = *die;
+	Dwarf_Addr base, lo, hi;
+	/* the ranges dwarf_haspc looks through, up to the same error if any */
+	for (ptrdiff_t off = 0; (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0;) {
+		if (lo >= hi)
+			continue; /* holds no pc */
+		if (t->nr == t->capr) {
+			size_t cap = t->capr ? 2 * t->capr : 64;
+			struct top_range *v = realloc(t->r, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			t->r = v, t->capr = cap;
+		}
+		t->r[t->nr++] = (struct top_range){.lo = lo, .hi = hi, .order = order};
+	}
+	return 0;
+}
+
+/* Adds the DIEs under parent as descend walks them: the ones that can hold code, looking into those
+ * without addresses that hold functions. Returns 1 at an imported unit (where descend stops), else 0,
+ * or -ENOMEM. */
+static int add_tops(struct cu_tops *t, Dwarf_Die *parent)
+{
+	Dwarf_Die child;
+	if (dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child), rc = 0;
+		if (tag == DW_TAG_imported_unit)
+			return 1;
+		if (tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+		    tag == DW_TAG_union_type)
+			rc = add_tops(t, &child);
+		else if (has_code(tag))
+			rc = add_top(t, &child);
+		if (rc)
+			return rc;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int cmp_tops(const void *a, const void *b)
+{
+	const struct top_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int build_tops(struct cu_tops *t, Dwarf_Die *cu)
+{
+	t->ndies = t->nr = 0; /* what a build that ran out of memory left */
+	int rc = add_tops(t, cu);
+	if (rc < 0)
+		return rc;
+	t->imported = rc;
+	if (t->nr) /* qsort's base must not be NULL */
+		qsort(t->r, t->nr, sizeof(*t->r), cmp_tops);
+	for (size_t i = 0; i < t->nr; i++)
+		t->r[i].reach = i && t->r[i - 1].reach > t->r[i].hi ? t->r[i - 1].reach : t->r[i].hi;
+	t->built = 1;
+	return 0;
+}
+
+/* The first of t's DIEs in the walk's order holding pc, or NULL. */
+static Dwarf_Die *top_holding(const struct cu_tops *t, Dwarf_Addr pc)
+{
+	size_t lo = starting_by(t->r, t->nr, sizeof(*t->r), offsetof(struct top_range, lo), pc);
+	uint32_t best = UINT32_MAX;
+	for (size_t i = lo; i-- > 0 && t->r[i].reach > pc;)
+		if (pc < t->r[i].hi && t->r[i].order < best)
+			best = t->r[i].order;
+	return best == UINT32_MAX ? NULL : &t->dies[best];
+}
+
+/* descend from cu, through its index of top DIEs once it has one. */
+static int descend_cu(struct dso *d, Dwarf_Die *cu, Dwarf_Addr pc, struct path *p)
+{
+	struct cu_tops *t = d ? tops_slot(d, dwarf_dieoffset(cu)) : NULL;
+	if (t && !t->built && ++t->walks > 1 && build_tops(t, cu) < 0)
+		return -ENOMEM;
+	if (!t || !t->built)
+		return descend(cu, pc, p);
+	Dwarf_Die *top = top_holding(t, pc);
+	if (!top)
+		return t->imported ? -1 : 0;
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 16;
+		Dwarf_Die *v = realloc(p->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v, p->cap = cap;
+	}
+	p->v[p->n++] = *top;
+	int rc = descend(top, pc, p);
+	return rc < 0 ? rc : 1;
+}
+
 /* The scopes holding pc (a DWARF address) in cu as they nest in the code, innermost first, in one
  * walk of the CU: libdw's dwarf_getscopes, then dwarf_getscopes_die to leave an inline chain's
  * abstract definitions, walk it up to twice. Falls back to them where the walk cannot tell (an
  * imported unit). Returns the count, or -ENOMEM. */
-static int walk_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+static int walk_scopes(struct dso *d, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 {
 	struct path p = {0};
-	int rc = descend(cu, pc, &p);
+	int rc = descend_cu(d, cu, pc, &p);
 	if (rc == -1) {
 		free(p.v);
 		return concrete_scopes(cu, pc, scopes);
@@ -671,11 +851,11 @@ static int walk_scopes(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
 
 /* Pushes the inlined functions holding pc, innermost first; *file and *line start as the line
  * table's and end as the call site inside the real function. */
-static int push_inlined(struct chain *c, const struct ct_frame *base, Dwarf_Die *cu, Dwarf_Addr pc,
-                        const char **file, int *line)
+static int push_inlined(struct chain *c, const struct ct_frame *base, struct dso *d, Dwarf_Die *cu,
+                        Dwarf_Addr pc, const char **file, int *line)
 {
 	Dwarf_Die *scopes = NULL;
-	int n = walk_scopes(cu, pc, &scopes), rc = n < 0 ? n : 0;
+	int n = walk_scopes(d, cu, pc, &scopes), rc = n < 0 ? n : 0;
 	for (int i = 0; i < n && !rc; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
@@ -738,7 +918,7 @@ static int resolve(struct ct_symbolizer *s, const struct ct_module *m, uint64_t 
 		int rc = find_cu(d, addr, &cu, &bias);
 		if (!rc && cu) {
 			source_line(cu, addr - bias, &file, &lineno);
-			rc = push_inlined(c, &f, cu, addr - bias, &file, &lineno);
+			rc = push_inlined(c, &f, d, cu, addr - bias, &file, &lineno);
 			file = absolute(cu, file, path, sizeof(path));
 		}
 		if (rc < 0) {
