@@ -80,11 +80,32 @@ static void bind_next(void *slot, const char *name)
 	memcpy(slot, &sym, sizeof(sym));
 }
 
-/* Returns 1 when ct_real is usable; 0 while dlsym is running (the caller uses the pool). */
-static int resolve(void)
+/* ---- errno without a call ----
+ * errno is libc's thread-local variable, in libc's static TLS block (libc is loaded with the
+ * program): its address is the thread pointer plus an offset that is the same in every thread.
+ * resolve() learns the offset before any hook reports, so the hooks' saves and restores of errno
+ * (two an event) skip the call to __errno_location through the PLT. */
+static uintptr_t errno_offset;
+
+/* The calling thread's errno. Only once resolve() has returned 1 (in any thread). */
+static inline int *errno_at(void)
+{
+	return (int *)(ct_slot_tp() + errno_offset);
+}
+
+static int resolve_slow(void);
+
+/* Returns 1 when ct_real is usable; 0 while dlsym is running (the caller uses the pool). Inline: the
+ * first thing every hook does. */
+static inline int resolve(void)
 {
 	if (CT_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2))
 		return 1;
+	return resolve_slow();
+}
+
+static __attribute__((noinline)) int resolve_slow(void)
+{
 	int expected = 0;
 	if (!atomic_compare_exchange_strong(&resolve_state, &expected, 1))
 		return atomic_load(&resolve_state) == 2;
@@ -102,6 +123,7 @@ static int resolve(void)
 	bind_next(&r.malloc_usable_size, "malloc_usable_size");
 	ct_real = r;
 	errno = saved;
+	errno_offset = (uintptr_t)&errno - ct_slot_tp();
 	atomic_store_explicit(&resolve_state, 2, memory_order_release);
 	return 1;
 }
@@ -165,7 +187,7 @@ static inline void report_end(struct ct_slot *s)
 static inline __attribute__((always_inline)) void report_alloc(struct ct_slot *s, void *p, size_t size,
                                                                const struct ct_caller *c, int how)
 {
-	int e = errno;
+	int *ep = errno_at(), e = *ep;
 	if (CT_UNLIKELY(how == TRACK_DEFER)) {
 		ct_track_defer_alloc(p, size, c);
 	} else {
@@ -175,14 +197,14 @@ static inline __attribute__((always_inline)) void report_alloc(struct ct_slot *s
 	}
 	if (CT_UNLIKELY(s->lsan_disabled)) /* __lsan_disable: no leak */
 		ct_lsan_ignore(p);
-	errno = e;
+	*ep = e;
 }
 
 /* A free of p, called at ra (the return address into its caller). */
 static inline __attribute__((always_inline)) void report_free(struct ct_slot *s, void *p, uintptr_t ra,
                                                               int how)
 {
-	int e = errno;
+	int *ep = errno_at(), e = *ep;
 	if (CT_UNLIKELY(how == TRACK_DEFER)) {
 		ct_track_defer_event(CT_EV_FREE, p, ra);
 	} else {
@@ -190,7 +212,7 @@ static inline __attribute__((always_inline)) void report_free(struct ct_slot *s,
 		ct_track_free(s, p, ra);
 		report_end(s);
 	}
-	errno = e;
+	*ep = e;
 }
 
 /* ---- the allocation functions ---- */
@@ -242,7 +264,7 @@ static int retry_after_oom(size_t size, int errno_before)
  * evaluated twice (retry_after_oom). */
 #define TRACKED(call, size) \
 	__extension__({ \
-		int e_ = errno; \
+		int e_ = *errno_at(); \
 		void *p_ = (call); \
 		int how_; \
 		struct ct_slot *s_; \

@@ -35,6 +35,10 @@ static char trace_dir[PATH_MAX]; /* where a traced child writes its trace; "" = 
 
 /* ---- per-thread state: mapped on first use, recycled when the thread exits ---- */
 
+/* The seeds of the two chains of hash_prefixed. */
+#define CHAIN_SEED_X 0x9E3779B97F4A7C15ull
+#define CHAIN_SEED_Y 0xC2B2AE3D27D4EB4Full
+
 /* Backtrace hash -> stack id, in sets of 2: two stacks of a loop that shared a slot of a
  * direct-mapped cache would be interned again at every turn. */
 #define STACK_CACHE 512
@@ -45,15 +49,15 @@ struct ct_thread {
 	uint32_t generation; /* of the stack index, see ct_stacks_reset_index */
 	uint32_t last_id;    /* stack id of the thread's previous backtrace, when last_valid */
 	int last_valid;
-	int prefix_n; /* prefix[i]: the hash state of the previous backtrace's i + 1 outermost frames */
+	int prefix_n; /* chain[0, prefix_n + 2) holds the previous backtrace's hash states (hash_prefixed) */
 	uint32_t own_bucket; /* the counter of the report's own event's next number (own_seq_take) */
-	uint64_t cache_hash[STACK_CACHE];
+	_Alignas(64) uint64_t cache_hash[STACK_CACHE]; /* a set within one cache line */
 	uint32_t cache_id[STACK_CACHE];
 	uintptr_t ips[CT_DEPTH_MAX];
 	struct ct_defer defer; /* events of signal handlers that interrupted a report */
-	struct {
-		uint64_t next, other; /* the chain the next frame extends, and the other */
-	} prefix[CT_DEPTH_MAX];
+	/* The hash chains' values, outermost frame first: chain[0] and chain[1] their seeds, chain[k + 2]
+	 * the value frame k (from the outermost) gives the chain it extends. */
+	uint64_t chain[CT_DEPTH_MAX + 2];
 };
 
 static pthread_key_t thread_key;
@@ -191,6 +195,8 @@ static struct ct_thread *thread_new(struct ct_slot *s)
 	memset(t->cache_hash, 0, sizeof(t->cache_hash));
 	t->last_valid = 0;
 	t->prefix_n = 0;
+	t->chain[0] = CHAIN_SEED_X;
+	t->chain[1] = CHAIN_SEED_Y;
 	t->generation = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	t->ring = ct_ring_acquire(gettid_raw());
 	if (!t->ring) {
@@ -223,19 +229,32 @@ static inline uint64_t hash_stack(const uintptr_t *ips, int n, int truncated)
 
 /* The hash of a whole backtrace, from the outermost frame in, each step extending the state of the
  * frames outside it: a backtrace that shares its outer frames with the previous one hashes only
- * its own inner frames (ct_unwind_shared). Two chains take turns (the one a frame extends is then
- * the other's turn), so their multiplies overlap. Truncated backtraces, whose outermost frame is
- * not the stack's, take hash_stack. */
+ * its own inner frames (ct_unwind_shared). Two chains take turns, so their multiplies overlap:
+ * frame k extends the chain whose last value is chain[k], and its value is chain[k + 2], so the
+ * state after k frames is (chain[k], chain[k + 1]) and one store per frame keeps it for the next
+ * backtrace. Truncated backtraces, whose outermost frame is not the stack's, take hash_stack. */
+static inline uint64_t chain_step(uint64_t x, uintptr_t ip)
+{
+	uint64_t h = (x ^ ip) * 0xff51afd7ed558ccdull;
+	return h ^ h >> 29;
+}
+
 static inline uint64_t hash_prefixed(struct ct_thread *t, int n, int shared)
 {
-	uint64_t x = 0x9E3779B97F4A7C15ull, y = 0xC2B2AE3D27D4EB4Full;
-	if (shared)
-		x = t->prefix[shared - 1].next, y = t->prefix[shared - 1].other;
-	for (int i = shared; i < n; i++) {
-		uint64_t h = (x ^ t->ips[n - 1 - i]) * 0xff51afd7ed558ccdull;
-		x = y;
-		y = h ^ h >> 29;
-		t->prefix[i].next = x, t->prefix[i].other = y;
+	uint64_t *c = t->chain + shared;
+	const uintptr_t *ip = t->ips + n - 1 - shared; /* frame `shared` from the outermost */
+	uint64_t x = c[0], y = c[1];
+	int left = n - shared;
+	/* Two frames a turn: each chain's value stays in its register, no moves between them. */
+	for (; left >= 2; left -= 2, c += 2, ip -= 2) {
+		x = chain_step(x, ip[0]);
+		y = chain_step(y, ip[-1]);
+		c[2] = x, c[3] = y;
+	}
+	if (left) {
+		uint64_t z = chain_step(x, ip[0]);
+		c[2] = z;
+		x = y, y = z;
 	}
 	t->prefix_n = n;
 	uint64_t h = (x ^ (y >> 17) ^ (y << 47) ^ (uint64_t)n) * 0xc4ceb9fe1a85ec53ull;
@@ -244,9 +263,9 @@ static inline uint64_t hash_prefixed(struct ct_thread *t, int n, int shared)
 
 /* The id of the backtrace in t->ips, which the thread's last walk made; shared: how many of its
  * outer frames that walk took from the memo of the one before (ct_unwind_shared), whose hash
- * states are in t->prefix. A backtrace from anywhere else would need 0 and to leave t->prefix
+ * states are in t->chain. A backtrace from anywhere else would need 0 and to leave t->chain
  * alone: the thread's next walk speaks of its last one. A signal handler's deferred event passes its
- * own ips (not t->ips) and 0: hash_stack, and t->prefix untouched. Inlined: the hot path's. */
+ * own ips (not t->ips) and 0: hash_stack, and t->chain untouched. Inlined: the hot path's. */
 static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread *t, const uintptr_t *ips,
                                                                int n, int truncated, int shared)
 {
@@ -360,11 +379,16 @@ static inline void push_own(struct ct_slot *s, struct ct_thread *t, const uint64
 /* The number of the thread's own event about p. The counter is named first, where a signal
  * handler that defers an event reads it (note_seen): the handler then knows whether it ran before
  * the number was taken, wherever the signal came (defer.h). */
+static inline uint32_t own_seq_take_at(struct ct_thread *t, uint32_t bucket)
+{
+	t->own_bucket = bucket;
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_fetch_add_explicit(&ct_seq[bucket], 1, memory_order_relaxed); /* ct_seq_take's */
+}
+
 static inline uint32_t own_seq_take(struct ct_thread *t, uintptr_t p)
 {
-	t->own_bucket = ct_seq_bucket(p);
-	atomic_signal_fence(memory_order_seq_cst);
-	return ct_seq_take(p);
+	return own_seq_take_at(t, ct_seq_bucket(p));
 }
 
 void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_caller *c)
@@ -373,11 +397,13 @@ void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_cal
 	if (CT_UNLIKELY(!t))
 		return;
 	int truncated = 0;
-	ct_seq_prefetch((uintptr_t)p); /* its line comes in during the walk */
+	/* The counter's line comes in during the walk (ct_seq_prefetch's, with the bucket kept). */
+	uint32_t bucket = ct_seq_bucket((uintptr_t)p);
+	__builtin_prefetch(&ct_seq[bucket], 1, 3);
 	int n = ct_unwind_from_slot(s, c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
 	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared_of(s));
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
-	                 stack | (uint64_t)own_seq_take(t, (uintptr_t)p) << 32};
+	                 stack | (uint64_t)own_seq_take_at(t, bucket) << 32};
 	push_own(s, t, w, 3);
 }
 
