@@ -79,11 +79,15 @@ struct reader {
 	ct_progress_fn progress; /* called after each read of the file, or NULL */
 	void *progress_arg;
 	uint64_t file_size;
-	unsigned version;                  /* the file's format version */
-	uint64_t allocs;                   /* ALLOC records read */
-	uint64_t recent[CT_RECENT_WINDOW]; /* infos of the last ALLOC records, for RECENT */
-	struct ct_rec_buf joined;          /* the records of the BATCH being decoded */
-	const uint8_t *batch;              /* that BATCH record (in buf), or NULL */
+	unsigned version; /* the file's format version */
+	/* For RECENT, per lane (EPOCH; lane 0's are every ALLOC record outside EPOCH records too): the
+	 * ALLOC records read and the infos of the last ones; the lane whose records are being read. */
+	struct window {
+		uint64_t allocs;
+		uint64_t recent[CT_RECENT_WINDOW];
+	} win[CT_EPOCH_LANES_MAX], *cur;
+	struct ct_rec_buf joined; /* the records of the BATCH being decoded */
+	const uint8_t *batch;     /* that BATCH record (in buf), or NULL */
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -545,6 +549,99 @@ static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const u
 	return 0;
 }
 
+/* The next n bytes of an EPOCH's run at *q (up to end) as records of lane's; *q moves past them.
+ * Returns 0, or -1 after setting the error. */
+static int epoch_bytes(struct reader *r, unsigned lane, const uint8_t **q, const uint8_t *end, uint64_t n)
+{
+	if (n > (uint64_t)(end - *q))
+		return corrupt(r, *q, "EPOCH mark names more of lane %u's records than it holds", lane);
+	const uint8_t *lim = *q + n;
+	r->cur = &r->win[lane];
+	while (*q < lim && !r->stop) {
+		if (**q == CT_REC_BATCH || **q == CT_REC_EPOCH)
+			return corrupt(r, *q, "%s record inside an EPOCH", ct_record_name(**q));
+		long m = record(r, *q, lim);
+		if (m < 0 || within_bounds(r, *q) < 0)
+			return -1;
+		if (!m)
+			return corrupt(r, *q, "record cut short at the end of its EPOCH mark");
+		r->last_tag = **q;
+		*q += m;
+	}
+	r->cur = &r->win[0];
+	return 0;
+}
+
+/* One lane of an EPOCH as it is read: its run, its marks and the next mark's key and bytes. */
+struct lane_read {
+	const uint8_t *run, *run_end, *mark, *mark_end;
+	uint64_t key, bytes;
+	int more; /* a mark is pending (key, bytes) */
+};
+
+/* Takes l's next mark, if any; -1 when it is cut short. */
+static int next_mark(struct lane_read *l)
+{
+	uint64_t delta;
+	l->more = 0;
+	if (l->mark == l->mark_end)
+		return 0;
+	int k = ct_get_varint(l->mark, l->mark_end, &delta), m;
+	if (k <= 0 || (m = ct_get_varint(l->mark + k, l->mark_end, &l->bytes)) <= 0)
+		return -1;
+	l->mark += k + m;
+	l->key += delta;
+	l->more = 1;
+	return 0;
+}
+
+/* An EPOCH record at rec, payload [p, end): the lanes' records, mark by mark in key order (ties: the
+ * lower lane), then what follows each run's last mark. Returns 0, or -1 after setting the error. */
+static int epoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+{
+	if (r->version < 6)
+		return corrupt(r, rec, "EPOCH record in a version %u file", r->version);
+	uint64_t lanes, lens[2 * CT_EPOCH_LANES_MAX], total = 0;
+	int k = ct_get_varint(p, end, &lanes);
+	if (k <= 0 || lanes < 1 || lanes > CT_EPOCH_LANES_MAX)
+		return corrupt(r, rec, "EPOCH of a number of lanes that is not 1 to %d", CT_EPOCH_LANES_MAX);
+	p += k;
+	for (unsigned i = 0; i < 2 * lanes; i++, p += k) {
+		if ((k = ct_get_varint(p, end, &lens[i])) <= 0 || lens[i] > (uint64_t)(end - p))
+			return corrupt(r, rec, "EPOCH record is shorter than its fields");
+		total += lens[i];
+	}
+	if (total != (uint64_t)(end - p))
+		return corrupt(r, rec, "EPOCH lengths do not add up to its length");
+	struct lane_read l[CT_EPOCH_LANES_MAX];
+	for (unsigned i = 0; i < 2 * lanes; p += lens[i], i++) {
+		if (i < lanes)
+			l[i] = (struct lane_read){.run = p, .run_end = p + lens[i]};
+		else
+			l[i - lanes].mark = p, l[i - lanes].mark_end = p + lens[i];
+	}
+	for (unsigned i = 0; i < lanes; i++)
+		if (next_mark(&l[i]) < 0)
+			return corrupt(r, rec, "EPOCH marks of lane %u cut short", i);
+	for (;;) {
+		int best = -1;
+		for (unsigned i = 0; i < lanes; i++)
+			if (l[i].more && (best < 0 || l[i].key < l[best].key))
+				best = (int)i;
+		if (best < 0 || r->stop)
+			break;
+		struct lane_read *b = &l[best];
+		if (epoch_bytes(r, (unsigned)best, &b->run, b->run_end, b->bytes) < 0)
+			return -1;
+		if (next_mark(b) < 0)
+			return corrupt(r, rec, "EPOCH marks of lane %d cut short", best);
+	}
+	for (unsigned i = 0; i < lanes && !r->stop; i++) /* after each run's last mark */
+		if (epoch_bytes(r, i, &l[i].run, l[i].run_end, (uint64_t)(l[i].run_end - l[i].run)) < 0)
+			return -1;
+	return 0;
+}
+
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
 static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
 {
@@ -617,6 +714,8 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		break;
 	case CT_REC_BATCH:
 		return batch(r, rec, p, end);
+	case CT_REC_EPOCH:
+		return epoch(r, rec, p, end);
 	default:
 		if (!ct_tag_is_optional(tag))
 			return corrupt(
@@ -656,15 +755,15 @@ static long record(struct reader *r, const uint8_t *p, const uint8_t *end)
 		switch (tag) {
 		case CT_REC_ALLOC:
 			rc = ct_model_alloc(r->m, a);
-			r->recent[r->allocs++ % CT_RECENT_WINDOW] = a;
+			r->cur->recent[r->cur->allocs++ % CT_RECENT_WINDOW] = a;
 			break;
 		case CT_REC_RECENT:
 			if (r->version < 2)
 				return corrupt(r, p, "RECENT record in a version %u file", r->version);
-			if (a < 1 || a > CT_RECENT_WINDOW || a > r->allocs)
+			if (a < 1 || a > CT_RECENT_WINDOW || a > r->cur->allocs)
 				return corrupt(r, p, "RECENT of age %llu, after %llu ALLOC records",
-				               (unsigned long long)a, (unsigned long long)r->allocs);
-			a = r->recent[(r->allocs - a) % CT_RECENT_WINDOW];
+				               (unsigned long long)a, (unsigned long long)r->cur->allocs);
+			a = r->cur->recent[(r->cur->allocs - a) % CT_RECENT_WINDOW];
 			tag = CT_REC_FREE;
 			/* fall through */
 		case CT_REC_FREE:
@@ -814,6 +913,7 @@ static int open_stream(struct reader *r)
 		return fail(r, "out of memory");
 	r->first_hint = ZSTD_initDStream(r->z);
 	r->unit = -1;
+	r->cur = &r->win[0];
 	/* A frame may ask for a window of up to 2 GiB; the shim's is 4 MiB (windowLog 22). */
 	ZSTD_DCtx_setParameter(r->z, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
 	return 0;

@@ -23,6 +23,14 @@ int ct_parse_depth(const char *s, int *depth)
 	return 0;
 }
 
+int ct_parse_lanes(const char *s, int *lanes)
+{
+	if (!s || !s[0] || s[1] || (s[0] != '1' && s[0] != '2' && s[0] != '4'))
+		return -EINVAL;
+	*lanes = s[0] - '0';
+	return 0;
+}
+
 const char *ct_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');

@@ -27,10 +27,17 @@
 #define CT_ENV_FD "CTRACK_FD"
 #define CT_ENV_SHIM "CTRACK_SHIM"
 #define CT_ENV_STATUS "CTRACK_STATUS"
+#define CT_ENV_LANES "CTRACK_LANES" /* the matcher's lanes (ct_parse_lanes); unset: 1 */
+#define CT_LANES_MAX 4
 
 /* Parses a depth ("64"): 0 with *depth set, or -EINVAL for anything but a whole number from 1
  * to CT_DEPTH_MAX. */
 int ct_parse_depth(const char *s, int *depth);
+
+/* Parses a number of lanes ("2"): 0 with *lanes set, or -EINVAL for anything but 1, 2 or 4
+ * (CT_LANES_MAX). One lane is the writer thread alone; with more, the writer orders the events and
+ * that many threads of the shim's match them, each for its share of the addresses (ARCHITECTURE.md). */
+int ct_parse_lanes(const char *s, int *lanes);
 
 /* The last component of path (path itself when it has no '/'). */
 const char *ct_basename(const char *path);

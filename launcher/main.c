@@ -36,6 +36,7 @@ struct options {
 	const char *output; /* -o, or NULL for ctrack.NAME.PID.zst */
 	int follow_children;
 	int depth;
+	int lanes; /* --lanes, or 0: CTRACK_LANES as inherited */
 	int quiet;
 	int force;
 	int check_flag;          /* --check */
@@ -65,6 +66,13 @@ static int usage_error(const char *fmt, ...)
 static int set_output(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
 {
 	((struct options *)ctx)->output = arg;
+	return CT_OPT_GO_ON;
+}
+
+static int set_lanes(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	if (ct_parse_lanes(arg, &((struct options *)ctx)->lanes) < 0)
+		return snprintf(err, len, "--lanes: expected 1, 2 or 4, got '%s'", arg), EXIT_USAGE;
 	return CT_OPT_GO_ON;
 }
 
@@ -104,6 +112,13 @@ static const struct ct_opt option_table[] = {
      .help = "capture at most N stack frames (1.." XSTR(CT_DEPTH_MAX) ", default " XSTR(CT_DEPTH_DEFAULT) ")",
      .kind = CT_OPT_CALL,
      .call = set_depth},
+    {.name = "lanes",
+     .arg = "N",
+     .group = G_TRACING,
+     .help = "match the events on N threads of ctrack's (1, 2 or 4; default 1, or CTRACK_LANES): for "
+             "programs whose threads allocate faster than one thread keeps up with",
+     .kind = CT_OPT_CALL,
+     .call = set_lanes},
     {.letter = 'q',
      .group = G_TRACING,
      .help = "no closing summary",
@@ -387,6 +402,7 @@ static int run(struct options *o, const char *shim, const char *exe)
 	    .argv = o->argv,
 	    .output = o->output,
 	    .depth = o->depth,
+	    .lanes = o->lanes,
 	    .follow_children = o->follow_children,
 	    .force = o->force,
 	    .status = ct_family_status(&family),

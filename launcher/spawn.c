@@ -101,6 +101,9 @@ static int set_shim_env(const struct ct_spawn *s, const char *name, int fd)
 	snprintf(buf, sizeof(buf), "%d", s->depth);
 	if (setenv(CT_ENV_DEPTH, buf, 1))
 		return -ENOMEM;
+	snprintf(buf, sizeof(buf), "%d", s->lanes);
+	if (s->lanes && setenv(CT_ENV_LANES, buf, 1))
+		return -ENOMEM;
 	rc = s->follow_children ? setenv(CT_ENV_FOLLOW, "1", 1) : unsetenv(CT_ENV_FOLLOW);
 	if (rc == 0)
 		rc = s->status ? setenv(CT_ENV_STATUS, s->status, 1) : unsetenv(CT_ENV_STATUS);

@@ -16,6 +16,7 @@ struct ct_spawn {
 	char *const *argv;   /* PROGRAM ARGS..., NULL-terminated, argv[0] as typed */
 	const char *output;  /* -o, or NULL for the default trace name */
 	int depth;           /* backtrace depth, 1..CT_DEPTH_MAX; replaces any inherited CTRACK_DEPTH */
+	int lanes;           /* the shim's lanes (ct_parse_lanes), or 0: an inherited CTRACK_LANES stays */
 	int follow_children; /* the program's children trace themselves too */
 	int force;           /* replace an existing trace file */
 	const char *status;  /* CTRACK_STATUS (the launcher's status page), or NULL for none */

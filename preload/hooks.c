@@ -289,7 +289,7 @@ EXPORT void free(void *p)
 {
 	if (!p || CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
 		return;
-	if (CT_UNLIKELY(ct_is_cell(p))) { /* glibc frees the shim's thread-end cell (tracker.c) */
+	if (CT_UNLIKELY(ct_is_cell(p))) { /* glibc frees a piece of the shim's (tracker.c) */
 		ct_track_cell_free(p);
 		return;
 	}
@@ -316,6 +316,24 @@ EXPORT void *calloc(size_t n, size_t m)
 			return cell;
 	}
 	return TRACKED(ct_real.calloc(n, m), overflow ? SIZE_MAX : total);
+}
+
+/* glibc reallocs a piece of the shim's pool of cells (a thread vector of one of the shim's threads,
+ * tracker.c): it stays the shim's, in the pool or, too large for it, in the heap untracked. */
+static void *realloc_cell(void *old, size_t size)
+{
+	size_t had = ct_track_cell_size(old);
+	void *p = ct_track_cell(size);
+	if (!p) {
+		ct_in_shim++;
+		p = ct_real.malloc(size);
+		ct_in_shim--;
+	}
+	if (p) {
+		memcpy(p, old, had < size ? had : size);
+		ct_track_cell_free(old);
+	}
+	return p;
 }
 
 /* A block from the bootstrap pool moves to the real heap; the move counts as a new allocation. */
@@ -397,6 +415,8 @@ EXPORT void *realloc(void *old, size_t size)
 		return old ? NULL : boot_alloc(size, 16);
 	if (CT_UNLIKELY(is_boot(old)))
 		return realloc_boot(old, size);
+	if (CT_UNLIKELY(ct_is_cell(old)))
+		return realloc_cell(old, size);
 	struct ct_caller c = CT_CALLER();
 	void *p = realloc_tracked(old, size, &c);
 	scrub_dead_frames();

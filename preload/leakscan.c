@@ -39,6 +39,7 @@
 #include "shim.h"
 #include "text.h"
 #include "unwind.h"
+#include "writer.h"
 
 static struct {
 	uintptr_t sp, tp; /* the exiting thread's, captured by prepare */
@@ -266,10 +267,16 @@ static int task_alive(pid_t tid, void *arg)
 	return !state || (*state != 'Z' && *state != 'X'); /* unreadable: alive, to be safe */
 }
 
+/* A thread of the program's that has not ended (the matcher's lanes are the shim's). */
+static int program_alive(pid_t tid, void *arg)
+{
+	return !ct_lanes_is_lane(tid) && task_alive(tid, arg);
+}
+
 /* Threads of the process other than this one and the exiting one. */
 static uint64_t other_threads(void)
 {
-	long n = each_task(task_alive, NULL);
+	long n = each_task(program_alive, NULL);
 	return n > 2 ? (uint64_t)n - 2 : 0;
 }
 
@@ -340,7 +347,7 @@ struct keep {
 static int signal_one(pid_t tid, void *arg)
 {
 	const struct keep *k = arg;
-	return tid != k->self && tid != k->exiting && task_alive(tid, NULL) &&
+	return tid != k->self && tid != k->exiting && program_alive(tid, NULL) &&
 	       syscall(SYS_tgkill, getpid(), tid, stw.sig) == 0;
 }
 

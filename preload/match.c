@@ -17,14 +17,13 @@
 struct lane {
 	struct ct_match_sink sink;
 	struct ct_live_map live;
-	uint32_t *expect;            /* per bucket of the lane (bucket >> m.shift): the next event's number */
-	struct freed *freed;         /* recently freed addresses (FREED_SLOTS) */
-	struct recent *recent;       /* the last ALLOC records by address (RECENT_SLOTS) */
-	uint32_t stacks;             /* stack node ids below this are defined in its output */
-	uint32_t alloc_records;      /* ALLOC records it wrote so far (mod 2^32), to name blocks by age */
-	uint32_t batch_first;        /* alloc_records when its batch started (ct_match_batch_start) */
-	uint32_t index, mask, shift; /* its buckets: those b with b & mask == index; b >> shift in expect */
-	uint64_t allocations, frees, bytes, unmatched, lost, dropped, bytes_since_taken;
+	uint32_t *expect;       /* one lane's, per bucket: the next event's number (match.h: order) */
+	struct freed *freed;    /* recently freed addresses (FREED_SLOTS) */
+	struct recent *recent;  /* the last ALLOC records by address (RECENT_SLOTS) */
+	uint32_t stacks;        /* stack node ids below this are defined in its output */
+	uint32_t alloc_records; /* ALLOC records it wrote so far (mod 2^32), to name blocks by age */
+	uint32_t index, mask;   /* its buckets: those b with b & mask == index */
+	uint64_t allocations, frees, bytes, unmatched, lost, dropped;
 	struct ct_match_stream *streams;
 };
 
@@ -33,6 +32,9 @@ static struct {
 	struct ct_info_map infos; /* the alloc infos, one id space for all lanes */
 	atomic_flag infos_lock;   /* with several lanes */
 	uint32_t infos_defined;   /* ids below this have their INFO record in lane 0's output */
+	uint64_t bytes_taken;     /* the lanes' bytes allocated at the last ct_match_take_bytes */
+	uint32_t *expect;         /* several lanes: the orderer's, per bucket (ct_match_turn) */
+	uint32_t def_stacks;      /* several lanes: stack ids defined where the INFO records go */
 	uint32_t lanes, shift;    /* lanes = 1 << shift */
 	int numbered;             /* events may have taken numbers: a reset was done before */
 } m = {.lanes = 1};
@@ -83,10 +85,10 @@ static void unlock_infos(void)
 	atomic_flag_clear_explicit(&m.infos_lock, memory_order_release);
 }
 
-/* Lane 0 writes the INFO records of every id below upto not written yet, in id order, each after
- * the FRAME records of its stack: a record may only name an id defined before it, and ids are
- * assigned by whichever lane meets a (size, stack) first. */
-static void define_infos(struct lane *L, uint32_t upto)
+/* The INFO records of every id below upto not written yet, in id order, each after the FRAME
+ * records of its stack (*stacks: the stack ids defined so far in that output): a record may only
+ * name an id defined before it, and ids are assigned by whichever lane meets a (size, stack) first. */
+static void define_infos(const struct ct_match_sink *sink, uint32_t *stacks, uint32_t upto)
 {
 	for (; m.infos_defined < upto; m.infos_defined++) {
 		if (m.lanes > 1)
@@ -95,14 +97,14 @@ static void define_infos(struct lane *L, uint32_t upto)
 		uint32_t stack = m.infos.stacks[m.infos_defined];
 		if (m.lanes > 1)
 			unlock_infos();
-		if (stack >= L->stacks)
-			L->stacks = L->sink.define_stacks(stack + 1, L->sink.arg);
-		ct_rec_info(L->sink.out, size, stack);
+		if (stack >= *stacks)
+			*stacks = sink->define_stacks(stack + 1, sink->arg);
+		ct_rec_info(sink->out, size, stack);
 	}
 }
 
-/* The id of (size, stack); lane 0 writes its INFO record first if it is not in the output yet.
- * UINT32_MAX when the table is out of memory. */
+/* The id of (size, stack); with one lane, its INFO record is written first if it is not in the
+ * output yet (several: ct_match_define_infos). UINT32_MAX when the table is out of memory. */
 HOT uint32_t intern_info(struct lane *L, uint64_t size, uint32_t stack)
 {
 	int is_new;
@@ -111,8 +113,8 @@ HOT uint32_t intern_info(struct lane *L, uint64_t size, uint32_t stack)
 	uint32_t id = ct_info_intern(&m.infos, size, stack, &is_new);
 	if (CT_UNLIKELY(m.lanes > 1))
 		unlock_infos();
-	if (id != UINT32_MAX && id >= m.infos_defined && L->index == 0)
-		define_infos(L, id + 1);
+	if (id != UINT32_MAX && id >= m.infos_defined && m.lanes == 1)
+		define_infos(&L->sink, &L->stacks, id + 1);
 	return id;
 }
 
@@ -380,8 +382,8 @@ HOT void on_alloc(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_
 	s->held = info;
 	s->has_held = 1;
 	L->allocations++;
-	L->bytes += size;
-	L->bytes_since_taken += size;
+	/* read by lane 0 while this lane runs (ct_match_take_bytes): one store, never torn */
+	__atomic_store_n(&L->bytes, L->bytes + size, __ATOMIC_RELAXED);
 }
 
 void ct_match_write_held(struct ct_match_stream *s)
@@ -459,17 +461,17 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 	uint64_t p = CT_EV_PTR(ev[0]);
 	unsigned kind = CT_EV_KIND(ev[0]);
 	uint32_t bucket = ct_seq_bucket(p);
-	if (CT_UNLIKELY((bucket & L->mask) != L->index)) {
-		pass_by(L, s, kind);
-		return CT_MATCH_DONE;
-	}
-	if (kind != CT_EV_RFREE) {
-		uint32_t *next = &L->expect[bucket >> L->shift];
+	if (L->expect && kind != CT_EV_RFREE) { /* one lane orders its events itself */
+		uint32_t *next = &L->expect[bucket];
 		int32_t ahead = (int32_t)(ct_event_seq(ev) - *next);
 		if (ordered && ahead > 0)
 			return CT_MATCH_BLOCKED;
 		if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
 			*next = ct_event_seq(ev) + 1;
+	}
+	if (CT_UNLIKELY((bucket & L->mask) != L->index)) {
+		pass_by(L, s, kind);
+		return CT_MATCH_PASSED;
 	}
 	if (CT_UNLIKELY(s->has_odd)) /* the thread went on after its odd free */
 		settle_odd(L, s);
@@ -490,6 +492,19 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 		settle_pending(L, s);
 		break;
 	}
+	return CT_MATCH_DONE;
+}
+
+int ct_match_turn(const uint64_t *ev, int ordered)
+{
+	if (CT_EV_KIND(ev[0]) == CT_EV_RFREE)
+		return CT_MATCH_DONE;
+	uint32_t *next = &m.expect[ct_seq_bucket(CT_EV_PTR(ev[0]))];
+	int32_t ahead = (int32_t)(ct_event_seq(ev) - *next);
+	if (ordered && ahead > 0)
+		return CT_MATCH_BLOCKED;
+	if (ahead >= 0) /* behind: a number skipped after a stall finally came; apply as is */
+		*next = ct_event_seq(ev) + 1;
 	return CT_MATCH_DONE;
 }
 
@@ -527,28 +542,14 @@ void ct_match_settle_all(void)
 
 /* ---- batches of the other lanes ---- */
 
-void ct_match_define_infos(void)
+void ct_match_define_infos(const struct ct_match_sink *to)
 {
 	if (m.lanes > 1)
 		lock_infos();
 	uint32_t n = m.infos.count;
 	if (m.lanes > 1)
 		unlock_infos();
-	define_infos(&m.lane[0], n);
-}
-
-uint32_t ct_match_batch_start(unsigned lane)
-{
-	struct lane *L = &m.lane[lane];
-	uint32_t n = L->alloc_records - L->batch_first;
-	L->alloc_records += CT_RECENT_WINDOW + 1;
-	L->batch_first = L->alloc_records;
-	return n;
-}
-
-void ct_match_batch_appended(uint32_t allocs)
-{
-	m.lane[0].alloc_records += allocs;
+	define_infos(to, &m.def_stacks, n);
 }
 
 /* ---- set-up and totals ---- */
@@ -561,15 +562,12 @@ void ct_match_stream_add(struct ct_match_stream *s, unsigned lane)
 	L->streams = s;
 }
 
-static size_t expect_bytes(void)
-{
-	return (CT_SEQ_BUCKETS >> m.shift) * sizeof(uint32_t);
-}
+#define EXPECT_BYTES (CT_SEQ_BUCKETS * sizeof(uint32_t))
 
 static void release_lane(struct lane *L)
 {
 	ct_live_release(&L->live);
-	ct_arena_unmap(L->expect, expect_bytes());
+	ct_arena_unmap(L->expect, EXPECT_BYTES);
 	L->expect = NULL;
 	ct_arena_unmap(L->freed, FREED_SLOTS * sizeof(*L->freed));
 	L->freed = NULL;
@@ -577,32 +575,38 @@ static void release_lane(struct lane *L)
 	L->recent = NULL;
 }
 
+/* The expectations start from the counters as they stand. The first reset comes before any event is
+ * numbered (the hooks report nothing until the writer has started), so the fresh table's zeros are
+ * the counters: copying them would cost 128 page faults while the program waits to start. A forked
+ * child, or a trace opened again, starts where the counters are: numbers taken before are not its. */
+static void expect_from_counters(uint32_t *expect)
+{
+	for (uint32_t b = 0; expect && m.numbered && b < CT_SEQ_BUCKETS; b++)
+		expect[b] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
+}
+
 static int reset_lane(struct lane *L, const struct ct_match_sink *sink)
 {
 	L->sink = *sink;
 	ct_live_release(&L->live);
-	if (!L->expect)
-		L->expect = ct_arena_map(expect_bytes());
+	if (!L->expect && L->index == 0 && m.lanes == 1)
+		L->expect = ct_arena_map(EXPECT_BYTES);
 	/* Fresh zero pages: what a parent freed before a fork is not the child's to judge. */
 	ct_arena_unmap(L->freed, FREED_SLOTS * sizeof(*L->freed));
 	L->freed = ct_arena_map(FREED_SLOTS * sizeof(*L->freed));
 	ct_arena_unmap(L->recent, RECENT_SLOTS * sizeof(*L->recent));
 	L->recent = ct_arena_map(RECENT_SLOTS * sizeof(*L->recent));
-	if (!L->expect || !L->freed || !L->recent || ct_live_init(&L->live, (1u << 12) >> m.shift) < 0)
+	if ((L->index == 0 && m.lanes == 1 && !L->expect) || !L->freed || !L->recent ||
+	    ct_live_init(&L->live, (1u << 12) >> m.shift) < 0)
 		return -ENOMEM;
-	/* The first reset comes before any event is numbered (the hooks report nothing until the
-	 * writer has started), so the fresh table's zeros are the counters: copying them would cost
-	 * 128 page faults while the program waits to start. A forked child, or a trace opened again,
-	 * starts where the counters are: numbers taken before are not its. */
-	for (uint32_t b = L->index; m.numbered && b < CT_SEQ_BUCKETS; b += m.lanes)
-		L->expect[b >> m.shift] = atomic_load_explicit(&ct_seq[b], memory_order_relaxed);
+	expect_from_counters(L->expect);
 	for (struct ct_match_stream *s = L->streams; s; s = s->next) {
 		struct ct_match_stream *next = s->next;
 		*s = (struct ct_match_stream){.next = next, .lane_state = s->lane_state};
 	}
 	L->stacks = CT_STACK_FIRST;
-	L->alloc_records = L->batch_first = 0;
-	L->allocations = L->frees = L->bytes = L->unmatched = L->lost = L->dropped = L->bytes_since_taken = 0;
+	L->alloc_records = 0;
+	L->allocations = L->frees = L->bytes = L->unmatched = L->lost = L->dropped = 0;
 	return 0;
 }
 
@@ -610,21 +614,25 @@ int ct_match_reset(const struct ct_match_sink *sinks, unsigned lanes)
 {
 	if (lanes < 1 || lanes > CT_MATCH_LANES_MAX || (lanes & (lanes - 1)))
 		return -EINVAL;
-	if (lanes != m.lanes) { /* the expectation tables change size */
+	if (lanes != m.lanes) {
 		for (uint32_t i = 0; i < m.lanes; i++)
 			release_lane(&m.lane[i]);
 		m.lanes = lanes;
 		m.shift = (uint32_t)__builtin_ctz(lanes);
 	}
+	if (lanes > 1 && !m.expect && !(m.expect = ct_arena_map(EXPECT_BYTES)))
+		return -ENOMEM;
+	expect_from_counters(lanes > 1 ? m.expect : NULL);
 	ct_info_release(&m.infos);
 	m.infos_defined = 0;
+	m.def_stacks = CT_STACK_FIRST;
+	m.bytes_taken = 0;
 	atomic_flag_clear(&m.infos_lock); /* a child forked while a lane held it */
 	if (ct_info_init(&m.infos, 1u << 14) < 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < lanes; i++) {
 		m.lane[i].index = i;
 		m.lane[i].mask = lanes - 1;
-		m.lane[i].shift = m.shift;
 		if (reset_lane(&m.lane[i], &sinks[i]) < 0)
 			return -ENOMEM;
 	}
@@ -637,14 +645,17 @@ void ct_match_release(void)
 	for (uint32_t i = 0; i < m.lanes; i++)
 		release_lane(&m.lane[i]);
 	ct_info_release(&m.infos);
+	ct_arena_unmap(m.expect, EXPECT_BYTES);
+	m.expect = NULL;
 }
 
 size_t ct_match_bytes(void)
 {
-	size_t n = m.infos.cap * sizeof(*m.infos.slots) + m.infos.cap / 2 * sizeof(*m.infos.sizes);
+	size_t n = m.infos.cap * sizeof(*m.infos.slots) + m.infos.cap / 2 * sizeof(*m.infos.sizes) +
+	           (m.expect ? EXPECT_BYTES : 0);
 	for (uint32_t i = 0; i < m.lanes; i++) {
 		const struct lane *L = &m.lane[i];
-		n += ct_live_bytes(&L->live) + (L->expect ? expect_bytes() : 0) +
+		n += ct_live_bytes(&L->live) + (L->expect ? EXPECT_BYTES : 0) +
 		     (L->freed ? FREED_SLOTS * sizeof(*L->freed) : 0) +
 		     (L->recent ? RECENT_SLOTS * sizeof(*L->recent) : 0);
 	}
@@ -667,11 +678,11 @@ void ct_match_totals(struct ct_rec_end *e)
 uint64_t ct_match_take_bytes(void)
 {
 	uint64_t b = 0;
-	for (uint32_t i = 0; i < m.lanes; i++) {
-		b += m.lane[i].bytes_since_taken;
-		m.lane[i].bytes_since_taken = 0;
-	}
-	return b;
+	for (uint32_t i = 0; i < m.lanes; i++)
+		b += __atomic_load_n(&m.lane[i].bytes, __ATOMIC_RELAXED);
+	uint64_t since = b - m.bytes_taken;
+	m.bytes_taken = b;
+	return since;
 }
 
 uint64_t ct_match_dropped(void)

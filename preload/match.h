@@ -5,8 +5,10 @@
  * Contract. One thread applies a lane's events (the writer, or the late path under its lock); no
  * locks here but the alloc infos' with several lanes, no malloc (tables come from the arena), records go to
  * the sink's buffer. Events of one stream are applied in the order the thread published them; events on one
- * address, across streams, in the order of their sequence numbers (shim.h): ct_match_event() refuses an event
- * that comes before its turn (CT_MATCH_BLOCKED) so the caller can apply other streams first.
+ * address, across streams, in the order of their sequence numbers (shim.h): with one lane,
+ * ct_match_event() refuses an event that comes before its turn (CT_MATCH_BLOCKED) so the caller can
+ * apply other streams first; with several, the orderer asks ct_match_turn() and the lanes are given
+ * the events in its order, and never refuse one.
  *
  * A block's fate is decided late: a stream's latest allocation is "held" outside the live table
  * until the stream's next event, so an allocation freed by the very next event of its thread is
@@ -23,13 +25,15 @@
  *
  * Lanes. The addresses are split between 1, 2, 4 or 8 lanes by sequence bucket (ct_seq_bucket,
  * modulo the lanes); each lane has its own live table, recently freed addresses, RECENT numbering,
- * sequence expectations, totals and sink, so a block's records are all in its lane's output, in
- * the allocator's order; the alloc info ids are one space for all, behind a lock when there are
- * several lanes, and lane 0 writes all their INFO records (ct_match_define_infos). Lanes may run
- * on threads of their own, one thread per lane. Each lane has a stream per thread and is given every event of
- * it: an event on another lane's address only does the stream's bookkeeping (the held block goes to the
- * table, a waiting realloc completes, an odd free is judged), so every lane's figures are those one lane
- * would give for its addresses. ARCHITECTURE.md says where this is going (a thread per lane). */
+ * totals and sink, so a block's records are all in its lane's output, in the allocator's order;
+ * the orderer (ct_match_turn) alone keeps the sequence expectations, of every address, and so
+ * decides the order of all events. The alloc info ids are one space for all, behind a lock when
+ * there are several lanes, and the orderer writes all their INFO records (ct_match_define_infos).
+ * Lanes run on threads of their own (lanes.c). Each lane has a stream per thread and is given every
+ * event of it, in the orderer's order: an event on another lane's address only does the stream's bookkeeping
+ * (the held block goes to the table, a waiting realloc completes, an odd free is judged), so every
+ * lane's records are, event by event, those one lane would write for its addresses, and merged by
+ * event (epoch.h) they are one lane's records. */
 #ifndef CTRACK_MATCH_H
 #define CTRACK_MATCH_H
 
@@ -98,12 +102,17 @@ size_t ct_match_bytes(void);
 /* Registers a zeroed stream of lane lane (kept registered for good). */
 void ct_match_stream_add(struct ct_match_stream *s, unsigned lane);
 
-enum { CT_MATCH_DONE, CT_MATCH_BLOCKED };
+enum { CT_MATCH_DONE, CT_MATCH_PASSED, CT_MATCH_BLOCKED };
 /* Applies one event (ev: the event's words, ct_event_words(ev[0]) of them) of stream s's thread:
- * in s's lane when its address is the lane's, else only s's bookkeeping. With ordered set, an
- * event whose sequence number is ahead of its address's turn is not applied: CT_MATCH_BLOCKED.
- * With ordered clear it is applied regardless (its predecessor will never come). */
+ * in s's lane when its address is the lane's (CT_MATCH_DONE), else only s's bookkeeping
+ * (CT_MATCH_PASSED). With one lane and ordered set, an event whose sequence number is ahead of its
+ * address's turn is not applied: CT_MATCH_BLOCKED. With ordered clear it is applied regardless
+ * (its predecessor will never come). */
 int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered);
+/* Several lanes: whether the event ev may be given to the lanes now (CT_MATCH_DONE: its turn is
+ * taken) or must wait (CT_MATCH_BLOCKED, with ordered set), as ct_match_event decides for one lane.
+ * One thread, the orderer, asks for every event. */
+int ct_match_turn(const uint64_t *ev, int ordered);
 /* A hint, some events ahead of ct_match_event: starts loading the table slots ev will touch (the
  * tables are too large for the caches on real programs, and each event's lookups are random). */
 void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev);
@@ -136,16 +145,10 @@ size_t ct_match_live_count(void);
 /* Alloc infos defined so far (ids are below this). */
 uint32_t ct_match_infos(void);
 
-/* Lanes other than 0 write no INFO record: lane 0 writes each id's, in id order, before its own
- * first use of the id and, by this call, for every id assigned so far, before it appends another
- * lane's batch to its output. */
-void ct_match_define_infos(void);
-/* Lane lane (not 0) starts a new batch of records: its RECENT records name only ALLOC records of
- * the batch, which is appended to lane 0's output whole. Returns the ALLOC records in the batch
- * that ends, to be given to ct_match_batch_appended when lane 0 appends it (lane 0's RECENT ages
- * count them). */
-uint32_t ct_match_batch_start(unsigned lane);
-void ct_match_batch_appended(uint32_t allocs);
+/* Several lanes write no INFO record: the orderer writes every id's assigned so far, in id order,
+ * to to->out (FRAME records by to->define_stacks), before it appends the lanes' records that may
+ * name them. */
+void ct_match_define_infos(const struct ct_match_sink *to);
 
 /* The totals so far, as END carries them (end_us is the caller's). */
 void ct_match_totals(struct ct_rec_end *e);

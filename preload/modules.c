@@ -7,6 +7,7 @@
  * is, its name, build-id and segments, tells them apart. */
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,9 @@ struct module {
 
 static struct module *mods;
 static size_t nmods, cap_mods;
+/* The list changes on the writer only (ct_modules_sync); the matcher's other lanes read it too
+ * (ct_modules_covers): the lock keeps them off an array being moved. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_id;
 static _Atomic int dirty;
 
@@ -43,6 +47,7 @@ int ct_modules_dirty(void)
 
 void ct_modules_reset(void)
 {
+	pthread_mutex_init(&lock, NULL); /* a forked child's: a lane of the parent's may have held it */
 	nmods = 0;
 	next_id = 0;
 }
@@ -54,10 +59,12 @@ int ct_modules_covers(uintptr_t ip)
 	if (ct_modules_dirty())
 		return 0;
 	ip &= ~(uintptr_t)CT_REC_IP_EXACT;
-	for (size_t i = 0; i < nmods; i++)
-		if (mods[i].alive && ip >= mods[i].lo && ip < mods[i].hi)
-			return 1;
-	return 0;
+	int in = 0;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nmods && !in; i++)
+		in = mods[i].alive && ip >= mods[i].lo && ip < mods[i].hi;
+	pthread_mutex_unlock(&lock);
+	return in;
 }
 
 static const uint8_t *find_build_id(const struct dl_phdr_info *info, size_t *len)
@@ -231,6 +238,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 
 void ct_modules_sync(struct ct_rec_buf *o)
 {
+	pthread_mutex_lock(&lock);
 	atomic_store(&dirty, 0);
 	for (size_t i = 0; i < nmods; i++)
 		mods[i].seen = 0;
@@ -242,4 +250,5 @@ void ct_modules_sync(struct ct_rec_buf *o)
 		m->alive = 0;
 		ct_rec_unmodule(o, m->id);
 	}
+	pthread_mutex_unlock(&lock);
 }

@@ -46,7 +46,7 @@ static inline uint64_t ct_now_ns(void)
  * allocation returns. Rings are never unmapped: a dead thread's ring is recycled. */
 #define CT_RING_WORDS (1u << 15) /* 256 KiB */
 #define CT_RING_MASK (CT_RING_WORDS - 1)
-#define CT_RING_CONSUMER_BYTES 128
+#define CT_RING_CONSUMER_BYTES 1024 /* a drain for each of the matcher's lanes (drain.h) */
 
 /* ACTIVE: owned by a live thread; DEAD: its thread exited, the writer drains it; FREE: drained,
  * ready for a new thread; CLAIMED: being handed to a new thread. */
@@ -197,8 +197,8 @@ int ct_crash_guarded(void (*fn)(void *), void *arg) CT_HIDDEN;
  * realloc aside, which never calls the hooks), so a hook that finds exactly this value was entered
  * by a signal handler that interrupted the report; its event is deferred (defer.h). */
 #define CT_GUARD_HOOK 0x10000
-/* Its value while glibc registers the shim's thread-end handler (tracker.c): the calloc it makes
- * is served from the shim's pool of cells. */
+/* Its value while glibc registers the shim's thread-end handler, or makes a thread of the shim's
+ * (tracker.c): the callocs it makes are served from the shim's pool of cells. */
 #define CT_GUARD_CELL 0x20000
 
 /* ---- tracker.c: the cells of the thread-end handlers ---- */
@@ -208,9 +208,10 @@ static inline int ct_is_cell(const void *p)
 {
 	return (uintptr_t)p - ct_cells < CT_CELLS_BYTES;
 }
-/* A zeroed cell of size bytes from the pool (mapped at the first call), or NULL (too big, none
- * left). */
+/* A zeroed piece of size bytes (cells in a row, up to 4 KiB) from the pool (mapped at the first
+ * call), or NULL (too big, none left); its size; back to the pool. */
 void *ct_track_cell(size_t size) CT_HIDDEN;
+size_t ct_track_cell_size(const void *p) CT_HIDDEN;
 void ct_track_cell_free(const void *p) CT_HIDDEN;
 /* The program found no pthread key left: the shim gives its own back (1), or has none (0). */
 int ct_track_give_key(void) CT_HIDDEN;

@@ -100,7 +100,9 @@ static void thread_exit(void *arg)
  * ends through glibc's __cxa_thread_atexit_impl (C++ thread_local destructors use it), which takes
  * nothing of the program's: it keeps a list of cells it callocs, and frees each after its call. The
  * shim's cell comes from a pool of its own (calloc's hook sees CT_GUARD_CELL) and goes back there
- * through the free hook (ct_is_cell): the program's heap never holds it. That handler runs before
+ * through the free hook (ct_is_cell): the program's heap never holds it. The same pool serves the
+ * thread vectors glibc callocs for the lanes' threads (ct_shim_thread), so that starting them moves
+ * none of the program's blocks. That handler runs before
  * the program's key destructors: a thread whose destructor allocates makes its state again, kept by
  * its slot for the next thread with the same thread pointer (glibc reuses stacks). Threads that held
  * the key's value when it was given back keep their state (no destructor runs for them). */
@@ -112,6 +114,22 @@ extern void *__dso_handle __attribute__((weak));
 #define CELLS (CT_CELLS_BYTES / CELL_SIZE)
 uintptr_t ct_cells = UINTPTR_MAX - CT_CELLS_BYTES; /* no address until the pool is mapped */
 static _Atomic uint64_t cells_used[CELLS / 64];
+static uint8_t cell_span[CELLS]; /* the cells of the piece that starts at a cell */
+
+/* Takes n free cells in a row of word w's 64 (n <= 64); the first's index, or -1. */
+static long take_cells(size_t w, unsigned n)
+{
+	uint64_t run = n == 64 ? ~0ull : (1ull << n) - 1, used = atomic_load(&cells_used[w]);
+	for (unsigned bit = 0; bit + n <= 64;) {
+		if (used & run << bit) {
+			bit++;
+			continue;
+		}
+		if (atomic_compare_exchange_weak(&cells_used[w], &used, used | run << bit))
+			return (long)(w * 64 + bit);
+	}
+	return -1;
+}
 
 void *ct_track_cell(size_t size)
 {
@@ -125,26 +143,32 @@ void *ct_track_cell(size_t size)
 	}
 	while (atomic_load(&mapped) == 1)
 		sched_yield();
-	if (size > CELL_SIZE || atomic_load(&mapped) != 2)
+	unsigned n = size ? (unsigned)((size + CELL_SIZE - 1) / CELL_SIZE) : 1;
+	if (size > 64 * CELL_SIZE || atomic_load(&mapped) != 2)
 		return NULL;
 	for (size_t w = 0; w < CELLS / 64; w++) {
-		uint64_t used = atomic_load(&cells_used[w]);
-		while (~used) {
-			int bit = __builtin_ctzll(~used);
-			if (atomic_compare_exchange_weak(&cells_used[w], &used, used | 1ull << bit)) {
-				void *cell = (void *)(ct_cells + (w * 64 + (size_t)bit) * CELL_SIZE);
-				memset(cell, 0, CELL_SIZE);
-				return cell;
-			}
+		long i = take_cells(w, n);
+		if (i >= 0) {
+			void *cell = (void *)(ct_cells + (size_t)i * CELL_SIZE);
+			cell_span[i] = (uint8_t)n;
+			memset(cell, 0, n * CELL_SIZE);
+			return cell;
 		}
 	}
 	return NULL;
 }
 
+size_t ct_track_cell_size(const void *p)
+{
+	return cell_span[((uintptr_t)p - ct_cells) / CELL_SIZE] * (size_t)CELL_SIZE;
+}
+
 void ct_track_cell_free(const void *p)
 {
 	size_t i = ((uintptr_t)p - ct_cells) / CELL_SIZE;
-	atomic_fetch_and(&cells_used[i / 64], ~(1ull << (i % 64)));
+	unsigned n = cell_span[i];
+	uint64_t run = n >= 64 ? ~0ull : (1ull << n) - 1;
+	atomic_fetch_and(&cells_used[i / 64], ~(run << (i % 64)));
 }
 
 /* thread_exit runs when the calling thread ends. */

@@ -21,6 +21,7 @@
 
 #include "ctrack/record.h"
 #include "defer.h"
+#include "drain.h"
 #include "leakscan.h"
 #include "match.h"
 #include "procmaps.h"
@@ -43,7 +44,6 @@
 #define BATCH_WAIT_NS 200000   /* a writer with little to do lets events pile up for 0.2 ms: */
 #define BATCH_EVENTS 4096      /* reading ring heads less often keeps them in their threads' caches */
 #define STALL_NS 2000000000ull /* 2 s without progress: a sequence number never came */
-#define PREFETCH_EVENTS 16     /* table slots load 16 events ahead */
 
 enum { REQ_NONE, REQ_SYNC, REQ_EXEC, REQ_MARK, REQ_CHECK, REQ_FINISH, REQ_STOP };
 
@@ -72,11 +72,13 @@ enum {
 
 static struct {
 	struct ct_rec_buf out;
-	uint64_t stalled_since;      /* when rings started waiting with nothing else to do, or 0 */
-	int stuck;                   /* the last pass left a ring waiting for a sequence number */
-	uint64_t forced;             /* rings let go on out of their order after STALL_NS */
-	struct ct_match_stream late; /* events after the thread stopped (late destructors) */
+	uint64_t stalled_since; /* when rings started waiting with nothing else to do, or 0 */
+	int stuck;              /* the last pass left a ring waiting for a sequence number */
+	uint64_t forced;        /* rings let go on out of their order after STALL_NS */
+	/* events after the thread stopped (late destructors), a stream per lane */
+	struct ct_match_stream late[CT_MATCH_LANES_MAX];
 	int late_registered;
+	unsigned lanes;             /* the matcher's lanes (CT_ENV_LANES), 1 unless asked */
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
 	uint32_t frames;            /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
@@ -175,13 +177,6 @@ static void emit_notes(void)
 	}
 }
 
-/* The writer's own state for each ring (the ring's opaque consumer bytes, on lines of their own). */
-struct drain {
-	struct ct_match_stream st;
-	uint8_t announced, blocked;
-};
-_Static_assert(sizeof(struct drain) <= CT_RING_CONSUMER_BYTES, "a ring's consumer bytes hold a drain");
-
 static int grow_out(struct ct_rec_buf *b, size_t need)
 {
 	size_t cap = b->cap ? b->cap : OUT_FIRST;
@@ -276,80 +271,75 @@ static int classify(uint64_t p, void *arg)
 
 /* ---- draining the rings ---- */
 
-/* The event at word t of r into ev; returns its length in words. */
-static inline unsigned fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
+/* The writer's state for r, in the ring, set up on first sight with every lane's: a lane reads a
+ * ring from where the writer first saw it. With one lane the writer's is the lane's (its stream
+ * registered here); with several, the orderer's, and each lane registers its stream itself. */
+static struct ct_drain *drain_of(struct ct_ring *r)
 {
-	ev[0] = r->words[t & CT_RING_MASK];
-	unsigned n = ct_event_words(ev[0]);
-	if (n > 1)
-		ev[1] = r->words[(t + 1) & CT_RING_MASK];
-	if (n > 2)
-		ev[2] = r->words[(t + 2) & CT_RING_MASK];
-	return n;
-}
-
-/* Prefetches (ct_match_prefetch) for the event at *ahead, if it is published, and moves *ahead
- * past it. */
-static void look_ahead(const struct ct_ring *r, const struct drain *d, uint64_t *ahead, uint64_t h)
-{
-	if (*ahead >= h)
-		return;
-	uint64_t ev[3];
-	*ahead += fetch(r, *ahead, ev);
-	ct_match_prefetch(&d->st, ev);
-}
-
-/* Every call below is inlined (flatten: the matcher's event path, from match.c and maps.c through
- * LTO, except the cold paths marked noinline), so one event costs no call, and no saving and
- * restoring of registers around one: 10-12% fewer instructions per event on the writer than a call
- * to ct_match_event per event (tests/cost/guard). */
-__attribute__((flatten)) static int drain(struct ct_ring *r, struct drain *d, int ordered)
-{
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-	/* UINT64_MAX, the maximum: look_ahead does nothing */
-	uint64_t ahead = ct_match_prefetching(&d->st) ? t : UINT64_MAX;
-	int n = 0;
-	d->blocked = 0;
-	for (int i = 0; i < PREFETCH_EVENTS; i++)
-		look_ahead(r, d, &ahead, h);
-	while (t < h) {
-		uint64_t ev[3];
-		look_ahead(r, d, &ahead, h);
-		unsigned words = fetch(r, t, ev);
-		if (ct_match_event(&d->st, ev, ordered) == CT_MATCH_BLOCKED) {
-			d->blocked = 1;
-			break;
-		}
-		ordered = 1;
-		t += words;
-		if ((++n & 4095) == 0)
-			atomic_store_explicit(&r->tail, t, memory_order_release);
-	}
-	atomic_store_explicit(&r->tail, t, memory_order_release);
-	return n;
-}
-
-/* The writer's state for r, in the ring, set up on first sight. */
-static struct drain *drain_of(struct ct_ring *r)
-{
-	struct drain *d = (struct drain *)(void *)r->consumer;
+	struct ct_drain *d = ct_drain_at(r, ct_lanes() == 1 ? 0 : CT_DRAIN_ORDERER);
 	if (CT_UNLIKELY(!r->consumer_ready)) {
-		memset(d, 0, sizeof(*d));
-		ct_match_stream_add(&d->st, 0);
-		r->consumer_ready = 1;
+		memset(ct_drain_at(r, 0), 0, sizeof(*d) * (CT_MATCH_LANES_MAX + 1));
+		for (unsigned k = 0; k <= CT_MATCH_LANES_MAX; k++)
+			atomic_store(&ct_drain_at(r, k)->pos, atomic_load(&r->tail));
+		if (ct_lanes() == 1) {
+			ct_match_stream_add(&d->st, 0);
+			d->registered = 1;
+		}
+		__atomic_store_n(&r->consumer_ready, 1, __ATOMIC_RELEASE);
 	}
 	return d;
 }
 
-/* The ring's thread has exited and its events are all in: the ring can serve a new thread. */
-static void retire(struct ct_ring *r, struct drain *d)
+/* Where lane 0 has read r to: the ring's tail itself when it is the only lane. */
+static _Atomic uint64_t *lane0_pos(struct ct_ring *r, struct ct_drain *d)
 {
-	ct_match_settle(&d->st);
+	return ct_lanes() == 1 ? &r->tail : &d->pos;
+}
+
+/* The ring's thread has exited, its events are all in and every lane has settled its stream: the
+ * ring can serve a new thread. */
+static void retire(struct ct_ring *r, struct ct_drain *d)
+{
+	if (ct_lanes() == 1)
+		ct_match_settle(&d->st);
 	if (d->announced)
 		ct_rec_thread(&w.out, (uint64_t)r->tid, CT_THREAD_EXITED);
-	d->announced = d->blocked = 0;
+	d->announced = d->blocked = d->settling = 0;
+	atomic_fetch_add(&d->gen, 1);
 	atomic_store_explicit(&r->state, CT_RING_FREE, memory_order_release);
+}
+
+/* INFO and FRAME records before an EPOCH: its records may name any id assigned so far. */
+static void define_for_batch(void)
+{
+	static const struct ct_match_sink defs = {
+	    .out = &w.out, .define_stacks = define_stacks, .intern = intern_stack, .classify = classify};
+	emit_frames();
+	ct_match_define_infos(&defs);
+}
+
+/* The other lanes parked or stopped: every lane's records so far into the writer's buffer, and every
+ * id defined (a CLASSES record names any). */
+static void collect_lanes(void)
+{
+	ct_lanes_collect(&w.out, define_for_batch);
+	define_for_batch();
+}
+
+/* r's thread has exited and lane 0 has read its every event: settled, and the ring retired once
+ * every lane has read them too. */
+static void thread_gone(struct ct_ring *r, struct ct_drain *d)
+{
+	if (ct_lanes() == 1) {
+		retire(r, d);
+		return;
+	}
+	if (!d->settling) {
+		ct_lanes_settle(r, d);
+		d->settling = 1;
+	} else if (ct_lanes_settled(r) && atomic_load(&r->tail) == atomic_load(&r->head)) {
+		retire(r, d);
+	}
 }
 
 /* One pass over all rings. A ring that waits for a sequence number that never comes (a thread
@@ -357,11 +347,12 @@ static void retire(struct ct_ring *r, struct drain *d)
 static int pump(void)
 {
 	emit_frames();
+	ct_lanes_merge(&w.out, define_for_batch);
 	int progress = 0, stuck = 0;
 	int force = w.stalled_since && ct_now_ns() - w.stalled_since > STALL_NS;
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
 		int st = atomic_load_explicit(&r->state, memory_order_acquire);
-		struct drain *d;
+		struct ct_drain *d;
 		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
 			continue;
 		d = drain_of(r);
@@ -369,14 +360,22 @@ static int pump(void)
 			ct_rec_thread(&w.out, (uint64_t)r->tid, CT_THREAD_STARTED);
 			d->announced = 1;
 		}
-		int was_blocked = d->blocked, n = drain(r, d, !(force && d->blocked));
+		int was_blocked = d->blocked, ordered = !(force && d->blocked), n;
+		if (ct_lanes() == 1) {
+			n = ct_drain(r, d, &r->tail, ordered);
+		} else {
+			n = ct_lanes_order(r, d, ordered);
+			ct_drain_tail(r, ct_lanes());
+		}
 		progress += n;
 		w.forced += force && was_blocked && n > 0;
 		if (d->blocked)
 			stuck = 1;
-		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
-			retire(r, d);
+		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(lane0_pos(r, d)))
+			thread_gone(r, d);
 	}
+	if (ct_lanes() > 1)
+		ct_lanes_tick(0);
 	if (progress || !stuck || force)
 		w.stalled_since = 0;
 	else if (!w.stalled_since)
@@ -418,11 +417,25 @@ static uint64_t age_step(uint64_t now, unsigned shift, uint64_t lo, uint64_t hi)
 	return step < lo ? lo : step > hi ? hi : step;
 }
 
+/* Where TIME and SAMPLE records go: among the events, with several lanes in lane 0's run (marked
+ * there by timeline_done), so that they stand between the same events as with one. */
+static struct ct_rec_buf *timeline(void)
+{
+	return ct_lanes() == 1 ? &w.out : ct_lanes_timeline();
+}
+
+static void timeline_done(void)
+{
+	if (ct_lanes() > 1)
+		ct_lanes_mark0();
+}
+
 static void tick(uint64_t now)
 {
 	uint64_t us = (now - w.start_ns) / 1000;
 	if (us > w.time_us) {
-		ct_rec_time(&w.out, us - w.time_us);
+		ct_rec_time(timeline(), us - w.time_us);
+		timeline_done();
 		w.time_us = us;
 	}
 	w.last_time_ns = now;
@@ -430,7 +443,8 @@ static void tick(uint64_t now)
 
 static void sample(uint64_t now)
 {
-	ct_rec_sample(&w.out, rss_bytes());
+	ct_rec_sample(timeline(), rss_bytes());
+	timeline_done();
 	w.last_sample_ns = now;
 	w.bytes_since_sample = 0;
 }
@@ -463,10 +477,15 @@ static void housekeeping(int events)
 	    w.bytes_since_sample >= SAMPLE_BYTES)
 		sample(now);
 	if (now - w.last_flush_ns >= (w.events_since_flush ? FLUSH_BUSY_NS : FLUSH_NS)) {
-		for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-			if (r->consumer_ready)
-				ct_match_write_held(&drain_of(r)->st);
-		ct_match_write_held(&w.late);
+		if (ct_lanes() == 1) {
+			for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+				if (r->consumer_ready)
+					ct_match_write_held(&drain_of(r)->st);
+			ct_match_write_held(&w.late[0]);
+		} else { /* every lane's held ALLOCs at this point, in the file a flush later */
+			ct_lanes_held();
+			ct_lanes_tick(1);
+		}
 		w.last_flush_ns = now;
 		w.events_since_flush = 0;
 		ct_output_flush_busy(&w.out, drain_between);
@@ -514,13 +533,14 @@ void ct_writer_wake(void)
 static void drain_everything(void)
 {
 	for (int i = 0; i < 50; i++) {
-		while (pump())
+		while (pump() + ct_lanes_absorb()) /* the other lanes parked: lane 0 does their work */
 			;
 		if (!w.stuck)
-			return;
+			break;
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
+	collect_lanes();
 }
 
 /* The leak scan (the thread that asked prepared its roots), its CLASSES record and, when other
@@ -596,9 +616,12 @@ static void stop_for_program(uint64_t size)
 static void serve_op(struct request *q)
 {
 	int op = q->op;
+	ct_lanes_park(5000);
 	drain_everything();
-	if (op != REQ_SYNC)
+	if (op != REQ_SYNC) {
 		ct_match_settle_all();
+		collect_lanes();
+	}
 	switch (op) {
 	case REQ_EXEC:
 		emit_notes();
@@ -623,6 +646,10 @@ static void serve_op(struct request *q)
 		stop_for_program(q->size);
 		break;
 	}
+	if (op == REQ_FINISH || op == REQ_STOP)
+		ct_lanes_stop(); /* late events are lane 0's to apply, for every lane */
+	else
+		ct_lanes_resume();
 }
 
 /* Runs a request from a program thread. */
@@ -669,8 +696,9 @@ static void write_crash(int sig)
 	uint32_t stack = 0;
 	if (atomic_load(&w.crash_walked)) {
 		struct ct_ring *r = w.crash_ring;
-		ct_match_crash(r && r->consumer_ready ? &drain_of(r)->st : NULL, crash_ips, w.crash_frames,
-		               w.crash_truncated);
+		/* the odd free the program may die in is in the lane of its address */
+		for (unsigned k = 0; k < ct_lanes() && r && r->consumer_ready; k++)
+			ct_match_crash(&ct_drain_at(r, k)->st, crash_ips, w.crash_frames, w.crash_truncated);
 		if (w.crash_frames)
 			stack = ct_stacks_intern_patient((const uintptr_t *)crash_ips, w.crash_frames,
 			                                 w.crash_truncated);
@@ -686,9 +714,11 @@ static void write_crash(int sig)
  * count as leaked. */
 static void crash_end(int sig)
 {
+	ct_lanes_park(1000); /* a lane that does not answer keeps its records */
 	drain_everything();
 	write_crash(sig);
 	ct_match_settle_all();
+	collect_lanes();
 	const char *abbrev = sigabbrev_np(sig);
 	uint64_t lost[CT_CLASSES], blocks[CT_CLASSES];
 	int scanned = atomic_load(&w.crash_scan) && scan(lost, blocks) == 0;
@@ -698,6 +728,7 @@ static void crash_end(int sig)
 	emit_end();
 	atomic_store(&ct_state, CT_OFF);
 	atomic_store(&w.crash_done, 1);
+	ct_lanes_stop();
 }
 
 /* ---- the program's last thread ----
@@ -706,7 +737,8 @@ static void crash_end(int sig)
  * has gone (a zombie, in /proc) and the writer is the only other thread, the writer does what the
  * last thread would: exit(0), which runs the program's atexit handlers and the shim's finish. */
 
-/* 1 when /proc/self/stat says the main thread is a zombie and the process has 2 threads. */
+/* 1 when /proc/self/stat says the main thread is a zombie and the process has no threads but it,
+ * the writer and the lanes'. */
 static int only_writer_left(void)
 {
 	char buf[1024];
@@ -715,7 +747,8 @@ static int only_writer_left(void)
 		return 0;
 	for (int field = 4; field <= 20 && p; field++) /* p: the space before field `field` */
 		p = strchr(p + 1, ' ');
-	return p && p[1] == '2' && p[2] == ' '; /* field 20: num_threads */
+	unsigned shim = 1 + (ct_lanes() > 1 ? ct_lanes() : 0); /* the writer and the lanes */
+	return p && strtoul(p + 1, NULL, 10) == 1 + shim;      /* field 20: num_threads */
 }
 
 static _Noreturn void exit_as_last_thread(void)
@@ -895,6 +928,76 @@ static void stop_tracing(void)
 	atomic_store(&ct_state, CT_OFF);
 }
 
+/* What lanes 1.. ask of the writer's side: no FRAME records (lane 0 writes them before it appends
+ * a batch), and where an address lies without syncing the module list (that writes MODULE records;
+ * a list that a dlclose made stale says "heap" for a while, ct_modules_covers). */
+static uint32_t lane_define_stacks(uint32_t upto, void *arg)
+{
+	(void)arg;
+	return upto;
+}
+
+static int lane_classify(uint64_t p, void *arg)
+{
+	(void)arg;
+	int unsure = atomic_load_explicit(&ct_losses.no_ring, memory_order_relaxed) ||
+	                     atomic_load_explicit(&ct_losses.in_signal, memory_order_relaxed)
+	                 ? CT_WHERE_UNSURE
+	                 : 0;
+	if (ct_modules_covers(p))
+		return CT_WHERE_STATIC | unsure;
+	return (in_main_stack(p) ? CT_WHERE_STACK : CT_WHERE_HEAP) | unsure;
+}
+
+/* The matcher emptied for a new trace, with lanes lanes: one lane writes to the writer's buffer and
+ * the zstd columns; several each to their runs of an epoch (lanes.c), lane 0's INFO records to the
+ * writer's buffer. */
+static int reset_matcher(unsigned lanes)
+{
+	struct ct_match_sink sinks[CT_MATCH_LANES_MAX];
+	if (ct_lanes_prepare(lanes) < 0)
+		return -ENOMEM;
+	sinks[0] = (struct ct_match_sink){.out = &w.out,
+	                                  .cols = ct_output_columns(),
+	                                  .stage = ct_output_stage,
+	                                  .define_stacks = define_stacks,
+	                                  .intern = intern_stack,
+	                                  .classify = classify};
+	for (unsigned k = 0; k < lanes && lanes > 1; k++) {
+		sinks[k] = (struct ct_match_sink){
+		    .define_stacks = lane_define_stacks, .intern = intern_stack, .classify = lane_classify};
+		ct_lanes_sink(k, &sinks[k]);
+	}
+	return ct_match_reset(sinks, lanes);
+}
+
+/* The lanes asked for (CT_ENV_LANES, ct_parse_lanes; anything else is 1). */
+static unsigned lanes_asked(void)
+{
+	int n;
+	return ct_parse_lanes(getenv(CT_ENV_LANES), &n) == 0 ? (unsigned)n : 1;
+}
+
+/* Under a memory limit (ulimit -v or -d), one lane: the lanes' stacks and buffers (a megabyte or
+ * two) are the program's to have (README says so; a NOTE would be a warning in every report of a
+ * program run so). */
+static unsigned lanes_allowed(unsigned asked)
+{
+	return asked > 1 && ct_headroom() != UINT64_MAX ? 1 : asked;
+}
+
+/* The lane threads (after the file is open, before the writer starts): without them, one lane, and
+ * an info NOTE says why. */
+static int start_lanes(void)
+{
+	static const char why[] = "one lane, not the lanes asked for: their threads could not be made";
+	if (w.lanes == 1 || ct_lanes_start() == 0)
+		return 0;
+	w.lanes = 1;
+	ct_rec_note(&w.out, CT_NOTE_INFO, why, sizeof(why) - 1);
+	return reset_matcher(1);
+}
+
 /* Takes the trace file (output.c) and writes its first records. */
 static int open_file(int fd)
 {
@@ -910,19 +1013,18 @@ static int open_file(int fd)
 	w.out.dropped = 0;
 	w.out.grow = grow_out;
 	if (!w.late_registered) {
-		ct_match_stream_add(&w.late, 0);
+		for (unsigned k = 0; k < CT_MATCH_LANES_MAX; k++)
+			ct_match_stream_add(&w.late[k], k);
 		w.late_registered = 1;
 	}
-	struct ct_match_sink sink = {.out = &w.out,
-	                             .cols = ct_output_columns(),
-	                             .stage = ct_output_stage,
-	                             .define_stacks = define_stacks,
-	                             .intern = intern_stack,
-	                             .classify = classify};
-	if (ct_match_reset(&sink, 1) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
+	in_main_stack(0); /* looked up now, before the lanes may ask */
+	if (reset_matcher(w.lanes) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
 		return -ENOMEM;
 	ct_output_compress(COMPRESSOR_SPARE);
-	ct_rec_header(&w.out);
+	if (w.lanes > 1)
+		ct_rec_header_epochs(&w.out);
+	else
+		ct_rec_header(&w.out);
 	emit_process();
 	char note[320];
 	size_t n = ct_output_rung_note(note, sizeof(note));
@@ -934,24 +1036,36 @@ static int open_file(int fd)
 	return ct_output_ok() ? 0 : -EIO;
 }
 
-static int start_thread(void)
+int ct_shim_thread(pthread_t *t, void *stack, size_t size, void *(*fn)(void *), void *arg, const char *name,
+                   int cells)
 {
-	sigset_t all;
+	sigset_t all, old;
 	pthread_attr_t attr;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &w.program_mask); /* the program's signals are not ours */
-	atomic_store(&w.stopped, 0);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not ours */
 	int rc = pthread_attr_init(&attr);
 	if (rc == 0) {
-		rc = pthread_attr_setstack(&attr, w.stack, WRITER_STACK);
+		rc = pthread_attr_setstack(&attr, stack, size);
+		int saved = ct_in_shim;
+		ct_in_shim = cells ? CT_GUARD_CELL : saved + 1;
 		if (rc == 0)
-			rc = pthread_create(&w.thread, &attr, writer_main, NULL);
+			rc = pthread_create(t, &attr, fn, arg);
+		ct_in_shim = saved;
 		pthread_attr_destroy(&attr);
 	}
-	pthread_sigmask(SIG_SETMASK, &w.program_mask, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_setname_np(*t, name);
+	return -rc;
+}
+
+static int start_thread(void)
+{
+	pthread_sigmask(SIG_SETMASK, NULL, &w.program_mask);
+	atomic_store(&w.stopped, 0);
+	int rc = ct_shim_thread(&w.thread, w.stack, WRITER_STACK, writer_main, NULL, "ctrack-writer", 0);
 	if (rc)
-		return -rc;
-	pthread_setname_np(w.thread, "ctrack-writer");
+		return rc;
 	w.running = 1;
 	return 0;
 }
@@ -980,7 +1094,10 @@ static struct ct_status_page *status_page;
 int ct_writer_start(int fd)
 {
 	status_page = ct_status_attach(getenv(CT_ENV_STATUS));
+	w.lanes = lanes_allowed(lanes_asked());
 	int rc = open_file(fd);
+	if (rc == 0)
+		rc = start_lanes();
 	if (rc == 0)
 		rc = start_thread();
 	if (rc < 0)
@@ -1011,10 +1128,16 @@ void ct_writer_after_fork_child(int fd)
 	 * doing at the fork is not ours, nor which of its threads it had announced. */
 	w.out.data = NULL;
 	w.out.cap = w.out.len = 0;
-	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-		if (r->consumer_ready)
-			drain_of(r)->announced = drain_of(r)->blocked = 0;
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) /* the parent's lanes are gone */
+		for (unsigned k = 0; r->consumer_ready && k <= CT_MATCH_LANES_MAX; k++) {
+			struct ct_drain *d = ct_drain_at(r, k);
+			d->announced = d->blocked = d->settling = 0;
+			atomic_store(&d->settled, 0);
+			atomic_store(&d->pos, atomic_load(&r->tail));
+		}
 	int rc = open_file(fd);
+	if (rc == 0)
+		rc = start_lanes();
 	if (rc == 0)
 		rc = start_thread();
 	if (rc < 0) {
@@ -1065,7 +1188,8 @@ void ct_writer_finish(const void *sp)
 
 size_t ct_writer_releasable(void)
 {
-	return ct_output_bytes() + ct_match_bytes() + w.out.cap + (w.stack ? WRITER_STACK : 0);
+	return ct_output_bytes() + ct_match_bytes() + w.out.cap + (w.stack ? WRITER_STACK : 0) +
+	       ct_lanes_bytes();
 }
 
 int ct_writer_give_back(uint64_t size)
@@ -1082,6 +1206,7 @@ int ct_writer_give_back(uint64_t size)
 			w.running = 0;
 			ct_arena_unmap(w.stack, WRITER_STACK);
 			w.stack = NULL;
+			ct_lanes_release(); /* their threads were stopped by the request */
 		}
 	}
 	pthread_mutex_unlock(&life_lock);
@@ -1093,8 +1218,13 @@ void ct_writer_late(const uint64_t *ev)
 	pthread_mutex_lock(&late_lock);
 	if (ct_output_ok()) {
 		emit_frames();
-		ct_match_event(&w.late, ev, 0);
-		ct_match_settle(&w.late);
+		if (ct_lanes() == 1) {
+			ct_match_event(&w.late[0], ev, 0);
+			ct_match_settle(&w.late[0]);
+		} else { /* every lane's, the lane threads stopped */
+			ct_lanes_late(w.late, ev);
+		}
+		collect_lanes();
 		emit_end();
 	}
 	pthread_mutex_unlock(&late_lock);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ctrack/record.h"
+#include "match.h"
 #include "shim.h"
 
 /* ---- writer.c: the thread, the zstd stream, the file ---- */
@@ -45,6 +46,55 @@ void ct_writer_main_exited(void) CT_HIDDEN;
  * be the call it dies in, see ct_match_crash), a NOTE naming sig and END, stops tracing, and returns
  * when that is in the file (or after 5 s). */
 void ct_writer_crash(int sig, const void *ucontext, struct ct_ring *ring) CT_HIDDEN;
+
+/* A thread of the shim's on stack [stack, stack + size) running fn(arg), named name, with every
+ * signal blocked. With cells, glibc's calloc of its thread vector is served from the shim's cells
+ * (tracker.c), not the program's heap: the lanes' threads, so that the program's blocks lie where
+ * they lie with one lane (a block's address decides what points into it, and so its leak class);
+ * the writer's stays in the heap, where it always was (the pool is a megabyte more under a memory
+ * limit). 0 or -errno. */
+int ct_shim_thread(pthread_t *t, void *stack, size_t size, void *(*fn)(void *), void *arg, const char *name,
+                   int cells) CT_HIDDEN;
+
+/* ---- lanes.c: the matcher's lanes on threads of their own (match.h, ARCHITECTURE.md) ---- */
+struct ct_drain;
+/* Sets up lanes lanes (before the matcher's reset: ct_lanes_sink), then starts the threads of
+ * lanes 1.. (after it); 0, or -errno (the caller goes on with one lane). */
+int ct_lanes_prepare(unsigned lanes) CT_HIDDEN;
+int ct_lanes_start(void) CT_HIDDEN;
+unsigned ct_lanes(void) CT_HIDDEN;                                       /* 1: the writer is the one lane */
+void ct_lanes_sink(unsigned lane, struct ct_match_sink *sink) CT_HIDDEN; /* its run's buffer */
+/* The orderer takes r's events whose turn it is (ct_drain_order) and tells the lanes to apply them. */
+int ct_lanes_order(struct ct_ring *r, struct ct_drain *d, int ordered) CT_HIDDEN;
+/* The orderer's run, where TIME and SAMPLE go; ct_lanes_mark0 after writing there. */
+struct ct_rec_buf *ct_lanes_timeline(void) CT_HIDDEN;
+void ct_lanes_mark0(void) CT_HIDDEN;
+/* r's thread is gone and the orderer read its every event (d: its drain): every lane settles its
+ * stream; ct_lanes_settled says when all have. */
+void ct_lanes_settle(struct ct_ring *r, struct ct_drain *d) CT_HIDDEN;
+int ct_lanes_settled(struct ct_ring *r) CT_HIDDEN;
+/* A flush: every lane writes its streams' held ALLOCs at this point. */
+void ct_lanes_held(void) CT_HIDDEN;
+/* After a pass: the epoch ends after enough events or time (or now, with flush), if the one
+ * before is merged; idle lanes are woken. */
+void ct_lanes_tick(int flush) CT_HIDDEN;
+/* Appends to out the EPOCH of the last epoch, once every lane has it; define() first. Returns 1
+ * if it did. */
+int ct_lanes_merge(struct ct_rec_buf *out, void (*define)(void)) CT_HIDDEN;
+/* Lanes 1.. stop between two steps (at most wait_ms for them: 0, or -1 when one did not answer,
+ * whose state the orderer then leaves alone), until ct_lanes_resume or ct_lanes_stop (threads joined). */
+int ct_lanes_park(int wait_ms) CT_HIDDEN;
+void ct_lanes_resume(void) CT_HIDDEN;
+void ct_lanes_stop(void) CT_HIDDEN;
+/* Lanes parked: the orderer applies the steps they had left (returns how many). */
+int ct_lanes_absorb(void) CT_HIDDEN;
+/* Lanes parked or stopped: every record they and the orderer hold goes to out, in EPOCH records. */
+void ct_lanes_collect(struct ct_rec_buf *out, void (*define)(void)) CT_HIDDEN;
+/* Lanes stopped: a late event applied to late[lane] of every lane (ct_lanes_collect next). */
+void ct_lanes_late(struct ct_match_stream *late, const uint64_t *ev) CT_HIDDEN;
+int ct_lanes_is_lane(pid_t tid) CT_HIDDEN; /* a lane's thread: the shim's, no program's */
+size_t ct_lanes_bytes(void) CT_HIDDEN;     /* their buffers and stacks */
+void ct_lanes_release(void) CT_HIDDEN;     /* after ct_lanes_stop: their memory back to the system */
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path), written in

@@ -17,7 +17,8 @@
  *                 below it refuses the file, naming both versions. (Version 2 added RECENT,
  *                 version 3 the optional CLASSES, version 4 BATCH: a version 4 writer writes
  *                 min_version 4; version 5 the optional EXACT, which a version 4 reader skips:
- *                 a version 5 writer still writes min_version 4.)
+ *                 a version 5 writer still writes min_version 4; version 6 EPOCH, which only a
+ *                 trace written by several lanes holds: such a trace says min_version 6.)
  *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
  *                 reader skips header bytes it does not know.
  *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
@@ -70,9 +71,10 @@
 	"\x89" \
 	"CTRACK\n"
 #define CT_MAGIC_SIZE 8
-#define CTRACK_FORMAT_VERSION 5
+#define CTRACK_FORMAT_VERSION 6
 #define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
 #define CTRACK_FORMAT_READER_MIN 4  /* min_version this writer writes: readers older than 4 lack BATCH */
+#define CTRACK_FORMAT_EPOCH_MIN 6   /* the min_version of a trace that may hold EPOCH records */
 #define CT_HEADER_SIZE 20           /* magic + version..features */
 
 #define CT_STACK_ROOT 0      /* node id of the empty stack */
@@ -141,6 +143,22 @@
  *   the definitions as separate alphabets (the live benchmark's trace: 10.1 -> 7.7 MB).
  *   Example: 15 0a 02 01 00 00 00 00 00 a0 80 01 = ALLOC of info 1 (column 0: a0, column 1: 01),
  *   then RECENT of age 1 (column 0: 80).
+ * EPOCH   0x16  | lanes v | len v x lanes | marks_len v x lanes | lane 0's records (len[0] bytes) |
+ *                 ... | lane lanes-1's records | lane 0's marks (marks_len[0] bytes) | ... |
+ *                 (since version 6)
+ *   The records a writer with several lanes (matcher threads that split the addresses between
+ *   them) made in one stretch of the program's events, each lane's in its own run, and where each
+ *   stands: as if they stood here one after the other in the order the marks give. A lane's marks
+ *   are pairs | key delta v | bytes v |: the next `bytes` bytes of its run (whole records) have the
+ *   key of its previous mark plus `key delta` (the first mark's delta counts from 0, the same
+ *   starting point for every lane of the EPOCH). The records are read mark by mark, the mark with
+ *   the lowest key first, the lower lane's first between equal keys; the bytes of a run after its
+ *   last mark come last, lane by lane. The runs hold records of any kind but BATCH and EPOCH.
+ *   RECENT counts the ALLOC records of its own lane only: lane 0's are its runs' and every ALLOC
+ *   record outside an EPOCH; lane l's (l >= 1) those of lane l's runs of all EPOCH records so far.
+ *   1 <= lanes <= 8. Example: 16 0e 02 02 01 04 02 a1 80 a2 00 01 02 01 01 01 = lane 0's ALLOC of
+ *   info 1 (its mark 00 01: key 0, 1 byte), lane 1's ALLOC of info 2 (01 01: key 1), then lane 0's
+ *   RECENT of age 1 (02 01: key 2), which frees lane 0's last ALLOC, info 1.
  *
  * Short events 0x80..0xff  | 1 k k c i i i i | [info >> 4 v, when c = 1] |
  *   What the writer uses for ALLOC (kk = 1), FREE (kk = 2) and TEMP (kk = 3), the bulk of a trace:
@@ -229,6 +247,7 @@ enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
 	X(END, 0x13) \
 	X(EXEC, 0x14) \
 	X(BATCH, 0x15) \
+	X(EPOCH, 0x16) \
 	X(THREAD, 0x40) \
 	X(SAMPLE, 0x41) \
 	X(NOTE, 0x42) \
@@ -397,17 +416,23 @@ static inline uint32_t ct_get_u32(const uint8_t *p)
 	return ct_get_u16(p) | (uint32_t)ct_get_u16(p + 2) << 16;
 }
 
-/* Writes the file header (CT_HEADER_SIZE bytes) at p. */
-static inline size_t ct_put_header(uint8_t *p)
+/* Writes the file header (CT_HEADER_SIZE bytes) at p, for readers from min_version on. */
+static inline size_t ct_put_header_min(uint8_t *p, uint16_t min_version)
 {
 	memcpy(p, CTRACK_MAGIC, CT_MAGIC_SIZE);
 	ct_put_u16(p + 8, CTRACK_FORMAT_VERSION);
-	ct_put_u16(p + 10, CTRACK_FORMAT_READER_MIN);
+	ct_put_u16(p + 10, min_version);
 	ct_put_u16(p + 12, CT_HEADER_SIZE);
 	p[14] = (uint8_t)sizeof(void *);
 	p[15] = 0;
 	ct_put_u32(p + 16, 0);
 	return CT_HEADER_SIZE;
+}
+
+/* The same for every reader that knows BATCH (a trace without EPOCH records). */
+static inline size_t ct_put_header(uint8_t *p)
+{
+	return ct_put_header_min(p, CTRACK_FORMAT_READER_MIN);
 }
 
 #endif /* CTRACK_FORMAT_H */

@@ -94,6 +94,13 @@ static inline void ct_rec_header(struct ct_rec_buf *b)
 		b->len += ct_put_header(b->data + b->len);
 }
 
+/* The header of a trace that may hold EPOCH records. */
+static inline void ct_rec_header_epochs(struct ct_rec_buf *b)
+{
+	if (ct_rec_room(b, CT_HEADER_SIZE))
+		b->len += ct_put_header_min(b->data + b->len, CTRACK_FORMAT_EPOCH_MIN);
+}
+
 /* ---- core events ---- */
 
 /* ALLOC, FREE or TEMP of alloc info `info`, in the short form. */
@@ -399,6 +406,42 @@ static inline void ct_rec_holders(struct ct_rec_buf *b, const struct ct_rec_hold
 		ct_rec_v(b, v[i].holder);
 		ct_rec_v(b, v[i].count);
 	}
+	ct_rec_close(b, at);
+}
+
+/* ---- EPOCH (several lanes' records and their marks) ---- */
+
+#define CT_EPOCH_LANES_MAX 8
+#define CT_EPOCH_MARK_MAX (2 * CT_VARINT_MAX) /* the largest encoding of one mark */
+
+/* Writes at p the mark "the next bytes bytes have the key of the last mark + delta"; returns its
+ * length. */
+static inline size_t ct_put_epoch_mark(uint8_t *p, uint64_t delta, uint64_t bytes)
+{
+	size_t n = ct_put_varint(p, delta);
+	return n + ct_put_varint(p + n, bytes);
+}
+
+/* An EPOCH record of lanes runs: run l the len[l] bytes at run[l], its marks the marks_len[l] bytes
+ * at marks[l] (ct_put_epoch_mark). */
+static inline void ct_rec_epoch(struct ct_rec_buf *b, unsigned lanes, const uint8_t *const *run,
+                                const size_t *len, const uint8_t *const *marks, const size_t *marks_len)
+{
+	size_t payload = CT_VARINT_MAX;
+	for (unsigned l = 0; l < lanes; l++)
+		payload += 2 * CT_VARINT_MAX + len[l] + marks_len[l];
+	size_t at = ct_rec_open(b, CT_REC_EPOCH, payload);
+	if (!at)
+		return;
+	ct_rec_v(b, lanes);
+	for (unsigned l = 0; l < lanes; l++)
+		ct_rec_v(b, len[l]);
+	for (unsigned l = 0; l < lanes; l++)
+		ct_rec_v(b, marks_len[l]);
+	for (unsigned l = 0; l < lanes; l++)
+		ct_rec_raw(b, run[l], len[l]);
+	for (unsigned l = 0; l < lanes; l++)
+		ct_rec_raw(b, marks[l], marks_len[l]);
 	ct_rec_close(b, at);
 }
 

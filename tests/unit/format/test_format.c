@@ -79,15 +79,18 @@ static void buf_init(struct ct_rec_buf *b)
 
 static void test_header(void)
 {
-	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 5, min_version 4 (version 4 added BATCH; a
-	 * version 4 reader skips version 5's EXACT), header_size 20, all u16 little-endian; pointer_size
-	 * 8; flags 0; features 0 (u32). */
-	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x05, 0x00, 0x04,
+	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 6, min_version 4 (version 4 added BATCH; a
+	 * version 4 reader skips version 5's EXACT; only traces with EPOCH records say 6), header_size
+	 * 20, all u16 little-endian; pointer_size 8; flags 0; features 0 (u32). */
+	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x06, 0x00, 0x04,
 	       0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00);
 	uint8_t h[CT_HEADER_SIZE];
 	same_bytes("header: format.h's ct_put_header", h, ct_put_header(h),
-	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x05, 0x00, 0x04, 0x00, 0x14, 0x00,
+	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x06, 0x00, 0x04, 0x00, 0x14, 0x00,
 	                 0x08, 0x00, 0x00, 0x00, 0x00, 0x00));
+	GOLDEN("header of a trace with EPOCH records: min_version 6", ct_rec_header_epochs(&b), 0x89, 0x43,
+	       0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x06, 0x00, 0x06, 0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00,
+	       0x00, 0x00);
 }
 
 /* ---- core events ---- */
@@ -371,9 +374,9 @@ static void test_invalid(void)
 
 static void test_version(void)
 {
-	report("CTRACK_FORMAT_VERSION is 5, the goldens' version (a changed encoding needs a version bump "
+	report("CTRACK_FORMAT_VERSION is 6, the goldens' version (a changed encoding needs a version bump "
 	       "and new goldens here)",
-	       CTRACK_FORMAT_VERSION == 5);
+	       CTRACK_FORMAT_VERSION == 6);
 	report("a version 5 writer writes min_version 4 (readers older than 4 lack BATCH; EXACT is optional)",
 	       CTRACK_FORMAT_READER_MIN == 4);
 	report("tags are on-disk numbers",
@@ -383,7 +386,25 @@ static void test_version(void)
 	           CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
 	           CT_REC_BATCH == 0x15 && CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 &&
 	           CT_REC_NOTE == 0x42 && CT_REC_CLASSES == 0x43 && CT_REC_SUPPRESSIONS == 0x44 &&
-	           CT_REC_MARK == 0x45 && CT_REC_EXACT == 0x46);
+	           CT_REC_MARK == 0x45 && CT_REC_EXACT == 0x46 && CT_REC_EPOCH == 0x16);
+}
+
+/* EPOCH: | lanes v | len v x lanes | marks_len v x lanes | runs | marks |; a mark is | key delta v |
+ * bytes v |. */
+static void test_epoch(void)
+{
+	uint8_t marks0[2 * CT_EPOCH_MARK_MAX], marks1[CT_EPOCH_MARK_MAX];
+	size_t n0 = ct_put_epoch_mark(marks0, 0, 1); /* lane 0: key 0, its ALLOC */
+	n0 += ct_put_epoch_mark(marks0 + n0, 2, 1);  /* key 2, its RECENT */
+	size_t n1 = ct_put_epoch_mark(marks1, 1, 1); /* lane 1: key 1, its ALLOC */
+	const uint8_t run0[] = {0xa1, 0x80}, run1[] = {0xa2};
+	const uint8_t *run[] = {run0, run1}, *marks[] = {marks0, marks1};
+	const size_t len[] = {2, 1}, marks_len[] = {n0, n1};
+	GOLDEN("EPOCH: format.h's example", ct_rec_epoch(&b, 2, run, len, marks, marks_len), 0x16, 0x0e, 0x02,
+	       0x02, 0x01, 0x04, 0x02, 0xa1, 0x80, 0xa2, 0x00, 0x01, 0x02, 0x01, 0x01, 0x01);
+	uint8_t e[CT_EPOCH_MARK_MAX];
+	same_bytes("EPOCH mark: key delta 300, 2 bytes", e, ct_put_epoch_mark(e, 300, 2),
+	           BYTES(0xac, 0x02, 0x02));
 }
 
 /* The examples in format.h's comments, through record.h and format.h's helpers. */
@@ -670,7 +691,7 @@ static const struct {
     {"end", test_end},         {"exec", test_exec},       {"thread", test_thread},
     {"sample", test_sample},   {"note", test_note},       {"classes", test_classes},
     {"version", test_version}, {"exact", test_exact},     {"examples", test_examples},
-    {"dropped", test_dropped}, {"invalid", test_invalid},
+    {"dropped", test_dropped}, {"invalid", test_invalid}, {"epoch", test_epoch},
 };
 
 int main(int argc, char **argv)

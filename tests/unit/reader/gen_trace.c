@@ -302,6 +302,50 @@ static void short_events(const char *dir, int bad)
 	enc_write(&e, dir, bad ? "short_bad.zst" : "short.zst", SIZE_MAX);
 }
 
+/* EPOCH records (format.h): two lanes' runs and their marks. Infos 0, 1, 2: 10, 100, 1000 bytes.
+ * Epoch 1: lane 0 ALLOC 0 (key 0), lane 1 ALLOC 2 (key 1), lane 0 ALLOC 1 (key 2: the peak, 1110
+ * bytes at 5 us), lane 0 RECENT 1 (key 3: lane 0's last ALLOC, the 100). Epoch 2: lane 1 RECENT 1
+ * (lane 1's last ALLOC, of epoch 1: the 1000). Epoch 3: lane 0's 40 ALLOCs of info 0 under one
+ * mark. Leaked: 41 x 10 bytes. Read lane by lane the peak would be 1010; with one RECENT window for
+ * both lanes, lane 1's RECENT would free the 100 again. bad: 1 lane 0's last mark names 2 bytes of
+ * its 1 left; 2 lane 1's marks end inside a mark; 3 lane 1's RECENT of age 2 after its one ALLOC;
+ * 4 a version 5 file. */
+static void epochs(const char *dir, int bad)
+{
+	static const char *const names[] = {"epochs.zst", "epochs_bytes.zst", "epochs_marks.zst",
+	                                    "epochs_recent.zst", "epochs_v5.zst"};
+	struct enc e;
+	enc_init(&e, bad == 4 ? 5 : CTRACK_FORMAT_VERSION, CTRACK_FORMAT_EPOCH_MIN - (bad == 4));
+	struct ct_rec_buf *b = &e.b;
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(b, 10, 2);
+	ct_rec_info(b, 100, 2);
+	ct_rec_info(b, 1000, 2);
+	ct_rec_time(b, 5);
+	const uint8_t run0[] = {0xa0, 0xa1, 0x80}, run1[] = {0xa2}, recent1[] = {0x80}, recent2[] = {0x81};
+	uint8_t marks0[3 * CT_EPOCH_MARK_MAX], marks1[CT_EPOCH_MARK_MAX];
+	size_t n0 = ct_put_epoch_mark(marks0, 0, 1);
+	n0 += ct_put_epoch_mark(marks0 + n0, 2, 1);
+	n0 += ct_put_epoch_mark(marks0 + n0, 1, 1 + (bad == 1));
+	size_t n1 = ct_put_epoch_mark(marks1, 1, 1) - (bad == 2);
+	const uint8_t *run[] = {run0, run1}, *marks[] = {marks0, marks1};
+	size_t len[] = {sizeof(run0), sizeof(run1)}, marks_len[] = {n0, n1};
+	ct_rec_epoch(b, 2, run, len, marks, marks_len);
+	n1 = ct_put_epoch_mark(marks1, 0, 1);
+	const uint8_t *run2[] = {run0, bad == 3 ? recent2 : recent1};
+	size_t len2[] = {0, 1}, marks_len2[] = {0, n1};
+	ct_rec_epoch(b, 2, run2, len2, marks, marks_len2);
+	uint8_t allocs[40];
+	memset(allocs, 0xa0, sizeof(allocs));
+	n0 = ct_put_epoch_mark(marks0, 0, sizeof(allocs));
+	const uint8_t *run3[] = {allocs, run1};
+	size_t len3[] = {sizeof(allocs), 0}, marks_len3[] = {n0, 0};
+	ct_rec_epoch(b, 2, run3, len3, marks, marks_len3);
+	end(&e, 0, 9);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, names[bad], SIZE_MAX);
+}
+
 /* Ties in leaked bytes break on allocations, then on the stack id. */
 static void ties(const char *dir)
 {
@@ -786,6 +830,8 @@ int main(int argc, char **argv)
 	ties(dir);
 	short_events(dir, 0);
 	short_events(dir, 1);
+	for (int bad = 0; bad <= 4; bad++)
+		epochs(dir, bad);
 	recent_in_v1(dir);
 	argv_case(dir);
 	big_record(dir);

@@ -250,6 +250,22 @@ def test_short_events(exe, d):
           (rc, "RECENT record in a version 1 file" in err), (0, True))
 
 
+def test_epochs(exe, d):
+    """gen_trace's epochs(): the lanes' records in the order their marks give, RECENT per lane."""
+    doc, err = analyze_json(exe, f"{d}/epochs.zst")
+    s = doc["summary"]
+    check("epochs: figures", (s["allocations"], s["frees"], s["bytes_allocated"], s["leaked_bytes"],
+                              s["leaked_allocations"], doc["complete"]), (43, 2, 1510, 410, 41, True))
+    check("epochs: the peak in the order given", (s["peak_heap_bytes"], s["peak_heap_time_ns"]), (1110, 5000))
+    for name, why in (("epochs_bytes.zst", "EPOCH mark names more of lane 0's records than it holds"),
+                      ("epochs_marks.zst", "EPOCH marks of lane 1 cut short"),
+                      ("epochs_recent.zst", "RECENT of age 2, after 1 ALLOC records"),
+                      ("epochs_v5.zst", "EPOCH record in a version 5 file")):
+        rc, out, err = analyze(exe, f"{d}/{name}")
+        check(f"{name}: corrupt, read up to it", (rc, why in err, "corrupt trace near byte" in err),
+              (0, True, True))
+
+
 def test_argv(exe, d):
     doc, _ = analyze_json(exe, f"{d}/argv.zst")
     check("argv: json", doc["process"]["argv"],
@@ -485,6 +501,7 @@ def main():
             test_notes(exe, gen, d)
             test_peak_and_ties(exe, d)
             test_short_events(exe, d)
+            test_epochs(exe, d)
             test_argv(exe, d)
             test_errors(exe, d)
             test_exact(exe, d)
