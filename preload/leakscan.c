@@ -165,12 +165,22 @@ static int is_vtable(const void *arg, uintptr_t p)
 }
 
 /* Scans [lo, hi) as roots, only where it is readable. */
+static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi,
+                              void (*scan)(struct ct_reach *r, uintptr_t lo, uintptr_t hi));
+
+static void root_all(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+{
+	ct_reach_root(r, (const void *)lo, hi - lo);
+}
+
+/* Scans what of [lo, hi) is mapped, less the shim's own memory (a thread's TLS window may reach
+ * past its stack into the next mapping, a ring or a lane's stack full of heap addresses). */
 static void root_range(struct ct_reach *r, const struct maps *m, uintptr_t lo, uintptr_t hi)
 {
 	for (size_t i = 0; i < m->n && lo < hi; i++) {
 		uintptr_t a = lo > m->v[i].lo ? lo : m->v[i].lo, b = hi < m->v[i].hi ? hi : m->v[i].hi;
 		if (a < b)
-			ct_reach_root(r, (const void *)a, b - a);
+			root_outside_shim(r, a, b, root_all);
 	}
 }
 
@@ -213,8 +223,19 @@ static void root_stack(struct ct_reach *r, const struct maps *m, uintptr_t sp, u
 	root_range(r, m, from > lo ? from : lo, hi);
 }
 
-/* The exiting thread's stack from its pointer up, and its static TLS and thread control block
- * around the thread pointer (glibc keeps the TLS below it and the TCB above, x86_64's variant II). */
+/* A thread's static TLS and control block around its thread pointer tp (glibc keeps the TLS below
+ * it and the TCB above, x86_64's variant II), within the mapping that holds them. */
+static void root_tls(struct ct_reach *r, const struct maps *m, uintptr_t tp)
+{
+	const struct range *g = roots.tls_size ? maps_find(m, tp) : NULL;
+	if (!g)
+		return;
+	uintptr_t lo = tp - g->lo > roots.tls_size ? tp - roots.tls_size : g->lo;
+	uintptr_t hi = g->hi - tp > roots.tls_size ? tp + roots.tls_size : g->hi;
+	root_range(r, m, lo, hi);
+}
+
+/* The exiting thread's stack from its pointer up, and its TLS (root_tls). */
 static void root_thread(struct ct_reach *r, const struct maps *m)
 {
 	root_stack(r, m, roots.sp, roots.sp);
@@ -223,9 +244,7 @@ static void root_thread(struct ct_reach *r, const struct maps *m)
 		for (int k = 0; k < NGREG; k++)
 			ct_reach_root_word(r, roots.regs[k]);
 	}
-	const struct range *tls = roots.tls_size ? maps_find(m, roots.tp) : NULL;
-	if (tls)
-		root_range(r, m, roots.tp - roots.tls_size, roots.tp + roots.tls_size);
+	root_tls(r, m, roots.tp);
 }
 
 /* Calls fn(tid, arg) for each thread of the process (getdents64: no malloc, as opendir would);
@@ -391,8 +410,7 @@ static void root_stopped(struct ct_reach *r, const struct maps *m)
 		root_stack(r, m, t->sp, t->sp - 128);
 		for (int k = 0; k < NGREG; k++)
 			ct_reach_root_word(r, t->regs[k]);
-		if (roots.tls_size && maps_find(m, t->tp))
-			root_range(r, m, t->tp - roots.tls_size, t->tp + roots.tls_size);
+		root_tls(r, m, t->tp);
 	}
 }
 
@@ -446,8 +464,9 @@ static void root_resident(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 	}
 }
 
-/* Scans [lo, hi) less every shim mapping in it. */
-static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+/* Scans [lo, hi) less every shim mapping in it, with scan. */
+static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi,
+                              void (*scan)(struct ct_reach *r, uintptr_t lo, uintptr_t hi))
 {
 	while (lo < hi) {
 		uintptr_t next = hi, skip_to = 0;
@@ -462,7 +481,7 @@ static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 			lo = skip_to;
 			continue;
 		}
-		root_resident(r, lo, next);
+		scan(r, lo, next);
 		lo = next;
 	}
 }
@@ -507,13 +526,19 @@ static void root_piece(uintptr_t lo, uintptr_t hi, void *arg)
 		uintptr_t tcb = find_tcb(lo, hi);
 		lo = tcb ? static_tls(a->g, tcb) : lo;
 	}
-	root_outside_shim(a->r, lo, hi);
+	root_outside_shim(a->r, lo, hi, root_resident);
+}
+
+/* The shim's mappings as they are now (the scan's own buffers included). */
+static void collect_shim_maps(void)
+{
+	shim_maps.n = 0;
+	ct_arena_mappings(add_shim_mapping, NULL);
 }
 
 static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintptr_t *sps, size_t nsp)
 {
-	shim_maps.n = 0;
-	ct_arena_mappings(add_shim_mapping, NULL);
+	collect_shim_maps(); /* again: the scan mapped more since */
 	for (size_t i = 0; i < m->n; i++) {
 		const struct range *g = &m->v[i];
 		int stack = 0;
@@ -786,6 +811,7 @@ static int scan_roots(struct ct_reach *r)
 		r->vtable_arg = &m;
 		mark_partial(r, &m, &spans, &nspans);
 		uint32_t *helper_stack = open_help(r);
+		collect_shim_maps(); /* no root is read from the shim's memory */
 		for (size_t i = 0; i < data.n; i++)
 			root_range(r, &m, data.v[i].lo, data.v[i].hi);
 		root_thread(r, &m);
