@@ -630,6 +630,20 @@ struct path {
 	int n, cap;
 };
 
+/* Appends die to p: 0, or -ENOMEM. */
+static int push_die(struct path *p, const Dwarf_Die *die)
+{
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 16;
+		Dwarf_Die *v = realloc(p->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->v = v, p->cap = cap;
+	}
+	p->v[p->n++] = *die;
+	return 0;
+}
+
 /* Whether DIEs of this tag may hold code (the others, types and variables, are not asked). */
 static int has_code(int tag)
 {
@@ -670,14 +684,8 @@ static int descend(Dwarf_Die *parent, Dwarf_Addr pc, struct path *p)
 		}
 		if (!has_code(tag) || dwarf_haspc(&child, pc) != 1)
 			continue;
-		if (p->n == p->cap) {
-			int cap = p->cap ? 2 * p->cap : 16;
-			Dwarf_Die *v = realloc(p->v, (size_t)cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			p->v = v, p->cap = cap;
-		}
-		p->v[p->n++] = child;
+		if (push_die(p, &child) < 0)
+			return -ENOMEM;
 		int rc = descend(&child, pc, p);
 		return rc < 0 ? rc : 1;
 	} while (dwarf_siblingof(&child, &child) == 0);
@@ -813,14 +821,8 @@ static int descend_cu(struct dso *d, Dwarf_Die *cu, Dwarf_Addr pc, struct path *
 	Dwarf_Die *top = top_holding(t, pc);
 	if (!top)
 		return t->imported ? -1 : 0;
-	if (p->n == p->cap) {
-		int cap = p->cap ? 2 * p->cap : 16;
-		Dwarf_Die *v = realloc(p->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->v = v, p->cap = cap;
-	}
-	p->v[p->n++] = *top;
+	if (push_die(p, top) < 0)
+		return -ENOMEM;
 	int rc = descend(top, pc, p);
 	return rc < 0 ? rc : 1;
 }

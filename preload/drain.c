@@ -75,10 +75,10 @@ __attribute__((flatten)) int ct_drain(struct ct_ring *r, struct ct_drain *d, _At
 	return drain_loop(r, d, pos, ordered, NULL, NULL, UINT64_MAX);
 }
 
-__attribute__((flatten)) int ct_drain_run(struct ct_ring *r, struct ct_drain *d, int ordered,
-                                          struct ct_run *run, uint64_t *event, uint64_t limit)
+__attribute__((flatten)) int ct_drain_run(struct ct_ring *r, struct ct_drain *d, struct ct_run *run,
+                                          uint64_t *event, uint64_t n)
 {
-	return drain_loop(r, d, &d->pos, ordered, run, event, limit);
+	return drain_loop(r, d, &d->pos, 0, run, event, n);
 }
 
 __attribute__((flatten)) int ct_drain_order(struct ct_ring *r, struct ct_drain *d, int ordered)

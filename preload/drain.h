@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Draining a thread's ring into one lane's stream of the matcher (match.h): the writer's lane 0
- * (writer.c) and the lane threads (lanes.c) alike. Each lane keeps its own state for every ring in
- * the ring's consumer bytes; with several lanes, the ring's tail is the slowest lane's position. */
+/* Draining a thread's ring: into the matcher's one lane (the writer, writer.c), or with several lanes
+ * the orderer's pass and each lane thread's share of it (lanes.c). Each keeps its own state for every
+ * ring in the ring's consumer bytes; with several lanes, the ring's tail is the slowest lane's position. */
 #ifndef CTRACK_DRAIN_H
 #define CTRACK_DRAIN_H
 
@@ -14,12 +14,12 @@
 
 struct ct_drain {
 	struct ct_match_stream st;
-	_Atomic uint64_t pos;       /* words consumed by this lane (with several lanes) */
-	_Atomic uint32_t settled;   /* lanes 1..: 1 + the ring's generation whose stream it settled */
-	_Atomic uint32_t gen;       /* lane 0's: the threads the ring has served before its present one */
-	uint8_t announced, blocked; /* lane 0's: THREAD started written; the last drain waited */
-	uint8_t settling;           /* lane 0's: its thread is gone, the lanes are told (ct_lanes_settle) */
-	uint8_t registered;         /* the stream is the lane's (ct_match_stream_add) */
+	_Atomic uint64_t pos;       /* words consumed by this lane or the orderer (with several lanes) */
+	_Atomic uint32_t settled;   /* a lane's: 1 + the ring's generation whose stream it settled */
+	_Atomic uint32_t gen;       /* the writer's: the threads the ring has served before its present one */
+	uint8_t announced, blocked; /* the writer's: THREAD started written; the last drain waited */
+	uint8_t settling;   /* the orderer's: its thread is gone, the lanes are told (ct_lanes_settle) */
+	uint8_t registered; /* the stream is the lane's (ct_match_stream_add) */
 };
 /* Where the orderer keeps its state for a ring (pos, blocked, announced, settling, gen), after every
  * lane's (with one lane, the lane's own drain, 0, is the writer's). */
@@ -27,13 +27,14 @@ struct ct_drain {
 _Static_assert(sizeof(struct ct_drain) * (CT_MATCH_LANES_MAX + 1) <= CT_RING_CONSUMER_BYTES,
                "a ring's consumer bytes hold a drain for every lane and the orderer");
 
-/* Lane lane's state for r (zeroed by lane 0 when it first sees r: ct_drain_ready). */
+/* Lane lane's state for r, or the orderer's (CT_DRAIN_ORDERER): zeroed by the writer when it first
+ * sees r (ct_drain_ready). */
 static inline struct ct_drain *ct_drain_at(struct ct_ring *r, unsigned lane)
 {
 	return (struct ct_drain *)(void *)r->consumer + lane;
 }
 
-/* Whether lane 0 has set up r's drains (acquire: the drains are zeroed before). */
+/* Whether the writer has set up r's drains (acquire: the drains are zeroed before). */
 static inline int ct_drain_ready(const struct ct_ring *r)
 {
 	return __atomic_load_n(&r->consumer_ready, __ATOMIC_ACQUIRE);
@@ -43,10 +44,10 @@ static inline int ct_drain_ready(const struct ct_ring *r)
  * clear for the first; stops at an event that must wait (d->blocked). Returns the events applied;
  * *pos moves past them. */
 int ct_drain(struct ct_ring *r, struct ct_drain *d, _Atomic uint64_t *pos, int ordered) CT_HIDDEN;
-/* The same for one of several lanes, from d->pos, at most limit events, each event's records marked
- * in run as event *event (*event counts them): lane 0 (ordered), or a lane given lane 0's order. */
-int ct_drain_run(struct ct_ring *r, struct ct_drain *d, int ordered, struct ct_run *run, uint64_t *event,
-                 uint64_t limit) CT_HIDDEN;
+/* One of several lanes applies the next n events of r (published, and in the orderer's order: none
+ * refused) from d->pos, each event's records marked in run as event *event (*event counts them). */
+int ct_drain_run(struct ct_ring *r, struct ct_drain *d, struct ct_run *run, uint64_t *event,
+                 uint64_t n) CT_HIDDEN;
 /* The orderer's pass over r from d->pos (several lanes): the events whose turn it is (ct_match_turn),
  * up to one that must wait (d->blocked), ordered unless ordered is clear for the first. Returns how
  * many; the lanes are then given them. */

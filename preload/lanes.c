@@ -62,13 +62,7 @@ static struct {
 
 static int grow(struct ct_rec_buf *b, size_t need)
 {
-	size_t cap = b->cap ? b->cap : OUT_FIRST;
-	while (cap < b->len + need)
-		cap *= 2;
-	if (ct_arena_grow((void **)&b->data, b->cap, cap) < 0)
-		return -1;
-	b->cap = cap;
-	return 0;
+	return ct_rec_grow_arena(b, need, OUT_FIRST);
 }
 
 unsigned ct_lanes(void)
@@ -121,7 +115,7 @@ static void apply(unsigned k, const struct step *s)
 	struct lane *l = &L.lane[k];
 	switch (s->kind) {
 	case STEP_RUN:
-		ct_drain_run(s->r, lane_drain(s->r, k), 0, &l->cur, &l->event, s->n);
+		ct_drain_run(s->r, lane_drain(s->r, k), &l->cur, &l->event, s->n);
 		ct_drain_tail(s->r, L.n);
 		break;
 	case STEP_SETTLE: {

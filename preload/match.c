@@ -31,7 +31,7 @@ static struct {
 	struct lane lane[CT_MATCH_LANES_MAX];
 	struct ct_info_map infos; /* the alloc infos, one id space for all lanes */
 	atomic_flag infos_lock;   /* with several lanes */
-	uint32_t infos_defined;   /* ids below this have their INFO record in lane 0's output */
+	uint32_t infos_defined;   /* ids below this have their INFO record in the output */
 	uint64_t bytes_taken;     /* the lanes' bytes allocated at the last ct_match_take_bytes */
 	uint32_t *expect;         /* several lanes: the orderer's, per bucket (ct_match_turn) */
 	uint32_t def_stacks;      /* several lanes: stack ids defined where the INFO records go */
@@ -382,7 +382,7 @@ HOT void on_alloc(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_
 	s->held = info;
 	s->has_held = 1;
 	L->allocations++;
-	/* read by lane 0 while this lane runs (ct_match_take_bytes): one store, never torn */
+	/* read by the writer while this lane runs (ct_match_take_bytes): one store, never torn */
 	__atomic_store_n(&L->bytes, L->bytes + size, __ATOMIC_RELAXED);
 }
 

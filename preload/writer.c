@@ -179,13 +179,7 @@ static void emit_notes(void)
 
 static int grow_out(struct ct_rec_buf *b, size_t need)
 {
-	size_t cap = b->cap ? b->cap : OUT_FIRST;
-	while (cap < b->len + need)
-		cap *= 2;
-	if (ct_arena_grow((void **)&b->data, b->cap, cap) < 0)
-		return -1;
-	b->cap = cap;
-	return 0;
+	return ct_rec_grow_arena(b, need, OUT_FIRST);
 }
 
 /* ---- stacks and modules ---- */
@@ -290,8 +284,9 @@ static struct ct_drain *drain_of(struct ct_ring *r)
 	return d;
 }
 
-/* Where lane 0 has read r to: the ring's tail itself when it is the only lane. */
-static _Atomic uint64_t *lane0_pos(struct ct_ring *r, struct ct_drain *d)
+/* Where the writer has read r to: the ring's tail itself when it is the only lane, else the
+ * orderer's position. */
+static _Atomic uint64_t *read_pos(struct ct_ring *r, struct ct_drain *d)
 {
 	return ct_lanes() == 1 ? &r->tail : &d->pos;
 }
@@ -326,7 +321,7 @@ static void collect_lanes(void)
 	define_for_batch();
 }
 
-/* r's thread has exited and lane 0 has read its every event: settled, and the ring retired once
+/* r's thread has exited and the writer has read its every event: settled, and the ring retired once
  * every lane has read them too. */
 static void thread_gone(struct ct_ring *r, struct ct_drain *d)
 {
@@ -371,7 +366,7 @@ static int pump(void)
 		w.forced += force && was_blocked && n > 0;
 		if (d->blocked)
 			stuck = 1;
-		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(lane0_pos(r, d)))
+		else if (st == CT_RING_DEAD && atomic_load(&r->head) == atomic_load(read_pos(r, d)))
 			thread_gone(r, d);
 	}
 	if (ct_lanes() > 1)
@@ -417,7 +412,7 @@ static uint64_t age_step(uint64_t now, unsigned shift, uint64_t lo, uint64_t hi)
 	return step < lo ? lo : step > hi ? hi : step;
 }
 
-/* Where TIME and SAMPLE records go: among the events, with several lanes in lane 0's run (marked
+/* Where TIME and SAMPLE records go: among the events, with several lanes in the orderer's run (marked
  * there by timeline_done), so that they stand between the same events as with one. */
 static struct ct_rec_buf *timeline(void)
 {
@@ -533,7 +528,7 @@ void ct_writer_wake(void)
 static void drain_everything(void)
 {
 	for (int i = 0; i < 50; i++) {
-		while (pump() + ct_lanes_absorb()) /* the other lanes parked: lane 0 does their work */
+		while (pump() + ct_lanes_absorb()) /* the lanes parked: the writer does their work */
 			;
 		if (!w.stuck)
 			break;
@@ -647,7 +642,7 @@ static void serve_op(struct request *q)
 		break;
 	}
 	if (op == REQ_FINISH || op == REQ_STOP)
-		ct_lanes_stop(); /* late events are lane 0's to apply, for every lane */
+		ct_lanes_stop(); /* late events are the writer's to apply, for every lane */
 	else
 		ct_lanes_resume();
 }
@@ -928,8 +923,8 @@ static void stop_tracing(void)
 	atomic_store(&ct_state, CT_OFF);
 }
 
-/* What lanes 1.. ask of the writer's side: no FRAME records (lane 0 writes them before it appends
- * a batch), and where an address lies without syncing the module list (that writes MODULE records;
+/* What the lanes ask of the writer's side: no FRAME records (the writer writes them before it appends
+ * their EPOCH), and where an address lies without syncing the module list (that writes MODULE records;
  * a list that a dlclose made stale says "heap" for a while, ct_modules_covers). */
 static uint32_t lane_define_stacks(uint32_t upto, void *arg)
 {
@@ -950,8 +945,8 @@ static int lane_classify(uint64_t p, void *arg)
 }
 
 /* The matcher emptied for a new trace, with lanes lanes: one lane writes to the writer's buffer and
- * the zstd columns; several each to their runs of an epoch (lanes.c), lane 0's INFO records to the
- * writer's buffer. */
+ * the zstd columns; several each to their runs of an epoch (lanes.c), and the writer writes the
+ * INFO records (define_for_batch). */
 static int reset_matcher(unsigned lanes)
 {
 	struct ct_match_sink sinks[CT_MATCH_LANES_MAX];

@@ -47,6 +47,19 @@ void ct_writer_main_exited(void) CT_HIDDEN;
  * when that is in the file (or after 5 s). */
 void ct_writer_crash(int sig, const void *ucontext, struct ct_ring *ring) CT_HIDDEN;
 
+/* The grow function of a record buffer in the shim's arena (ct_rec_grow_fn): its first size first,
+ * then doubled until need more bytes fit. */
+static inline int ct_rec_grow_arena(struct ct_rec_buf *b, size_t need, size_t first)
+{
+	size_t cap = b->cap ? b->cap : first;
+	while (cap < b->len + need)
+		cap *= 2;
+	if (ct_arena_grow((void **)&b->data, b->cap, cap) < 0)
+		return -1;
+	b->cap = cap;
+	return 0;
+}
+
 /* A thread of the shim's on stack [stack, stack + size) running fn(arg), named name, with every
  * signal blocked. With cells, glibc's calloc of its thread vector is served from the shim's cells
  * (tracker.c), not the program's heap: the lanes' threads, so that the program's blocks lie where
@@ -58,8 +71,8 @@ int ct_shim_thread(pthread_t *t, void *stack, size_t size, void *(*fn)(void *), 
 
 /* ---- lanes.c: the matcher's lanes on threads of their own (match.h, ARCHITECTURE.md) ---- */
 struct ct_drain;
-/* Sets up lanes lanes (before the matcher's reset: ct_lanes_sink), then starts the threads of
- * lanes 1.. (after it); 0, or -errno (the caller goes on with one lane). */
+/* Sets up lanes lanes (before the matcher's reset: ct_lanes_sink), then starts their threads when
+ * there are several (after it); 0, or -errno (the caller goes on with one lane). */
 int ct_lanes_prepare(unsigned lanes) CT_HIDDEN;
 int ct_lanes_start(void) CT_HIDDEN;
 unsigned ct_lanes(void) CT_HIDDEN;                                       /* 1: the writer is the one lane */
