@@ -25,6 +25,7 @@
 #include "reader.h"
 #include "rec_heap.h"
 #include "regfile.h"
+#include "zepoch.h"
 
 #define WINDOW (1u << 20)
 #define SMALL_WINDOW (64u << 10)
@@ -87,6 +88,8 @@ struct reader {
 		uint64_t recent[CT_RECENT_WINDOW];
 	} win[CT_EPOCH_LANES_MAX], *cur;
 	struct ct_rec_buf joined; /* the records of the BATCH being decoded */
+	struct ct_zlanes zl;      /* the lanes' decoders (ZEPOCH) */
+	const uint8_t *zepoch;    /* the ZEPOCH record being decoded (in buf), or NULL */
 	const uint8_t *batch;     /* that BATCH record (in buf), or NULL */
 };
 
@@ -125,6 +128,13 @@ static int corrupt(struct reader *r, const uint8_t *p, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	const struct ct_rec_buf *j = &r->joined;
+	int lane = r->zepoch ? ct_zlanes_holding(&r->zl, p) : -1;
+	if (lane >= 0)
+		return damaged(
+		    r, r->out_block,
+		    "%s, byte %zu of lane %d's records of the ZEPOCH at byte %llu of the decompressed trace",
+		    why, (size_t)(p - r->zl.lane[lane].rows.data), lane,
+		    (unsigned long long)(r->base + (uint64_t)(r->zepoch - r->buf)));
 	if (r->batch && p >= j->data && p < j->data + j->len)
 		return damaged(
 		    r, r->out_block,
@@ -558,7 +568,7 @@ static int epoch_bytes(struct reader *r, unsigned lane, const uint8_t **q, const
 	const uint8_t *lim = *q + n;
 	r->cur = &r->win[lane];
 	while (*q < lim && !r->stop) {
-		if (**q == CT_REC_BATCH || **q == CT_REC_EPOCH)
+		if (**q == CT_REC_BATCH || **q == CT_REC_EPOCH || **q == CT_REC_ZEPOCH)
 			return corrupt(r, *q, "%s record inside an EPOCH", ct_record_name(**q));
 		long m = record(r, *q, lim);
 		if (m < 0 || within_bounds(r, *q) < 0)
@@ -595,34 +605,14 @@ static int next_mark(struct lane_read *l)
 	return 0;
 }
 
-/* An EPOCH record at rec, payload [p, end): the lanes' records, mark by mark in key order (ties: the
+/* The lanes' records of an EPOCH or ZEPOCH record at rec, mark by mark in key order (ties: the
  * lower lane), then what follows each run's last mark. Returns 0, or -1 after setting the error. */
-static int epoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+static int merge_lanes(struct reader *r, const uint8_t *rec, struct lane_read *l, unsigned lanes)
 {
-	if (r->version < 6)
-		return corrupt(r, rec, "EPOCH record in a version %u file", r->version);
-	uint64_t lanes, lens[2 * CT_EPOCH_LANES_MAX], total = 0;
-	int k = ct_get_varint(p, end, &lanes);
-	if (k <= 0 || lanes < 1 || lanes > CT_EPOCH_LANES_MAX)
-		return corrupt(r, rec, "EPOCH of a number of lanes that is not 1 to %d", CT_EPOCH_LANES_MAX);
-	p += k;
-	for (unsigned i = 0; i < 2 * lanes; i++, p += k) {
-		if ((k = ct_get_varint(p, end, &lens[i])) <= 0 || lens[i] > (uint64_t)(end - p))
-			return corrupt(r, rec, "EPOCH record is shorter than its fields");
-		total += lens[i];
-	}
-	if (total != (uint64_t)(end - p))
-		return corrupt(r, rec, "EPOCH lengths do not add up to its length");
-	struct lane_read l[CT_EPOCH_LANES_MAX];
-	for (unsigned i = 0; i < 2 * lanes; p += lens[i], i++) {
-		if (i < lanes)
-			l[i] = (struct lane_read){.run = p, .run_end = p + lens[i]};
-		else
-			l[i - lanes].mark = p, l[i - lanes].mark_end = p + lens[i];
-	}
+	const char *name = ct_record_name(*rec);
 	for (unsigned i = 0; i < lanes; i++)
 		if (next_mark(&l[i]) < 0)
-			return corrupt(r, rec, "EPOCH marks of lane %u cut short", i);
+			return corrupt(r, rec, "%s marks of lane %u cut short", name, i);
 	for (;;) {
 		int best = -1;
 		for (unsigned i = 0; i < lanes; i++)
@@ -634,12 +624,86 @@ static int epoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const u
 		if (epoch_bytes(r, (unsigned)best, &b->run, b->run_end, b->bytes) < 0)
 			return -1;
 		if (next_mark(b) < 0)
-			return corrupt(r, rec, "EPOCH marks of lane %d cut short", best);
+			return corrupt(r, rec, "%s marks of lane %d cut short", name, best);
 	}
 	for (unsigned i = 0; i < lanes && !r->stop; i++) /* after each run's last mark */
 		if (epoch_bytes(r, i, &l[i].run, l[i].run_end, (uint64_t)(l[i].run_end - l[i].run)) < 0)
 			return -1;
 	return 0;
+}
+
+/* The lanes and the fields after them at the start of an EPOCH or ZEPOCH payload [*p, end): n fields
+ * per lane, each at most what is left, into f. Returns the lanes, or -1 after setting the error. */
+static int lane_fields(struct reader *r, const uint8_t *rec, const uint8_t **p, const uint8_t *end,
+                       unsigned n, uint64_t *f)
+{
+	const char *name = ct_record_name(*rec);
+	uint64_t lanes;
+	int k = ct_get_varint(*p, end, &lanes);
+	if (k <= 0 || lanes < 1 || lanes > CT_EPOCH_LANES_MAX)
+		return corrupt(r, rec, "%s of a number of lanes that is not 1 to %d", name,
+		               CT_EPOCH_LANES_MAX);
+	*p += k;
+	for (unsigned i = 0; i < n * lanes; i++, *p += k)
+		if ((k = ct_get_varint(*p, end, &f[i])) <= 0 || f[i] >> (n == 1) > (uint64_t)(end - *p))
+			return corrupt(r, rec, "%s record is shorter than its fields", name);
+	return (int)lanes;
+}
+
+/* An EPOCH record at rec, payload [p, end). Returns 0, or -1 after setting the error. */
+static int epoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+{
+	if (r->version < 6)
+		return corrupt(r, rec, "EPOCH record in a version %u file", r->version);
+	uint64_t lens[2 * CT_EPOCH_LANES_MAX], total = 0;
+	int lanes = lane_fields(r, rec, &p, end, 2, lens);
+	if (lanes < 0)
+		return -1;
+	for (int i = 0; i < 2 * lanes; i++)
+		total += lens[i];
+	if (total != (uint64_t)(end - p))
+		return corrupt(r, rec, "EPOCH lengths do not add up to its length");
+	struct lane_read l[CT_EPOCH_LANES_MAX];
+	for (int i = 0; i < 2 * lanes; p += lens[i], i++) {
+		if (i < lanes)
+			l[i] = (struct lane_read){.run = p, .run_end = p + lens[i]};
+		else
+			l[i - lanes].mark = p, l[i - lanes].mark_end = p + lens[i];
+	}
+	return merge_lanes(r, rec, l, (unsigned)lanes);
+}
+
+/* A ZEPOCH record at rec, payload [p, end): each lane's part decoded by its own stream, then merged
+ * as an EPOCH's. Returns 0, or -1 after setting the error. */
+static int zepoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+{
+	if (r->version < 7)
+		return corrupt(r, rec, "ZEPOCH record in a version %u file", r->version);
+	uint64_t f[CT_EPOCH_LANES_MAX], total = 0;
+	int lanes = lane_fields(r, rec, &p, end, 1, f);
+	if (lanes < 0)
+		return -1;
+	for (int i = 0; i < lanes; i++)
+		total += f[i] >> 1;
+	if (total != (uint64_t)(end - p))
+		return corrupt(r, rec, "ZEPOCH lengths do not add up to its length");
+	struct lane_read l[CT_EPOCH_LANES_MAX];
+	for (int i = 0; i < lanes; p += f[i] >> 1, i++) {
+		struct ct_zpart part;
+		char why[120];
+		int rc = ct_zlanes_part(&r->zl, (unsigned)i, p, f[i] >> 1, (int)(f[i] & 1), &part, why,
+		                        sizeof(why));
+		if (rc == -ENOMEM)
+			return fail(r, "out of memory");
+		if (rc < 0)
+			return corrupt(r, rec, "ZEPOCH lane %d's part is corrupt: %s", i, why);
+		l[i] = (struct lane_read){
+		    part.run, part.run + part.run_len, part.marks, part.marks + part.marks_len, 0, 0, 0};
+	}
+	r->zepoch = rec;
+	int rc = merge_lanes(r, rec, l, (unsigned)lanes);
+	r->zepoch = NULL;
+	return rc;
 }
 
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
@@ -716,6 +780,8 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		return batch(r, rec, p, end);
 	case CT_REC_EPOCH:
 		return epoch(r, rec, p, end);
+	case CT_REC_ZEPOCH:
+		return zepoch(r, rec, p, end);
 	default:
 		if (!ct_tag_is_optional(tag))
 			return corrupt(
@@ -984,6 +1050,7 @@ static int read_trace(struct reader *r)
 	free(r->in);
 	free(r->buf);
 	free(r->joined.data);
+	ct_zlanes_free(&r->zl);
 	return rc;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A lane's run of records in one epoch, marked event by event where each event's records end, and
- * the EPOCH record of all lanes' runs and marks (ctrack/format.h), which a reader merges by mark. */
+/* A lane's run of records in one epoch, marked event by event where each event's records end: its
+ * part of a ZEPOCH record (ctrack/format.h, lanezip.h), which a reader merges with the others' by mark. */
 #ifndef CTRACK_EPOCH_H
 #define CTRACK_EPOCH_H
 
@@ -45,20 +45,6 @@ static inline void ct_run_clear(struct ct_run *run, uint64_t event)
 	run->out.dropped = run->marks.dropped = 0;
 	run->key = event << 1;
 	run->marked = 0;
-}
-
-/* Appends to out the EPOCH record of runs[0 .. lanes). */
-static inline void ct_epoch_write(struct ct_rec_buf *out, struct ct_run *const *runs, unsigned lanes)
-{
-	const uint8_t *run[CT_EPOCH_LANES_MAX], *marks[CT_EPOCH_LANES_MAX];
-	size_t len[CT_EPOCH_LANES_MAX], marks_len[CT_EPOCH_LANES_MAX], any = 0;
-	for (unsigned l = 0; l < lanes; l++) {
-		run[l] = runs[l]->out.data, len[l] = runs[l]->out.len;
-		marks[l] = runs[l]->marks.data, marks_len[l] = runs[l]->marks.len;
-		any |= len[l];
-	}
-	if (any)
-		ct_rec_epoch(out, lanes, run, len, marks, marks_len);
 }
 
 #endif

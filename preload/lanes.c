@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The matcher's lanes on threads of their own (match.h, ARCHITECTURE.md): the writer, the orderer,
  * decides the order of the events and tells the lanes step by step; every lane applies them to its
- * own addresses, and the writer merges their records by event into EPOCH records (epoch.h). */
+ * own addresses and compresses its records itself (lanezip.h), and the writer writes the lanes'
+ * parts of each epoch as a ZEPOCH record, which readers merge by event (epoch.h). */
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "drain.h"
+#include "lanezip.h"
 #include "rules.h"
 #include "writer.h"
 
@@ -25,6 +27,10 @@
 #define EPOCH_EVENTS (1u << 15) /* an epoch ends after this many events, */
 #define EPOCH_NS 1000000        /* or 1 ms, or at a flush or a stop */
 #define IDLE_WAIT_NS 2000000    /* an idle lane looks again after 2 ms, or when woken */
+/* The lanes' compressors' windows: 1 MiB of a lane's records (about 1.5 MiB of memory each), and
+ * 64 KiB of the orderer's TIME and SAMPLE records, which are few. */
+#define LANE_WINDOW_LOG 20
+#define ORDER_WINDOW_LOG 16
 
 _Static_assert(CT_LANES_MAX + 1 <= CT_EPOCH_LANES_MAX && CT_LANES_MAX <= CT_MATCH_LANES_MAX,
                "an EPOCH holds the orderer's run and every lane's");
@@ -40,8 +46,8 @@ struct step {
 struct lane {
 	pthread_t thread;
 	void *stack;
-	struct ct_run cur;  /* the epoch being made */
-	struct ct_run full; /* the epoch before, until the orderer has merged it (ready) */
+	struct ct_run cur;     /* the epoch being made */
+	struct ct_lanezip zip; /* the epoch before, compressed, until the orderer has written it (ready) */
 	_Atomic int ready, parked;
 	_Atomic pid_t tid;
 	_Atomic uint64_t taken; /* steps applied */
@@ -99,13 +105,11 @@ static struct ct_drain *lane_drain(struct ct_ring *r, unsigned k)
 	return d;
 }
 
-/* The epoch ends: lane l's records so far wait for the orderer's merge (its last epoch is merged:
- * the orderer ends one only then). */
+/* The epoch ends: lane l compresses its records so far, which wait for the orderer's ZEPOCH (its
+ * last epoch is written: the orderer ends one only then). */
 static void hand_over(struct lane *l)
 {
-	struct ct_run b = l->full;
-	l->full = l->cur;
-	l->cur = b;
+	ct_lanezip_put(&l->zip, &l->cur);
 	ct_run_clear(&l->cur, l->event);
 	atomic_store_explicit(&l->ready, 1, memory_order_release);
 }
@@ -285,37 +289,39 @@ void ct_lanes_tick(int flush)
 	wake_lanes();
 }
 
-/* The empty run of a lane that did not answer at a stop. */
-static struct ct_run no_run;
-
 /* The lane of an EPOCH's lane e: the orderer's, then the lanes'. */
 static struct lane *epoch_lane(unsigned e)
 {
 	return e == 0 ? &L.order_lane : &L.lane[e - 1];
 }
 
-/* Writes the EPOCH of every lane's last epoch, when all are in (or, with force, as far as they
- * are: a lane that did not answer gives none). Returns 1 if one was written. */
+/* Writes the ZEPOCH of every lane's last epoch, when all are in (or, with force, as far as they
+ * are: a lane that did not answer gives nothing). Returns 1 if one was written. */
 static int merge(struct ct_rec_buf *out, void (*define)(void), int force)
 {
-	struct ct_run *runs[CT_EPOCH_LANES_MAX];
-	int any = 0;
+	const uint8_t *z[CT_EPOCH_LANES_MAX];
+	size_t zlen[CT_EPOCH_LANES_MAX];
+	int ready[CT_EPOCH_LANES_MAX], fresh[CT_EPOCH_LANES_MAX], any = 0;
 	for (unsigned e = 0; e <= L.n; e++) {
 		struct lane *l = epoch_lane(e);
-		int ready = atomic_load_explicit(&l->ready, memory_order_acquire);
-		if (!ready && !force)
+		ready[e] = atomic_load_explicit(&l->ready, memory_order_acquire);
+		if (!ready[e] && !force)
 			return 0;
-		runs[e] = ready ? &l->full : &no_run;
-		any |= ready;
+		z[e] = l->zip.z.data;
+		zlen[e] = ready[e] ? l->zip.z.len : 0;
+		fresh[e] = l->zip.fresh;
+		any |= ready[e];
 	}
 	if (!any)
 		return 0;
 	define(); /* INFO and FRAME records first: the runs may name any id assigned so far */
-	ct_epoch_write(out, runs, L.n + 1);
+	int written = ct_rec_zepoch(out, L.n + 1, z, zlen, fresh);
 	for (unsigned e = 0; e <= L.n; e++)
-		if (runs[e] != &no_run) {
-			out->dropped += runs[e]->out.dropped; /* a lane's records that did not fit */
-			ct_run_clear(runs[e], 0);
+		if (ready[e]) {
+			struct ct_lanezip *zip = &epoch_lane(e)->zip;
+			out->dropped += zip->dropped; /* a lane's records that did not fit */
+			zip->dropped = 0;
+			ct_lanezip_taken(zip, written);
 			atomic_store_explicit(&epoch_lane(e)->ready, 0, memory_order_release);
 		}
 	return 1;
@@ -399,17 +405,17 @@ void ct_lanes_sink(unsigned k, struct ct_match_sink *sink)
 	sink->out = &L.lane[k].cur.out;
 }
 
-/* A lane's state for a new trace (its buffers kept). */
-static void reset(struct lane *l)
+/* A lane's state for a new trace (its buffers kept), its compressor's stream new. 0, or -ENOMEM. */
+static int reset(struct lane *l, int window_log)
 {
 	atomic_store(&l->tid, 0);
 	ct_run_clear(&l->cur, 0);
-	ct_run_clear(&l->full, 0);
-	l->cur.out.grow = l->full.out.grow = l->cur.marks.grow = l->full.marks.grow = grow;
+	l->cur.out.grow = l->cur.marks.grow = grow;
 	l->event = 0;
 	atomic_store(&l->taken, 0);
 	atomic_store(&l->ready, 0);
 	atomic_store(&l->parked, 0);
+	return ct_lanezip_open(&l->zip, window_log);
 }
 
 int ct_lanes_prepare(unsigned lanes)
@@ -419,13 +425,28 @@ int ct_lanes_prepare(unsigned lanes)
 	atomic_store(&L.park, 0);
 	atomic_store(&L.stop, 0);
 	atomic_store(&L.published, 0);
-	for (unsigned k = 0; k < lanes; k++)
-		reset(&L.lane[k]);
-	reset(&L.order_lane);
+	for (unsigned k = 0; k < lanes && lanes > 1; k++)
+		if (reset(&L.lane[k], LANE_WINDOW_LOG) < 0)
+			return -ENOMEM;
+	if (lanes > 1 && reset(&L.order_lane, ORDER_WINDOW_LOG) < 0)
+		return -ENOMEM;
+	for (unsigned k = lanes > 1 ? lanes : 0; k < CT_LANES_MAX; k++) /* memory not to be used */
+		ct_lanezip_release(&L.lane[k].zip);
+	if (lanes == 1)
+		ct_lanezip_release(&L.order_lane.zip);
 	L.epoch_first = 0;
 	L.epoch_ns = ct_now_ns();
 	L.n = lanes;
 	return 0;
+}
+
+void ct_lanes_after_fork_child(void)
+{
+	/* A lane that did not park at the fork may have been compressing: its compressor's copy is not
+	 * to be trusted (left mapped, never touched: copy-on-write costs nothing). */
+	for (unsigned k = 0; k < CT_LANES_MAX; k++)
+		L.lane[k].zip = (struct ct_lanezip){0};
+	L.order_lane.zip = (struct ct_lanezip){0};
 }
 
 /* Joins the threads of lanes [0, n). */
@@ -458,13 +479,14 @@ void ct_lanes_stop(void)
 
 static void release(struct lane *l)
 {
-	struct ct_rec_buf *b[] = {&l->cur.out, &l->cur.marks, &l->full.out, &l->full.marks};
+	struct ct_rec_buf *b[] = {&l->cur.out, &l->cur.marks};
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
 		ct_arena_unmap(b[i]->data, b[i]->cap);
 		*b[i] = (struct ct_rec_buf){0};
 	}
 	ct_arena_unmap(l->stack, LANE_STACK);
 	l->stack = NULL;
+	ct_lanezip_release(&l->zip);
 }
 
 void ct_lanes_release(void)
@@ -487,8 +509,7 @@ int ct_lanes_is_lane(pid_t tid)
 
 static size_t lane_bytes(const struct lane *l)
 {
-	return l->cur.out.cap + l->full.out.cap + l->cur.marks.cap + l->full.marks.cap +
-	       (l->stack ? LANE_STACK : 0);
+	return l->cur.out.cap + l->cur.marks.cap + ct_lanezip_bytes(&l->zip) + (l->stack ? LANE_STACK : 0);
 }
 
 size_t ct_lanes_bytes(void)

@@ -18,6 +18,7 @@
 #include "procmaps.h"
 #include "text.h"
 #include "writer.h"
+#include "zmem.h"
 
 /* What the compressor is asked for, best first. Programs repeat the same sequences of allocations
  * (a loop body, a request) far apart in the stream: long-distance matching over a 4 MiB window finds
@@ -35,6 +36,7 @@ static struct {
 	int fd;
 	int failed; /* the file cannot be written: tracing stopped, nothing more is written */
 	int rung;   /* the ladder's rung the compressor got; RUNGS: none, raw blocks */
+	int first;  /* the rung it asked for first */
 	ZSTD_CCtx *zc;
 	uint8_t *zbuf;
 	size_t zcap;
@@ -439,28 +441,6 @@ void ct_output_flush_busy(struct ct_rec_buf *b, void (*between)(void))
 
 /* ---- the compressor ---- */
 
-/* zstd's memory comes from the arena, like the rest of the shim's: off the program's heap, and known
- * to the leak scan as the shim's (its window holds the trace's bytes, not the program's pointers).
- * A block keeps its mapping's size in front. */
-static void *zstd_alloc(void *opaque, size_t size)
-{
-	(void)opaque;
-	size_t *p = ct_arena_map(size + 16);
-	if (!p)
-		return NULL;
-	p[0] = size + 16;
-	return (char *)p + 16;
-}
-
-static void zstd_free(void *opaque, void *address)
-{
-	(void)opaque;
-	if (address) {
-		size_t *p = (size_t *)((char *)address - 16);
-		ct_arena_unmap(p, p[0]);
-	}
-}
-
 /* libzstd.a calls these hooks when something defines them (weak references, else resolved by the
  * loader among the program's symbols): defined here, they stay the shim's own, and do nothing. */
 struct ZSTD_Trace;
@@ -509,16 +489,16 @@ static int within_share(void)
 
 /* The highest rung whose memory the compressor gets within its share, with spare bytes left over;
  * RUNGS when none (raw blocks). */
-static int pick_rung(size_t spare)
+static int pick_rung(size_t spare, int first)
 {
 	o.zcap = ZSTD_CStreamOutSize();
 	if (!o.zbuf)
 		o.zbuf = ct_arena_map(o.zcap);
 	void *keep = ct_arena_map(spare); /* held while the compressor takes its share */
-	int i = 0;
+	int i = first;
 	for (; keep && o.zbuf && i < RUNGS; i++) {
 		if (!o.zc)
-			o.zc = ZSTD_createCCtx_advanced((ZSTD_customMem){zstd_alloc, zstd_free, NULL});
+			o.zc = ZSTD_createCCtx_advanced(ct_zmem());
 		if (!o.zc)
 			break;
 		if (start_stream(&ladder[i]) < 0)
@@ -558,20 +538,23 @@ int ct_output_open(int fd, void (*on_fail)(void))
 	return 0;
 }
 
-void ct_output_compress(size_t spare)
+void ct_output_compress(size_t spare, int lanes)
 {
-	o.rung = pick_rung(spare);
+	/* With lanes, the lanes compressed the events' records (lanezip.c): what the writer's stream gets
+	 * is the rest (definitions, modules, notes) and their parts, which no window would shrink. */
+	o.first = lanes > 1 ? 1 : 0;
+	o.rung = pick_rung(spare, o.first);
 }
 
 size_t ct_output_rung_note(char *buf, size_t cap)
 {
 	struct ct_text t = ct_text_in(buf, cap);
-	if (o.rung == 0)
+	if (o.rung == o.first)
 		return 0;
 	if (o.rung < RUNGS) {
 		ct_text_add(&t, "the trace is compressed with a ");
 		ct_text_add_uint(&t, (1u << ladder[o.rung].window_log) >> 10);
-		ct_text_add(&t, " KiB window, not 4 MiB,");
+		ct_text_add(&t, o.first ? " KiB window, not 128 KiB," : " KiB window, not 4 MiB,");
 	} else {
 		ct_text_add(&t, "the trace is not compressed,");
 	}

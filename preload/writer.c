@@ -993,6 +993,8 @@ static int start_lanes(void)
 	return reset_matcher(1);
 }
 
+#define NO_LANES "one lane, not the lanes asked for: the memory for their compressors was not to be had"
+
 /* Takes the trace file (output.c) and writes its first records. */
 static int open_file(int fd)
 {
@@ -1013,9 +1015,12 @@ static int open_file(int fd)
 		w.late_registered = 1;
 	}
 	in_main_stack(0); /* looked up now, before the lanes may ask */
-	if (reset_matcher(w.lanes) < 0 || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
+	int no_lanes = w.lanes > 1 && reset_matcher(w.lanes) < 0; /* their compressors: one lane */
+	if (no_lanes)
+		w.lanes = 1;
+	if ((w.lanes == 1 && reset_matcher(1) < 0) || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
 		return -ENOMEM;
-	ct_output_compress(COMPRESSOR_SPARE);
+	ct_output_compress(COMPRESSOR_SPARE, (int)w.lanes);
 	if (w.lanes > 1)
 		ct_rec_header_epochs(&w.out);
 	else
@@ -1025,6 +1030,8 @@ static int open_file(int fd)
 	size_t n = ct_output_rung_note(note, sizeof(note));
 	if (n)
 		ct_rec_note(&w.out, CT_NOTE_INFO, note, n);
+	if (no_lanes)
+		ct_rec_note(&w.out, CT_NOTE_INFO, NO_LANES, sizeof(NO_LANES) - 1);
 	ct_modules_reset();
 	ct_modules_sync(&w.out);
 	ct_output_write(&w.out, CT_OUT_FLUSH);
@@ -1123,6 +1130,7 @@ void ct_writer_after_fork_child(int fd)
 	 * doing at the fork is not ours, nor which of its threads it had announced. */
 	w.out.data = NULL;
 	w.out.cap = w.out.len = 0;
+	ct_lanes_after_fork_child();
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) /* the parent's lanes are gone */
 		for (unsigned k = 0; r->consumer_ready && k <= CT_MATCH_LANES_MAX; k++) {
 			struct ct_drain *d = ct_drain_at(r, k);

@@ -105,9 +105,10 @@ int ct_lanes_absorb(void) CT_HIDDEN;
 void ct_lanes_collect(struct ct_rec_buf *out, void (*define)(void)) CT_HIDDEN;
 /* Lanes stopped: a late event applied to late[lane] of every lane (ct_lanes_collect next). */
 void ct_lanes_late(struct ct_match_stream *late, const uint64_t *ev) CT_HIDDEN;
-int ct_lanes_is_lane(pid_t tid) CT_HIDDEN; /* a lane's thread: the shim's, no program's */
-size_t ct_lanes_bytes(void) CT_HIDDEN;     /* their buffers and stacks */
-void ct_lanes_release(void) CT_HIDDEN;     /* after ct_lanes_stop: their memory back to the system */
+int ct_lanes_is_lane(pid_t tid) CT_HIDDEN;      /* a lane's thread: the shim's, no program's */
+size_t ct_lanes_bytes(void) CT_HIDDEN;          /* their buffers and stacks */
+void ct_lanes_after_fork_child(void) CT_HIDDEN; /* in a forked child: the parent's compressors forgotten */
+void ct_lanes_release(void) CT_HIDDEN;          /* after ct_lanes_stop: their memory back to the system */
 
 /* ---- output.c: the trace file and its zstd stream (writer thread, or the late path) ---- */
 /* Takes fd as the trace file (moved to a high number, remembered by identity and path), written in
@@ -115,8 +116,10 @@ void ct_lanes_release(void) CT_HIDDEN;     /* after ct_lanes_stop: their memory 
  * -errno. */
 int ct_output_open(int fd, void (*on_fail)(void)) CT_HIDDEN;
 /* Starts a zstd stream with as much memory as the compressor can get while spare bytes remain to be
- * had (the shim's first needs after it: a thread's ring, the stack table), or none (raw blocks). */
-void ct_output_compress(size_t spare) CT_HIDDEN;
+ * had (the shim's first needs after it: a thread's ring, the stack table), or none (raw blocks); with
+ * several lanes, which compress the events' records, a 128 KiB window without long-distance matching
+ * at most. */
+void ct_output_compress(size_t spare, int lanes) CT_HIDDEN;
 /* The text of an info NOTE when the compressor got less memory than it asks for (a smaller window,
  * or none), in buf (cap bytes); returns its length, 0 when it got all. */
 size_t ct_output_rung_note(char *buf, size_t cap) CT_HIDDEN;

@@ -18,7 +18,8 @@
  *                 version 3 the optional CLASSES, version 4 BATCH: a version 4 writer writes
  *                 min_version 4; version 5 the optional EXACT, which a version 4 reader skips:
  *                 a version 5 writer still writes min_version 4; version 6 EPOCH, which only a
- *                 trace written by several lanes holds: such a trace says min_version 6.)
+ *                 trace written by several lanes holds: such a trace said min_version 6;
+ *                 version 7 ZEPOCH, which such a trace holds instead: it says min_version 7.)
  *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
  *                 reader skips header bytes it does not know.
  *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
@@ -71,10 +72,11 @@
 	"\x89" \
 	"CTRACK\n"
 #define CT_MAGIC_SIZE 8
-#define CTRACK_FORMAT_VERSION 6
+#define CTRACK_FORMAT_VERSION 7
 #define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
 #define CTRACK_FORMAT_READER_MIN 4  /* min_version this writer writes: readers older than 4 lack BATCH */
 #define CTRACK_FORMAT_EPOCH_MIN 6   /* the min_version of a trace that may hold EPOCH records */
+#define CTRACK_FORMAT_ZEPOCH_MIN 7  /* ... and of one that may hold ZEPOCH records */
 #define CT_HEADER_SIZE 20           /* magic + version..features */
 
 #define CT_STACK_ROOT 0      /* node id of the empty stack */
@@ -159,6 +161,18 @@
  *   1 <= lanes <= 8. Example: 16 0e 02 02 01 04 02 a1 80 a2 00 01 02 01 01 01 = lane 0's ALLOC of
  *   info 1 (its mark 00 01: key 0, 1 byte), lane 1's ALLOC of info 2 (01 01: key 1), then lane 0's
  *   RECENT of age 1 (02 01: key 2), which frees lane 0's last ALLOC, info 1.
+ * ZEPOCH  0x17  | lanes v | field v x lanes | lane 0's bytes | ... | lane lanes-1's bytes |
+ *                 (since version 7)
+ *   An EPOCH whose lanes compressed their own parts, each on its own thread. Lane l's field is
+ *   zlen << 1 | fresh: its bytes are the next zlen bytes of the record, which continue lane l's own
+ *   stream of zstd frames or, when fresh is 1, start a new frame of it (a reader starts a new
+ *   decoder: the lane's first part is fresh, and a part after one that was lost). They decompress
+ *   to exactly this record's part of lane l (the writer flushed there):
+ *   | len v x CT_COLUMNS | the columns' bytes | the marks (the rest) |, that is, the lane's run as a
+ *   BATCH payload, its records by columns (ctrack/columns.h), then its marks. zlen 0: the lane made
+ *   nothing. The records are then read as an EPOCH's: by mark, RECENT per lane. The runs hold
+ *   records of any kind but BATCH, EPOCH and ZEPOCH; 1 <= lanes <= 8. A trace holds ZEPOCH or
+ *   EPOCH records, not both.
  *
  * Short events 0x80..0xff  | 1 k k c i i i i | [info >> 4 v, when c = 1] |
  *   What the writer uses for ALLOC (kk = 1), FREE (kk = 2) and TEMP (kk = 3), the bulk of a trace:
@@ -248,6 +262,7 @@ enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
 	X(EXEC, 0x14) \
 	X(BATCH, 0x15) \
 	X(EPOCH, 0x16) \
+	X(ZEPOCH, 0x17) \
 	X(THREAD, 0x40) \
 	X(SAMPLE, 0x41) \
 	X(NOTE, 0x42) \

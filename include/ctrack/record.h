@@ -94,11 +94,11 @@ static inline void ct_rec_header(struct ct_rec_buf *b)
 		b->len += ct_put_header(b->data + b->len);
 }
 
-/* The header of a trace that may hold EPOCH records. */
+/* The header of a trace that may hold ZEPOCH records. */
 static inline void ct_rec_header_epochs(struct ct_rec_buf *b)
 {
 	if (ct_rec_room(b, CT_HEADER_SIZE))
-		b->len += ct_put_header_min(b->data + b->len, CTRACK_FORMAT_EPOCH_MIN);
+		b->len += ct_put_header_min(b->data + b->len, CTRACK_FORMAT_ZEPOCH_MIN);
 }
 
 /* ---- core events ---- */
@@ -443,6 +443,26 @@ static inline void ct_rec_epoch(struct ct_rec_buf *b, unsigned lanes, const uint
 	for (unsigned l = 0; l < lanes; l++)
 		ct_rec_raw(b, marks[l], marks_len[l]);
 	ct_rec_close(b, at);
+}
+
+/* A ZEPOCH record of lanes parts: lane l's the zlen[l] compressed bytes at z[l], which start a new
+ * frame of its stream when fresh[l]. Returns 1, or 0 when it did not fit (dropped and counted). */
+static inline int ct_rec_zepoch(struct ct_rec_buf *b, unsigned lanes, const uint8_t *const *z,
+                                const size_t *zlen, const int *fresh)
+{
+	size_t payload = CT_VARINT_MAX;
+	for (unsigned l = 0; l < lanes; l++)
+		payload += CT_VARINT_MAX + zlen[l];
+	size_t at = ct_rec_open(b, CT_REC_ZEPOCH, payload);
+	if (!at)
+		return 0;
+	ct_rec_v(b, lanes);
+	for (unsigned l = 0; l < lanes; l++)
+		ct_rec_v(b, (uint64_t)zlen[l] << 1 | (uint64_t)(fresh[l] != 0));
+	for (unsigned l = 0; l < lanes; l++)
+		ct_rec_raw(b, z[l], zlen[l]);
+	ct_rec_close(b, at);
+	return 1;
 }
 
 #endif /* CTRACK_RECORD_H */

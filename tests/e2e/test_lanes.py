@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
-# The matcher's lanes (ctrack --lanes 2 and 4: preload/lanes.c, EPOCH records in the trace): the
+# The matcher's lanes (ctrack --lanes 2 and 4: preload/lanes.c, ZEPOCH records in the trace): the
 # writer orders the events and the lanes' records are merged by event, so a single-threaded program's
 # report is the one lane's, figure by figure: the peak (tests/progs/peak.c's own 1229800 bytes, made
 # of blocks in different lanes), its sites, the temporary allocations (tests/progs/temporary.c: its
 # 1000), the leaks. A program with threads (tests/progs/threads.c) gives valgrind's totals and
 # leaks; a forked child (tests/progs/forker.c) its own exact figures in a trace of its own. Without
-# --lanes, CTRACK_LANES from the environment decides (a trace with EPOCH records says min_version 6).
+# --lanes, CTRACK_LANES from the environment decides (a trace with ZEPOCH records says min_version 7).
 import os
 import subprocess
 import sys
@@ -75,7 +75,7 @@ def min_version(trace):
     return int.from_bytes(head[10:12], "little") if len(head) == 12 else None
 
 
-for lanes, want in (("2", 6), ("1", 4)):
+for lanes, want in (("2", 7), ("1", 4)):
     e = dict(os.environ, CTRACK_LANES=lanes)
     trace = os.path.join(env.fresh_dir("env-%s" % lanes), "trace.zst")
     r, _ = env.run_ctrack(["-o", trace, peak], os.path.dirname(trace), env=e)

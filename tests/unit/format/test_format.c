@@ -79,17 +79,17 @@ static void buf_init(struct ct_rec_buf *b)
 
 static void test_header(void)
 {
-	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 6, min_version 4 (version 4 added BATCH; a
-	 * version 4 reader skips version 5's EXACT; only traces with EPOCH records say 6), header_size
+	/* magic 89 'C' 'T' 'R' 'A' 'C' 'K' '\n'; version 7, min_version 4 (version 4 added BATCH; a
+	 * version 4 reader skips version 5's EXACT; only traces with ZEPOCH records say 7), header_size
 	 * 20, all u16 little-endian; pointer_size 8; flags 0; features 0 (u32). */
-	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x06, 0x00, 0x04,
+	GOLDEN("header", ct_rec_header(&b), 0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x07, 0x00, 0x04,
 	       0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00);
 	uint8_t h[CT_HEADER_SIZE];
 	same_bytes("header: format.h's ct_put_header", h, ct_put_header(h),
-	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x06, 0x00, 0x04, 0x00, 0x14, 0x00,
+	           BYTES(0x89, 0x43, 0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x07, 0x00, 0x04, 0x00, 0x14, 0x00,
 	                 0x08, 0x00, 0x00, 0x00, 0x00, 0x00));
-	GOLDEN("header of a trace with EPOCH records: min_version 6", ct_rec_header_epochs(&b), 0x89, 0x43,
-	       0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x06, 0x00, 0x06, 0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00,
+	GOLDEN("header of a trace with ZEPOCH records: min_version 7", ct_rec_header_epochs(&b), 0x89, 0x43,
+	       0x54, 0x52, 0x41, 0x43, 0x4b, 0x0a, 0x07, 0x00, 0x07, 0x00, 0x14, 0x00, 0x08, 0x00, 0x00, 0x00,
 	       0x00, 0x00);
 }
 
@@ -374,9 +374,9 @@ static void test_invalid(void)
 
 static void test_version(void)
 {
-	report("CTRACK_FORMAT_VERSION is 6, the goldens' version (a changed encoding needs a version bump "
+	report("CTRACK_FORMAT_VERSION is 7, the goldens' version (a changed encoding needs a version bump "
 	       "and new goldens here)",
-	       CTRACK_FORMAT_VERSION == 6);
+	       CTRACK_FORMAT_VERSION == 7);
 	report("a version 5 writer writes min_version 4 (readers older than 4 lack BATCH; EXACT is optional)",
 	       CTRACK_FORMAT_READER_MIN == 4);
 	report("tags are on-disk numbers",
@@ -386,7 +386,8 @@ static void test_version(void)
 	           CT_REC_UNMODULE == 0x12 && CT_REC_END == 0x13 && CT_REC_EXEC == 0x14 &&
 	           CT_REC_BATCH == 0x15 && CT_REC_THREAD == 0x40 && CT_REC_SAMPLE == 0x41 &&
 	           CT_REC_NOTE == 0x42 && CT_REC_CLASSES == 0x43 && CT_REC_SUPPRESSIONS == 0x44 &&
-	           CT_REC_MARK == 0x45 && CT_REC_EXACT == 0x46 && CT_REC_EPOCH == 0x16);
+	           CT_REC_MARK == 0x45 && CT_REC_EXACT == 0x46 && CT_REC_EPOCH == 0x16 &&
+	           CT_REC_ZEPOCH == 0x17);
 }
 
 /* EPOCH: | lanes v | len v x lanes | marks_len v x lanes | runs | marks |; a mark is | key delta v |
@@ -405,6 +406,14 @@ static void test_epoch(void)
 	uint8_t e[CT_EPOCH_MARK_MAX];
 	same_bytes("EPOCH mark: key delta 300, 2 bytes", e, ct_put_epoch_mark(e, 300, 2),
 	           BYTES(0xac, 0x02, 0x02));
+	/* ZEPOCH: | lanes v | zlen << 1 | fresh v x lanes | the lanes' bytes |: lane 0's two bytes start
+	 * a new frame, lane 1 made nothing. (What the bytes decode to: test_reader's zepochs.) */
+	const uint8_t z0[] = {0xaa, 0xbb};
+	const uint8_t *z[] = {z0, z0};
+	const size_t zlen[] = {2, 0};
+	const int fresh[] = {1, 0};
+	GOLDEN("ZEPOCH: two lanes, the first fresh", ct_rec_zepoch(&b, 2, z, zlen, fresh), 0x17, 0x05, 0x02,
+	       0x05, 0x00, 0xaa, 0xbb);
 }
 
 /* The examples in format.h's comments, through record.h and format.h's helpers. */

@@ -68,7 +68,7 @@ int main(void)
 	int fd = mkstemp(path);
 	if (fd < 0 || ct_output_open(fd, on_fail) < 0)
 		return fail("cannot open the file");
-	ct_output_compress(1 << 20);
+	ct_output_compress(1 << 20, 1);
 	ct_rec_header(&b);
 	size_t header = b.len;
 	ct_output_write(&b, CT_OUT_FLUSH); /* the first write goes as it is, never as a BATCH */

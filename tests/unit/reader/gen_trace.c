@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "summary.h"
+#include "ctrack/columns.h"
 #include "ctrack/record.h"
 #include "rec_heap.h"
 
@@ -302,6 +303,16 @@ static void short_events(const char *dir, int bad)
 	enc_write(&e, dir, bad ? "short_bad.zst" : "short.zst", SIZE_MAX);
 }
 
+/* What the EPOCH and ZEPOCH traces' records name: infos 0, 1, 2 (10, 100, 1000 bytes) and the time 5 us. */
+static void epoch_defs(struct ct_rec_buf *b)
+{
+	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
+	ct_rec_info(b, 10, 2);
+	ct_rec_info(b, 100, 2);
+	ct_rec_info(b, 1000, 2);
+	ct_rec_time(b, 5);
+}
+
 /* EPOCH records (format.h): two lanes' runs and their marks. Infos 0, 1, 2: 10, 100, 1000 bytes.
  * Epoch 1: lane 0 ALLOC 0 (key 0), lane 1 ALLOC 2 (key 1), lane 0 ALLOC 1 (key 2: the peak, 1110
  * bytes at 5 us), lane 0 RECENT 1 (key 3: lane 0's last ALLOC, the 100). Epoch 2: lane 1 RECENT 1
@@ -317,11 +328,7 @@ static void epochs(const char *dir, int bad)
 	struct enc e;
 	enc_init(&e, bad == 4 ? 5 : CTRACK_FORMAT_VERSION, CTRACK_FORMAT_EPOCH_MIN - (bad == 4));
 	struct ct_rec_buf *b = &e.b;
-	ct_rec_frame(b, CT_STACK_ROOT, 0x1000);
-	ct_rec_info(b, 10, 2);
-	ct_rec_info(b, 100, 2);
-	ct_rec_info(b, 1000, 2);
-	ct_rec_time(b, 5);
+	epoch_defs(b);
 	const uint8_t run0[] = {0xa0, 0xa1, 0x80}, run1[] = {0xa2}, recent1[] = {0x80}, recent2[] = {0x81};
 	uint8_t marks0[3 * CT_EPOCH_MARK_MAX], marks1[CT_EPOCH_MARK_MAX];
 	size_t n0 = ct_put_epoch_mark(marks0, 0, 1);
@@ -341,6 +348,81 @@ static void epochs(const char *dir, int bad)
 	const uint8_t *run3[] = {allocs, run1};
 	size_t len3[] = {sizeof(allocs), 0}, marks_len3[] = {n0, 0};
 	ct_rec_epoch(b, 2, run3, len3, marks, marks_len3);
+	end(&e, 0, 9);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, names[bad], SIZE_MAX);
+}
+
+/* A lane's part of a ZEPOCH (format.h): the run by columns, then the marks, compressed by the lane's
+ * stream c and flushed; its bytes into z[*zlen...]. lie: the first column said 100 bytes longer. */
+static void zpart(ZSTD_CCtx *c, const uint8_t *run, size_t len, const uint8_t *marks, size_t mlen, int lie,
+                  uint8_t *z, size_t *zlen)
+{
+	uint8_t cols[CT_COLUMNS][64], part[1024];
+	struct ct_columns cs = {{0}, {0}, {0}, 0};
+	for (int i = 0; i < CT_COLUMNS; i++)
+		cs.col[i] = cols[i];
+	if (len > sizeof(cols[0]) || ct_columns_split(run, len, &cs) < 0) {
+		fprintf(stderr, "gen_trace: bad run\n");
+		exit(1);
+	}
+	size_t n = 0;
+	for (int i = 0; i < CT_COLUMNS; i++)
+		n += ct_put_varint(part + n, cs.len[i] + (i == 0 && lie ? 100 : 0));
+	for (int i = 0; i < CT_COLUMNS; i++, n += cs.len[i - 1])
+		memcpy(part + n, cols[i], cs.len[i]);
+	memcpy(part + n, marks, mlen);
+	n += mlen;
+	ZSTD_inBuffer in = {part, n, 0};
+	ZSTD_outBuffer out = {z, 4096, 0};
+	if (ZSTD_isError(ZSTD_compressStream2(c, &out, &in, ZSTD_e_flush)) || in.pos < n) {
+		fprintf(stderr, "gen_trace: zpart\n");
+		exit(1);
+	}
+	*zlen = out.pos;
+}
+
+/* ZEPOCH records (format.h): epochs()'s three epochs, each lane's part compressed by a stream of its
+ * own, figures and all the same; lane 0's part of epoch 3 starts a new frame (fresh). bad: 1 lane 1's
+ * part of epoch 2 says fresh, but continues its frame; 2 lane 0's first column said longer than its
+ * part holds; 3 a version 6 file; 4 lane 1's marks end inside a mark. */
+static void zepochs(const char *dir, int bad)
+{
+	static const char *const names[] = {"zepochs.zst", "zepochs_fresh.zst", "zepochs_cols.zst",
+	                                    "zepochs_v6.zst", "zepochs_marks.zst"};
+	struct enc e;
+	enc_init(&e, bad == 3 ? 6 : CTRACK_FORMAT_VERSION, CTRACK_FORMAT_ZEPOCH_MIN - (bad == 3));
+	struct ct_rec_buf *b = &e.b;
+	epoch_defs(b);
+	ZSTD_CCtx *lane[2] = {ZSTD_createCCtx(), ZSTD_createCCtx()};
+	static uint8_t z0[4096], z1[4096];
+	const uint8_t *z[] = {z0, z1};
+	size_t zlen[2];
+	const uint8_t run0[] = {0xa0, 0xa1, 0x80}, run1[] = {0xa2}, recent1[] = {0x80};
+	uint8_t marks0[3 * CT_EPOCH_MARK_MAX], marks1[CT_EPOCH_MARK_MAX];
+	size_t n0 = ct_put_epoch_mark(marks0, 0, 1);
+	n0 += ct_put_epoch_mark(marks0 + n0, 2, 1);
+	n0 += ct_put_epoch_mark(marks0 + n0, 1, 1);
+	size_t n1 = ct_put_epoch_mark(marks1, 1, 1) - (bad == 4);
+	zpart(lane[0], run0, sizeof(run0), marks0, n0, bad == 2, z0, &zlen[0]);
+	zpart(lane[1], run1, sizeof(run1), marks1, n1, 0, z1, &zlen[1]);
+	int fresh[] = {1, 1};
+	ct_rec_zepoch(b, 2, z, zlen, fresh);
+	n1 = ct_put_epoch_mark(marks1, 0, 1);
+	zlen[0] = 0;
+	zpart(lane[1], recent1, sizeof(recent1), marks1, n1, 0, z1, &zlen[1]);
+	int fresh2[] = {0, bad == 1};
+	ct_rec_zepoch(b, 2, z, zlen, fresh2);
+	uint8_t allocs[40];
+	memset(allocs, 0xa0, sizeof(allocs));
+	n0 = ct_put_epoch_mark(marks0, 0, sizeof(allocs));
+	ZSTD_CCtx_reset(lane[0], ZSTD_reset_session_only);
+	zpart(lane[0], allocs, sizeof(allocs), marks0, n0, 0, z0, &zlen[0]);
+	zlen[1] = 0;
+	int fresh3[] = {1, 0};
+	ct_rec_zepoch(b, 2, z, zlen, fresh3);
+	ZSTD_freeCCtx(lane[0]);
+	ZSTD_freeCCtx(lane[1]);
 	end(&e, 0, 9);
 	compress(&e, ZSTD_e_end);
 	enc_write(&e, dir, names[bad], SIZE_MAX);
@@ -830,8 +912,10 @@ int main(int argc, char **argv)
 	ties(dir);
 	short_events(dir, 0);
 	short_events(dir, 1);
-	for (int bad = 0; bad <= 4; bad++)
+	for (int bad = 0; bad <= 4; bad++) {
 		epochs(dir, bad);
+		zepochs(dir, bad);
+	}
 	recent_in_v1(dir);
 	argv_case(dir);
 	big_record(dir);

@@ -266,6 +266,23 @@ def test_epochs(exe, d):
               (0, True, True))
 
 
+def test_zepochs(exe, d):
+    """gen_trace's zepochs(): each lane's parts decoded by a stream of its own (a new frame where a part
+    says fresh), then merged as an EPOCH's: epochs()'s figures."""
+    doc, err = analyze_json(exe, f"{d}/zepochs.zst")
+    s = doc["summary"]
+    check("zepochs: figures", (s["allocations"], s["frees"], s["bytes_allocated"], s["leaked_bytes"],
+                               s["leaked_allocations"], doc["complete"]), (43, 2, 1510, 410, 41, True))
+    check("zepochs: the peak in the order given", (s["peak_heap_bytes"], s["peak_heap_time_ns"]), (1110, 5000))
+    for name, why in (("zepochs_fresh.zst", "ZEPOCH lane 1's part is corrupt: "),
+                      ("zepochs_cols.zst", "ZEPOCH lane 0's part is corrupt: its column lengths are cut short or too long"),
+                      ("zepochs_v6.zst", "ZEPOCH record in a version 6 file"),
+                      ("zepochs_marks.zst", "ZEPOCH marks of lane 1 cut short")):
+        rc, out, err = analyze(exe, f"{d}/{name}")
+        check(f"{name}: corrupt, read up to it", (rc, why in err, "corrupt trace near byte" in err),
+              (0, True, True))
+
+
 def test_argv(exe, d):
     doc, _ = analyze_json(exe, f"{d}/argv.zst")
     check("argv: json", doc["process"]["argv"],
@@ -502,6 +519,7 @@ def main():
             test_peak_and_ties(exe, d)
             test_short_events(exe, d)
             test_epochs(exe, d)
+            test_zepochs(exe, d)
             test_argv(exe, d)
             test_errors(exe, d)
             test_exact(exe, d)
