@@ -587,6 +587,7 @@ struct lane_read {
 	const uint8_t *run, *run_end, *mark, *mark_end;
 	uint64_t key, bytes;
 	int more; /* a mark is pending (key, bytes) */
+	int z;    /* the marks are a ZEPOCH part's (ct_get_zmark), not an EPOCH's pairs */
 };
 
 /* Takes l's next mark, if any; -1 when it is cut short. */
@@ -596,8 +597,12 @@ static int next_mark(struct lane_read *l)
 	l->more = 0;
 	if (l->mark == l->mark_end)
 		return 0;
-	int k = ct_get_varint(l->mark, l->mark_end, &delta), m;
-	if (k <= 0 || (m = ct_get_varint(l->mark + k, l->mark_end, &l->bytes)) <= 0)
+	int k, m = 0;
+	if (l->z)
+		k = ct_get_zmark(l->mark, l->mark_end, &delta, &l->bytes);
+	else if ((k = ct_get_varint(l->mark, l->mark_end, &delta)) > 0)
+		m = ct_get_varint(l->mark + k, l->mark_end, &l->bytes);
+	if (k <= 0 || m < 0 || (!l->z && !m))
 		return -1;
 	l->mark += k + m;
 	l->key += delta;
@@ -698,7 +703,7 @@ static int zepoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const 
 		if (rc < 0)
 			return corrupt(r, rec, "ZEPOCH lane %d's part is corrupt: %s", i, why);
 		l[i] = (struct lane_read){
-		    part.run, part.run + part.run_len, part.marks, part.marks + part.marks_len, 0, 0, 0};
+		    part.run, part.run + part.run_len, part.marks, part.marks + part.marks_len, 0, 0, 0, 1};
 	}
 	r->zepoch = rec;
 	int rc = merge_lanes(r, rec, l, (unsigned)lanes);

@@ -10,7 +10,7 @@
 #include "arena.h"
 #include "ctrack/record.h"
 
-/* A run and its marks, encoded as they are made (ct_put_epoch_mark). A mark's key is event << 1 |
+/* A run and its marks, encoded as they are made (ct_put_zmark). A mark's key is event << 1 |
  * own: the events are numbered in the orderer's order, the same for every lane; own says the
  * records are those of the event's own lane (its address's). Within an event, records of the other
  * lanes come first: the only records a lane writes for an event on another lane's address end what
@@ -30,10 +30,10 @@ static inline void ct_run_mark(struct ct_run *run, uint64_t event, int own)
 	if (__builtin_expect(run->out.len == run->marked, 1))
 		return;
 	uint64_t key = event << 1 | (uint64_t)(own != 0);
-	if (!ct_rec_room(&run->marks, CT_EPOCH_MARK_MAX))
+	if (!ct_rec_room(&run->marks, CT_ZMARK_MAX))
 		return;
 	run->marks.len +=
-	    ct_put_epoch_mark(run->marks.data + run->marks.len, key - run->key, run->out.len - run->marked);
+	    ct_put_zmark(run->marks.data + run->marks.len, key - run->key, run->out.len - run->marked);
 	run->key = key;
 	run->marked = run->out.len;
 }

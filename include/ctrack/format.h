@@ -169,10 +169,11 @@
  *   decoder: the lane's first part is fresh, and a part after one that was lost). They decompress
  *   to exactly this record's part of lane l (the writer flushed there):
  *   | len v x CT_COLUMNS | the columns' bytes | the marks (the rest) |, that is, the lane's run as a
- *   BATCH payload, its records by columns (ctrack/columns.h), then its marks. zlen 0: the lane made
- *   nothing. The records are then read as an EPOCH's: by mark, RECENT per lane. The runs hold
- *   records of any kind but BATCH, EPOCH and ZEPOCH; 1 <= lanes <= 8. A trace holds ZEPOCH or
- *   EPOCH records, not both.
+ *   BATCH payload, its records by columns (ctrack/columns.h), then its marks: an EPOCH's (key
+ *   delta, bytes), in one byte each where they fit (ct_put_zmark: a lane makes about 1.5 marks an
+ *   event, nearly all a delta below 32 and a few bytes). zlen 0: the lane made nothing. The records are then
+ * read as an EPOCH's: by mark, RECENT per lane. The runs hold records of any kind but BATCH, EPOCH and
+ * ZEPOCH; 1 <= lanes <= 8. A trace holds ZEPOCH or EPOCH records, not both.
  *
  * Short events 0x80..0xff  | 1 k k c i i i i | [info >> 4 v, when c = 1] |
  *   What the writer uses for ALLOC (kk = 1), FREE (kk = 2) and TEMP (kk = 3), the bulk of a trace:
@@ -401,6 +402,37 @@ static inline int ct_get_short_event(const uint8_t *p, const uint8_t *end, unsig
 		return -1;
 	*info |= high << 4;
 	return 1 + k;
+}
+
+/* A mark of a ZEPOCH part: one byte | d d d d d b b b | for a key delta d below 32 and 1 to 7 bytes
+ * b, nearly every mark; else | 00 | key delta v | bytes v |. Returns its length. */
+#define CT_ZMARK_MAX (1 + 2 * CT_VARINT_MAX)
+static inline size_t ct_put_zmark(uint8_t *p, uint64_t delta, uint64_t bytes)
+{
+	if (delta < 32 && bytes - 1 < 7) {
+		*p = (uint8_t)(delta << 3 | bytes);
+		return 1;
+	}
+	p[0] = 0;
+	size_t n = 1 + ct_put_varint(p + 1, delta);
+	return n + ct_put_varint(p + n, bytes);
+}
+
+/* Reads a ZEPOCH mark at [p, end): its length, or 0 when it is cut short or no mark (b = 0 with d
+ * not 0). */
+static inline int ct_get_zmark(const uint8_t *p, const uint8_t *end, uint64_t *delta, uint64_t *bytes)
+{
+	if (p >= end || (*p && !(*p & 7)))
+		return 0;
+	if (*p) {
+		*delta = *p >> 3;
+		*bytes = *p & 7;
+		return 1;
+	}
+	int k = ct_get_varint(p + 1, end, delta), m;
+	if (k <= 0 || (m = ct_get_varint(p + 1 + k, end, bytes)) <= 0)
+		return 0;
+	return 1 + k + m;
 }
 
 static inline uint64_t ct_zigzag(int64_t v)

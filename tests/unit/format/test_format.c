@@ -414,6 +414,18 @@ static void test_epoch(void)
 	const int fresh[] = {1, 0};
 	GOLDEN("ZEPOCH: two lanes, the first fresh", ct_rec_zepoch(&b, 2, z, zlen, fresh), 0x17, 0x05, 0x02,
 	       0x05, 0x00, 0xaa, 0xbb);
+	/* A ZEPOCH part's marks: | d d d d d b b b | (delta 4, 2 bytes: 0x22), else 00 and two varints. */
+	uint8_t zm[CT_ZMARK_MAX];
+	uint64_t d = 0, n = 0;
+	same_bytes("ZEPOCH mark: key delta 4, 2 bytes", zm, ct_put_zmark(zm, 4, 2), BYTES(0x22));
+	same_bytes("ZEPOCH mark: key delta 31, 7 bytes", zm, ct_put_zmark(zm, 31, 7), BYTES(0xff));
+	same_bytes("ZEPOCH mark: key delta 300, 2 bytes", zm, ct_put_zmark(zm, 300, 2),
+	           BYTES(0x00, 0xac, 0x02, 0x02));
+	same_bytes("ZEPOCH mark: key delta 0, 8 bytes", zm, ct_put_zmark(zm, 0, 8), BYTES(0x00, 0x00, 0x08));
+	report("ZEPOCH mark read back", ct_get_zmark(zm, zm + 3, &d, &n) == 3 && d == 0 && n == 8);
+	const uint8_t odd[] = {0x20, 0x00, 0x05};
+	report("ZEPOCH marks: 0x20 (no bytes) and a cut long one are no marks",
+	       ct_get_zmark(odd, odd + 1, &d, &n) == 0 && ct_get_zmark(odd + 1, odd + 3, &d, &n) == 0);
 }
 
 /* The examples in format.h's comments, through record.h and format.h's helpers. */

@@ -377,8 +377,9 @@ static void start(struct run *r, unsigned lanes, const uint32_t *counters_before
 		atomic_store(&ct_seq[b], after[b]);
 }
 
-/* Appends to out the EPOCH record of runs[0 .. lanes): the lanes' runs as they are, uncompressed
- * (the shim's lanes compress theirs into a ZEPOCH; the merge is the same). */
+/* Appends to out the runs[0 .. lanes) and their marks as they are, in an EPOCH record's layout but
+ * with the lanes' one-byte marks (ct_put_zmark), which decode_epoch reads: the shim's lanes compress
+ * the same into a ZEPOCH's parts, which readers merge the same way. */
 static void epoch_write(struct ct_rec_buf *out, struct ct_run *const *runs, unsigned lanes)
 {
 	const uint8_t *run[CT_EPOCH_LANES_MAX], *marks[CT_EPOCH_LANES_MAX];
@@ -514,7 +515,7 @@ static size_t decode_one(struct reading *g, unsigned lane, const uint8_t *p, con
 	return (size_t)(p - start);
 }
 
-/* An EPOCH record's payload [p, end): the lanes' records mark by mark, the lowest key first (the
+/* epoch_write's record's payload [p, end): the lanes' records mark by mark, the lowest key first (the
  * lower lane's between equal keys), then each run's bytes after its last mark. */
 static void decode_epoch(struct reading *g, const uint8_t *p, const uint8_t *end, struct lines *l)
 {
@@ -539,16 +540,21 @@ static void decode_epoch(struct reading *g, const uint8_t *p, const uint8_t *end
 		for (unsigned i = 0; i < lanes; i++) {
 			if (mark[i] == mark_end[i])
 				continue;
-			uint64_t delta = 0;
-			ct_get_varint(mark[i], mark_end[i], &delta);
+			uint64_t delta = 0, b = 0;
+			ct_get_zmark(mark[i], mark_end[i], &delta, &b);
 			if (best < 0 || key[i] + delta < best_key)
 				best = (int)i, best_key = key[i] + delta;
 		}
 		if (best < 0)
 			break;
 		uint64_t delta = 0;
-		mark[best] += ct_get_varint(mark[best], mark_end[best], &delta);
-		mark[best] += ct_get_varint(mark[best], mark_end[best], &bytes[best]);
+		int k = ct_get_zmark(mark[best], mark_end[best], &delta, &bytes[best]);
+		if (k <= 0) {
+			printf("FAIL a mark cut short\n");
+			failures++;
+			return;
+		}
+		mark[best] += k;
 		key[best] += delta;
 		for (const uint8_t *lim = run[best] + bytes[best]; run[best] < lim;) {
 			size_t k = decode_one(g, (unsigned)best, run[best], lim, l);

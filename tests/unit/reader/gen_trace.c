@@ -385,7 +385,8 @@ static void zpart(ZSTD_CCtx *c, const uint8_t *run, size_t len, const uint8_t *m
 /* ZEPOCH records (format.h): epochs()'s three epochs, each lane's part compressed by a stream of its
  * own, figures and all the same; lane 0's part of epoch 3 starts a new frame (fresh). bad: 1 lane 1's
  * part of epoch 2 says fresh, but continues its frame; 2 lane 0's first column said longer than its
- * part holds; 3 a version 6 file; 4 lane 1's marks end inside a mark. */
+ * part holds; 3 a version 6 file; 4 lane 1's marks end inside a mark.
+ * The marks are one byte each (ct_put_zmark) but the 40 ALLOCs'. */
 static void zepochs(const char *dir, int bad)
 {
 	static const char *const names[] = {"zepochs.zst", "zepochs_fresh.zst", "zepochs_cols.zst",
@@ -399,23 +400,23 @@ static void zepochs(const char *dir, int bad)
 	const uint8_t *z[] = {z0, z1};
 	size_t zlen[2];
 	const uint8_t run0[] = {0xa0, 0xa1, 0x80}, run1[] = {0xa2}, recent1[] = {0x80};
-	uint8_t marks0[3 * CT_EPOCH_MARK_MAX], marks1[CT_EPOCH_MARK_MAX];
-	size_t n0 = ct_put_epoch_mark(marks0, 0, 1);
-	n0 += ct_put_epoch_mark(marks0 + n0, 2, 1);
-	n0 += ct_put_epoch_mark(marks0 + n0, 1, 1);
-	size_t n1 = ct_put_epoch_mark(marks1, 1, 1) - (bad == 4);
+	uint8_t marks0[3 * CT_ZMARK_MAX], marks1[CT_ZMARK_MAX] = {0};
+	size_t n0 = ct_put_zmark(marks0, 0, 1);
+	n0 += ct_put_zmark(marks0 + n0, 2, 1);
+	n0 += ct_put_zmark(marks0 + n0, 1, 1);
+	size_t n1 = bad == 4 ? 1 : ct_put_zmark(marks1, 1, 1); /* 00: a long mark's first byte alone */
 	zpart(lane[0], run0, sizeof(run0), marks0, n0, bad == 2, z0, &zlen[0]);
 	zpart(lane[1], run1, sizeof(run1), marks1, n1, 0, z1, &zlen[1]);
 	int fresh[] = {1, 1};
 	ct_rec_zepoch(b, 2, z, zlen, fresh);
-	n1 = ct_put_epoch_mark(marks1, 0, 1);
+	n1 = ct_put_zmark(marks1, 0, 1);
 	zlen[0] = 0;
 	zpart(lane[1], recent1, sizeof(recent1), marks1, n1, 0, z1, &zlen[1]);
 	int fresh2[] = {0, bad == 1};
 	ct_rec_zepoch(b, 2, z, zlen, fresh2);
 	uint8_t allocs[40];
 	memset(allocs, 0xa0, sizeof(allocs));
-	n0 = ct_put_epoch_mark(marks0, 0, sizeof(allocs));
+	n0 = ct_put_zmark(marks0, 0, sizeof(allocs)); /* 40 bytes: a long mark */
 	ZSTD_CCtx_reset(lane[0], ZSTD_reset_session_only);
 	zpart(lane[0], allocs, sizeof(allocs), marks0, n0, 0, z0, &zlen[0]);
 	zlen[1] = 0;
