@@ -40,8 +40,23 @@ static char trace_dir[PATH_MAX]; /* where a traced child writes its trace; "" = 
 #define CHAIN_SEED_Y 0xC2B2AE3D27D4EB4Full
 
 /* Backtrace hash -> stack id, in sets of 2: two stacks of a loop that shared a slot of a
- * direct-mapped cache would be interned again at every turn. */
+ * direct-mapped cache would be interned again at every turn. Two levels: every thread has the small
+ * cache inside its state (8 KiB, mostly in L1/L2); a thread that misses it often (a program of many
+ * stacks: cc1 walks 47,000 times to a stack the small cache lost, and each miss interns 20-40 frames
+ * under the table's lock) maps a big one behind it once it has missed GROW_AFTER times (256 KiB):
+ * only the threads that need it pay its memory and page faults. Every stack interned after that goes
+ * into both; a hit in the big one comes back into the small one. The small one stays first because
+ * a lookup in the big one is a cache miss (a random line of 256 KiB), as costly as the walk's own
+ * frames on cc1. */
 #define STACK_CACHE 512
+#define STACK_CACHE_BIG 16384
+#define GROW_AFTER (2 * STACK_CACHE)
+
+/* An entry of a stack cache: a set of two is 32 bytes, so a lookup reads one cache line. */
+struct stack_entry {
+	uint64_t hash; /* 0: empty */
+	uint32_t id;
+};
 
 struct ct_thread {
 	struct ct_ring *ring;
@@ -50,9 +65,10 @@ struct ct_thread {
 	uint32_t last_id;    /* stack id of the thread's previous backtrace, when last_valid */
 	int last_valid;
 	int prefix_n; /* chain[0, prefix_n + 2) holds the previous backtrace's hash states (hash_prefixed) */
-	uint32_t own_bucket; /* the counter of the report's own event's next number (own_seq_take) */
-	_Alignas(64) uint64_t cache_hash[STACK_CACHE]; /* a set within one cache line */
-	uint32_t cache_id[STACK_CACHE];
+	uint32_t own_bucket;     /* the counter of the report's own event's next number (own_seq_take) */
+	uint32_t cache_misses;   /* of the small cache, until the big one is mapped */
+	struct stack_entry *big; /* the big cache (STACK_CACHE_BIG entries), NULL until mapped */
+	_Alignas(64) struct stack_entry cache[STACK_CACHE]; /* the small cache */
 	uintptr_t ips[CT_DEPTH_MAX];
 	struct ct_defer defer; /* events of signal handlers that interrupted a report */
 	/* The hash chains' values, outermost frame first: chain[0] and chain[1] their seeds, chain[k + 2]
@@ -67,6 +83,38 @@ static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ct_thread *free_threads;
 static _Atomic uint32_t stack_generation;
 
+/* Empties the thread's stack caches; the big one, if any, is unmapped. */
+static void stack_cache_reset(struct ct_thread *t)
+{
+	if (t->big)
+		ct_arena_unmap(t->big, STACK_CACHE_BIG * sizeof(struct stack_entry));
+	t->big = NULL;
+	memset(t->cache, 0, sizeof(t->cache));
+	t->cache_misses = 0;
+}
+
+/* Maps the big cache (empty: the stacks the thread meets again fill it at one lookup of the stack
+ * table each). Without memory the thread keeps the small one alone. */
+static __attribute__((noinline, cold)) void stack_cache_grow(struct ct_thread *t)
+{
+	t->big = ct_arena_map(STACK_CACHE_BIG * sizeof(struct stack_entry));
+}
+
+/* The stack id of hash h in the big cache, 0 when not there (0 is the empty stack's: found again by
+ * interning it, as cheap as this). Out of line: most lookups end in the small cache. */
+static __attribute__((noinline)) uint32_t stack_cache_big_find(struct ct_thread *t, uint64_t h)
+{
+	const struct stack_entry *set = &t->big[(unsigned)(h >> 40) & (STACK_CACHE_BIG - 2)];
+	return set[0].hash == h ? set[0].id : set[1].hash == h ? set[1].id : 0;
+}
+
+static void stack_cache_put(struct stack_entry *set, uint64_t h, uint32_t id)
+{
+	set[1] = set[0]; /* the set's older entry makes room */
+	set[0].hash = h;
+	set[0].id = id;
+}
+
 static pid_t gettid_raw(void)
 {
 	return (pid_t)syscall(SYS_gettid);
@@ -79,6 +127,7 @@ static void thread_exit(void *arg)
 	ct_in_shim = 1;
 	if (t->ring)
 		ct_ring_release(t->ring);
+	stack_cache_reset(t);
 	ct_unwind_thread_exit();
 	t->ring = NULL;
 	if (ct_slot()->thread == t)
@@ -216,7 +265,7 @@ static struct ct_thread *thread_new(struct ct_slot *s)
 		return NULL;
 	s->thread = t;
 	atomic_signal_fence(memory_order_seq_cst);
-	memset(t->cache_hash, 0, sizeof(t->cache_hash));
+	stack_cache_reset(t); /* a state from the free list has no big cache: its thread's end unmapped it */
 	t->last_valid = 0;
 	t->prefix_n = 0;
 	t->chain[0] = CHAIN_SEED_X;
@@ -295,7 +344,9 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
 {
 	uint32_t gen = atomic_load_explicit(&stack_generation, memory_order_relaxed);
 	if (CT_UNLIKELY(gen != t->generation)) {
-		memset(t->cache_hash, 0, sizeof(t->cache_hash));
+		memset(t->cache, 0, sizeof(t->cache));
+		if (t->big)
+			memset(t->big, 0, STACK_CACHE_BIG * sizeof(*t->big));
 		t->generation = gen;
 		t->last_valid = 0;
 	}
@@ -310,21 +361,26 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
 	if (own)
 		t->prefix_n = truncated ? 0 : t->prefix_n;
 	uint64_t h = own && !truncated ? hash_prefixed(t, n, shared) : hash_stack(ips, n, truncated);
-	unsigned slot = (unsigned)(h >> 40) & (STACK_CACHE - 2);
-	if (CT_LIKELY(t->cache_hash[slot] == h))
-		return t->last_id = t->cache_id[slot];
-	if (t->cache_hash[slot + 1] == h)
-		return t->last_id = t->cache_id[slot + 1];
-	uint32_t id = ct_stacks_intern(ips, n, truncated);
+	struct stack_entry *set = &t->cache[(unsigned)(h >> 40) & (STACK_CACHE - 2)];
+	if (CT_LIKELY(set[0].hash == h))
+		return t->last_id = set[0].id;
+	if (set[1].hash == h)
+		return t->last_id = set[1].id;
+	uint32_t id = t->big ? stack_cache_big_find(t, h) : 0;
+	if (id) {
+		stack_cache_put(set, h, id);
+		return t->last_id = id;
+	}
+	if (CT_UNLIKELY(!t->big && ++t->cache_misses == GROW_AFTER))
+		stack_cache_grow(t);
+	id = ct_stacks_intern(ips, n, truncated);
 	if (CT_UNLIKELY(id == CT_STACK_ROOT && n > 0)) {
 		atomic_fetch_add_explicit(&ct_losses.no_stack, 1, memory_order_relaxed);
 		return t->last_id = id; /* not cached: the table may have room again after a dlclose */
 	}
-	/* The set's older entry makes room. */
-	t->cache_hash[slot + 1] = t->cache_hash[slot];
-	t->cache_id[slot + 1] = t->cache_id[slot];
-	t->cache_hash[slot] = h;
-	t->cache_id[slot] = id;
+	stack_cache_put(set, h, id);
+	if (t->big)
+		stack_cache_put(&t->big[(unsigned)(h >> 40) & (STACK_CACHE_BIG - 2)], h, id);
 	return t->last_id = id;
 }
 

@@ -38,6 +38,8 @@ static const unsigned char restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x
  * instructions). */
 #define CACHE_BITS 12
 #define CACHE_SIZE (1u << CACHE_BITS)
+#define HOT_BITS 9
+#define HOT_SIZE (1u << HOT_BITS)
 /* The bytes below RSP that signal delivery leaves alone (the x86_64 ABI's red zone). */
 #define RED_ZONE 128
 /* A step that moves the stack pointer further than this is taken as a corrupt frame. */
@@ -103,6 +105,12 @@ struct ct_unwind_state {
 	 * RBP-based CFA: without one, memo_store() computes no RBP dependencies. It may be set by a
 	 * frame that was not recorded in the end (its step failed): memo_store then takes the long way. */
 	int fresh_rbp;
+	/* The hot rules: a direct-mapped copy of rules of the cache below, which the common loop
+	 * (rule_word_for) reads first. The cache's 64 KiB are more than L1 holds beside the program's
+	 * data, so its sets are mostly L2 reads; the few hundred return addresses a program's usual
+	 * walks step through fit here (8 KiB). A rule never changes for its ip within a generation, so
+	 * a copy is never stale; only the outermost walk reads and writes it. */
+	_Alignas(64) struct entry hot[HOT_SIZE];
 	_Alignas(64) struct entry cache[CACHE_SIZE]; /* a set within one cache line */
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
@@ -199,6 +207,7 @@ static int cache_usable(struct ct_slot *me)
 		me->unwind->memo_[0].sp = UINTPTR_MAX;
 	} else {
 		memset(me->unwind->cache, 0, sizeof(me->unwind->cache));
+		memset(me->unwind->hot, 0, sizeof(me->unwind->hot));
 		me->unwind->memo_n = 0;
 	}
 	me->unwind->cache_generation = gen;
@@ -594,18 +603,27 @@ static inline struct ct_cfi_rule word_rule(uint64_t w)
 /* The cached rule of pc as a word: rule_for's, for a walk that uses the cache. */
 static inline __attribute__((always_inline)) uint64_t rule_word_for(struct ct_slot *me, uintptr_t pc)
 {
-	struct entry *set = set_of(me, pc);
+	uint64_t k = pc * 0x9e3779b97f4a7c15ull;
+	struct entry *hot = &me->unwind->hot[k >> (64 - HOT_BITS)];
+	struct entry *set = &me->unwind->cache[(k >> (64 - CACHE_BITS)) & ~(uint64_t)1];
 	uint64_t w;
 
-	if (__builtin_expect(set[0].ip == pc, 1)) {
+	if (__builtin_expect(hot->ip == pc, 1)) {
+		memcpy(&w, &hot->rule, sizeof(w));
+		return w;
+	}
+	if (set[0].ip == pc) {
 		memcpy(&w, &set[0].rule, sizeof(w));
-		return w;
-	}
-	if (set[1].ip == pc) {
+	} else if (set[1].ip == pc) {
 		memcpy(&w, &set[1].rule, sizeof(w));
-		return w;
+	} else {
+		w = rule_word(rule_miss(me, set, pc, 1));
+		if (set[0].ip != pc) /* not cached (JIT code): nor here */
+			return w;
 	}
-	return rule_word(rule_miss(me, set, pc, 1));
+	hot->ip = pc;
+	memcpy(&hot->rule, &w, sizeof(w));
+	return w;
 }
 
 /* Steps c's frames while they are common: returns the walk's frame count when it met the memo

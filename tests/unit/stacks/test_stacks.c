@@ -27,6 +27,50 @@ static int frames_of(uint32_t id, uintptr_t *out, int max)
 	return n;
 }
 
+/* Stacks deeper than the tracker's walks go (the writer interns what the matcher asks, of any
+ * depth), and stacks that share outer frames with the one interned before (interning starts from
+ * its path): each interned twice, in turns, must keep its id and give back its frames. */
+#define DEEP (CT_DEPTH_MAX + 40)
+#define SHARED (CT_DEPTH_MAX - 20)
+
+static void check_deep(void)
+{
+	static uintptr_t a[DEEP], b[DEEP], back[DEEP + 1];
+	uint32_t first_a = 0, first_b = 0, before = ct_stacks_count();
+	for (int i = 0; i < DEEP; i++) { /* innermost first; b differs from a in its inner frames */
+		a[i] = 0x600000 + 16 * (uintptr_t)i;
+		b[i] = i >= DEEP - SHARED ? a[i] : 0x700000 + 16 * (uintptr_t)i;
+	}
+	for (int round = 0; round < 2; round++) {
+		uint32_t ida = ct_stacks_intern(a, DEEP, 0), idb = ct_stacks_intern(b, DEEP, 0);
+		if (round == 0) {
+			first_a = ida, first_b = idb;
+			/* a's frames, then b's own: the shared outer frames are a's nodes */
+			if (ct_stacks_count() - before != 2 * DEEP - SHARED) {
+				printf("FAIL deep stacks made %u nodes, want %d\n",
+				       ct_stacks_count() - before, 2 * DEEP - SHARED);
+				failures++;
+			}
+		} else if (ida != first_a || idb != first_b) {
+			printf("FAIL deep stacks interned again as %u and %u, first as %u and %u\n", ida, idb,
+			       first_a, first_b);
+			failures++;
+		}
+		const uintptr_t *want[2] = {a, b};
+		uint32_t ids[2] = {ida, idb};
+		for (int k = 0; k < 2; k++) {
+			int n = frames_of(ids[k], back, DEEP + 1), same = n == DEEP;
+			for (int i = 0; same && i < DEEP; i++)
+				same = back[i] == want[k][i];
+			if (!same) {
+				printf("FAIL deep stack %c: node %u gives %d frames, not its %d\n", "ab"[k],
+				       ids[k], n, DEEP);
+				failures++;
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	uint32_t ids[CALLERS];
@@ -61,7 +105,8 @@ int main(void)
 		printf("FAIL %u nodes, want %u\n", ct_stacks_count(), want);
 		failures++;
 	}
-	printf("%s: %d call paths through one helper, %d failure(s)\n", failures ? "FAIL" : "ok", CALLERS,
-	       failures);
+	check_deep();
+	printf("%s: %d call paths through one helper, deep stacks, %d failure(s)\n", failures ? "FAIL" : "ok",
+	       CALLERS, failures);
 	return failures ? 1 : 0;
 }
