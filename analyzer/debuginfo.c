@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,6 +299,45 @@ void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len)
 	pthread_mutex_unlock(&ahead.lock);
 }
 
+/* dl_iterate_phdr's callback: the build-id note of libc.so.* into *arg (struct own_id). */
+struct own_id {
+	const unsigned char *bits;
+	size_t len;
+};
+
+static int libc_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct own_id *id = arg;
+	const char *base = strrchr(info->dlpi_name, '/');
+	(void)size;
+	if (!base || strncmp(base + 1, "libc.so.", 8))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		for (size_t off = 0; ph->p_type == PT_NOTE && off + sizeof(ElfW(Nhdr)) <= ph->p_memsz;) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(p + off);
+			size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(p + off + sizeof(*n), "GNU", 4)) {
+				id->bits = p + off + sizeof(*n) + name;
+				id->len = n->n_descsz;
+				return 1;
+			}
+			off += sizeof(*n) + name + desc;
+		}
+	}
+	return 1;
+}
+
+void ct_debuginfo_prefetch_own_libc(void)
+{
+	struct own_id id = {0};
+	dl_iterate_phdr(libc_build_id, &id);
+	if (id.bits)
+		ct_debuginfo_prefetch(id.bits, id.len);
+}
+
 /* The copy opened ahead for bits (its fd, maybe -1, and *name), waiting for it when it is being made,
  * or made now when no thread has started it (quicker done here than after those before it); -2 when
  * there is none to take (never asked, or taken already: the caller opens the file itself). */
@@ -312,6 +352,7 @@ static int take_ahead(const unsigned char *bits, int len, char **name)
 		*(a->state == DONE ? &fd : &raw) = a->fd;
 		*name = a->name;
 		a->fd = -1, a->name = NULL, a->state = TAKEN;
+		pthread_cond_broadcast(&ahead.done); /* ct_debuginfo_wait_copies: one fewer queued */
 	}
 	pthread_mutex_unlock(&ahead.lock);
 	return raw >= 0 ? ct_debugimage_open(raw) : fd;
@@ -340,6 +381,23 @@ int ct_debuginfo_pending(const unsigned char *build_id, size_t len)
 int ct_debuginfo_found(const unsigned char *build_id, size_t len)
 {
 	return ask_ahead(build_id, len, FOUND);
+}
+
+/* Whether a copy is queued or being made; the lock held. */
+static int copying(void)
+{
+	for (int i = 0; i < ahead.n; i++)
+		if (ahead.v[i].state == QUEUED || ahead.v[i].state == WORKING)
+			return 1;
+	return 0;
+}
+
+void ct_debuginfo_wait_copies(void)
+{
+	pthread_mutex_lock(&ahead.lock);
+	while (copying() && !ahead.stop)
+		pthread_cond_wait(&ahead.done, &ahead.lock);
+	pthread_mutex_unlock(&ahead.lock);
 }
 
 static void stop_ahead(void)

@@ -18,9 +18,18 @@ int ct_debuginfo_set_dirs(const char *debug_dirs);
  * without a thread, nothing is done ahead. */
 void ct_debuginfo_prefetch(const unsigned char *build_id, size_t len);
 
+/* ct_debuginfo_prefetch for the C library this process runs with, before any trace is read: a trace
+ * made on this machine has its frames in that very file (same build-id), and its debug file is the
+ * biggest to decompress, so the copy starts at once rather than at its first frame. A trace of
+ * another libc only leaves the copy unused. */
+void ct_debuginfo_prefetch_own_libc(void);
+
 /* 1 while the debug file of this build-id is being copied ahead (libdwfl asking for it now would
  * wait), else 0. */
 int ct_debuginfo_pending(const unsigned char *build_id, size_t len);
+
+/* Waits until no debug file is being copied ahead (returns at once when none is). */
+void ct_debuginfo_wait_copies(void);
 
 /* 1 when ct_debuginfo_prefetch found the separate debug file of this build-id, else 0 (none, or
  * never asked). */

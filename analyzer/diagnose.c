@@ -339,15 +339,34 @@ struct chunk {
 
 #define LIST_CHUNK (64 * 1024)
 
+/* The lengths of the paths looked for, as a filter: a line of another length is none of them (most
+ * of the megabytes of lists read). Lengths past LEN_MAX share the last bit. */
+#define LEN_MAX 4095
+struct lengths {
+	uint64_t bits[(LEN_MAX + 1) / 64];
+};
+
+static void add_length(struct lengths *l, size_t k)
+{
+	k = k < LEN_MAX ? k : LEN_MAX;
+	l->bits[k / 64] |= 1ull << (k % 64);
+}
+
+static int has_length(const struct lengths *l, size_t k)
+{
+	k = k < LEN_MAX ? k : LEN_MAX;
+	return (l->bits[k / 64] >> (k % 64)) & 1;
+}
+
 /* Names the package of list_name in each wanted module one of whose paths is a line of text (whole
  * lines). Returns named plus how many it named, or -ENOMEM. */
 static int match_lines(const char *text, size_t len, const char *list_name, struct wanted *want, size_t n,
-                       int named)
+                       const struct lengths *lens, int named)
 {
 	for (const char *line = text, *end = text + len; line < end && named >= 0;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t k = (size_t)((nl ? nl : end) - line);
-		for (size_t i = 0; i < n && named >= 0; i++)
+		for (size_t i = 0; i < n && named >= 0 && has_length(lens, k); i++)
 			for (int j = 0; !want[i].q->package && j < want[i].n; j++)
 				if (want[i].paths[j] && want[i].lens[j] == k &&
 				    !memcmp(line, want[i].paths[j], k))
@@ -360,7 +379,8 @@ static int match_lines(const char *text, size_t len, const char *list_name, stru
 
 /* Reads dir's file list name (dpkg's: one path a line) a chunk of whole lines at a time and names
  * the package in each wanted module it owns. Returns how many modules it named, or -ENOMEM. */
-static int scan_list(int dir, const char *name, struct wanted *want, size_t n, struct chunk *c)
+static int scan_list(int dir, const char *name, struct wanted *want, size_t n, const struct lengths *lens,
+                     struct chunk *c)
 {
 	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -384,7 +404,7 @@ static int scan_list(int dir, const char *name, struct wanted *want, size_t n, s
 		have += eof ? 0 : (size_t)got;
 		const char *last = eof ? NULL : memrchr(c->v, '\n', have);
 		size_t whole = eof ? have : last ? (size_t)(last - c->v) + 1 : 0;
-		named = match_lines(c->v, whole, name, want, n, named);
+		named = match_lines(c->v, whole, name, want, n, lens, named);
 		memmove(c->v, c->v + whole, have - whole);
 		have -= whole;
 	}
@@ -438,11 +458,16 @@ static int find_packages(struct wanted *want, size_t n)
 	size_t left = n;
 	int rc = 0;
 	struct chunk c = {0};
+	struct lengths lens = {{0}};
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < want[i].n; j++)
+			if (want[i].paths[j])
+				add_length(&lens, want[i].lens[j]);
 	for (struct dirent *e; left && !rc && (e = readdir(dir));) {
 		size_t len = strlen(e->d_name);
 		if (len <= 5 || strcmp(e->d_name + len - 5, ".list"))
 			continue;
-		int named = scan_list(dirfd(dir), e->d_name, want, n, &c);
+		int named = scan_list(dirfd(dir), e->d_name, want, n, &lens, &c);
 		if (named < 0)
 			rc = named;
 		else
@@ -479,6 +504,9 @@ static struct {
 static void *ahead_main(void *arg)
 {
 	(void)arg;
+	/* Not beside the debug files' decompressing: their frames, then the report, come after it, and
+	 * this fits beside those on the other core, where it would slow the decompressing down. */
+	ct_debuginfo_wait_copies();
 	ahead.rc = find_packages(ahead.want, ahead.n);
 	return NULL;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1191,10 +1192,13 @@ static int read_model(const char *path, struct ct_model *m, const struct options
 	}
 	struct progress p = {.m = m};
 	int tty = isatty(STDERR_FILENO);
+	if (sym)
+		ct_debuginfo_prefetch_own_libc();
 	struct ct_presym *ahead = sym ? ct_presym_start(m) : NULL;
 	rc = ct_read_trace_progress(path, m, err, sizeof(err), tty ? show_progress : NULL, &p);
 	/* the SYMBOLS advice's package lookup, from the moment the modules with frames are known: while
-	 * the last frames are resolved (the text report is the last output) */
+	 * the last frames are resolved (the text report is the last output), once the debug files being
+	 * decompressed are (diagnose.c) */
 	if (sym && rc >= 0 && (o->out[NOUTPUTS - 1] || asked(o, "--json") || asked(o, "--html")))
 		ct_diagnose_prefetch(m);
 	if (sym)
@@ -1604,6 +1608,10 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct ct_outfile std_out = {0};
+	/* One malloc arena for every thread: glibc grows a thread's own arena a few pages at a time,
+	 * each step an mprotect that takes the address space's lock for writing and so stalls the page
+	 * faults of the threads inflating debug files (600 calls on python3's trace). */
+	mallopt(M_ARENA_MAX, 1);
 	int status = parse_args(argc, argv, &o);
 	if (status < 0)
 		status = refuse_outputs(&o);

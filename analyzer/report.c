@@ -189,14 +189,17 @@ long ct_report_rank(const struct ct_report *r, enum ct_rank by, const struct ct_
 
 /* ---- what follows from a frame, kept by its id ---- */
 
-/* A frame's hash as the shown frames' keys take it, whether it is a runtime start frame and whether
- * the fold list folds it: the same for every walk through it, worked out once. */
+/* A frame's hash as the shown frames' keys take it, whether it is a runtime start frame, main itself,
+ * a wrapper found, and whether the fold list folds it: the same for every walk through it, worked out
+ * once. */
 struct ct_frame_memo {
-	uint8_t *flags; /* MEMO_* */
+	uint16_t *flags; /* MEMO_* */
 	uint64_t *hash;
 	size_t cap;
 	int fold_set;
 	const struct ct_fold *fold; /* the list MEMO_FOLDED answers for */
+	int wrappers_set;
+	const struct ct_wrapper *wrappers; /* the wrappers MEMO_WRAPPER answers for */
 	/* per stack node: the hash of its shown frames (for_key 0), under the settings in `walk` */
 	uint64_t *stack_hash;
 	uint8_t *stack_known;
@@ -209,23 +212,38 @@ struct ct_frame_memo {
 	} walk;
 };
 
-enum { MEMO_RUNTIME_KNOWN = 1, MEMO_RUNTIME = 2, MEMO_FOLD_KNOWN = 4, MEMO_FOLDED = 8, MEMO_HASH_KNOWN = 16 };
+enum {
+	MEMO_RUNTIME_KNOWN = 1,
+	MEMO_RUNTIME = 2,
+	MEMO_FOLD_KNOWN = 4,
+	MEMO_FOLDED = 8,
+	MEMO_HASH_KNOWN = 16,
+	MEMO_MAIN_KNOWN = 32,
+	MEMO_MAIN = 64,
+	MEMO_WRAPPER_KNOWN = 128,
+	MEMO_WRAPPER = 256,
+};
+
+static struct ct_frame_memo *memo_grow(struct ct_frame_memo *m, uint32_t id);
 
 /* r's memo with room for id, or NULL: no memo, a frame the symbolizer did not make, no memory. */
-static struct ct_frame_memo *memo_for(const struct ct_report *r, uint32_t id)
+static inline struct ct_frame_memo *memo_for(const struct ct_report *r, uint32_t id)
 {
 	struct ct_frame_memo *m = r->memo;
 	if (!m || !id)
 		return NULL;
-	if (id < m->cap)
-		return m;
+	return id < m->cap ? m : memo_grow(m, id);
+}
+
+static struct ct_frame_memo *memo_grow(struct ct_frame_memo *m, uint32_t id)
+{
 	size_t cap = m->cap ? m->cap : 1024;
 	while (cap <= id)
 		cap *= 2;
-	uint8_t *flags = realloc(m->flags, cap);
+	uint16_t *flags = realloc(m->flags, cap * sizeof(*flags));
 	if (!flags)
 		return NULL;
-	memset(flags + m->cap, 0, cap - m->cap);
+	memset(flags + m->cap, 0, (cap - m->cap) * sizeof(*flags));
 	m->flags = flags;
 	uint64_t *hash = realloc(m->hash, cap * sizeof(*hash));
 	if (!hash)
@@ -254,6 +272,33 @@ static int is_folded(const struct ct_report *r, const struct ct_frame *f)
 	if (!(m->flags[f->id] & MEMO_FOLD_KNOWN))
 		m->flags[f->id] |= MEMO_FOLD_KNOWN | (ct_fold_match(r->fold, f) ? MEMO_FOLDED : 0);
 	return (m->flags[f->id] & MEMO_FOLDED) != 0;
+}
+
+/* ct_report_is_wrapper, kept by frame id for the wrappers r has. */
+static int is_wrapper(const struct ct_report *r, const struct ct_frame *f)
+{
+	if (!r->nwrappers)
+		return 0;
+	struct ct_frame_memo *m = memo_for(r, f->id);
+	if (m && !m->wrappers_set)
+		m->wrappers = r->wrappers, m->wrappers_set = 1;
+	if (!m || m->wrappers != r->wrappers)
+		return ct_report_is_wrapper(r, f);
+	if (!(m->flags[f->id] & MEMO_WRAPPER_KNOWN))
+		m->flags[f->id] |= MEMO_WRAPPER_KNOWN | (ct_report_is_wrapper(r, f) ? MEMO_WRAPPER : 0);
+	return (m->flags[f->id] & MEMO_WRAPPER) != 0;
+}
+
+/* A frame of main itself (not inlined into another), which ends a cut stack. */
+static int is_main(const struct ct_report *r, const struct ct_frame *f)
+{
+	struct ct_frame_memo *m = memo_for(r, f->id);
+	if (!m)
+		return !f->inlined && !strcmp(f->function, "main");
+	if (!(m->flags[f->id] & MEMO_MAIN_KNOWN))
+		m->flags[f->id] |=
+		    MEMO_MAIN_KNOWN | (!f->inlined && !strcmp(f->function, "main") ? MEMO_MAIN : 0);
+	return (m->flags[f->id] & MEMO_MAIN) != 0;
 }
 
 /* ---- the frame walk ---- */
@@ -346,13 +391,13 @@ static int cut(struct walk *w, const struct ct_frame *f)
 	for (unsigned i = 0; i < w->npending && !rc; i++)
 		rc = show(w, &w->pending[i]);
 	w->npending = 0;
-	w->ended = !f->inlined && !strcmp(f->function, "main");
+	w->ended = is_main(w->r, f);
 	return rc ? rc : show(w, f);
 }
 
 static int step(struct walk *w, const struct ct_frame *f)
 {
-	if (w->folding && (is_folded(w->r, f) || ct_report_is_wrapper(w->r, f))) {
+	if (w->folding && (is_folded(w->r, f) || is_wrapper(w->r, f))) {
 		w->held = *f;
 		w->hidden++;
 		return 0;
@@ -588,9 +633,31 @@ static int set_key(const struct ct_report *r, struct ct_group *g, uint32_t stack
 	return 0;
 }
 
+static uint64_t mix_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
+}
+
+/* A name into a group key's hash 8 bytes at a time: the hash only places the key in the table (the
+ * groups keep the order their first sites come in), so any hash that equal names share will do. */
+static uint64_t mix_name(uint64_t h, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = mix_word(h, w);
+	}
+	uint64_t tail = n;
+	for (size_t i = 0; i < n; i++)
+		tail = tail << 8 | (unsigned char)s[i];
+	return mix_word(h, tail);
+}
+
 static uint64_t hash_key(const struct ct_group *g)
 {
-	uint64_t h = ct_mix_str(ct_mix_str(ct_mix_str(CT_MIX_SEED, g->function), g->file), g->module);
+	uint64_t h = mix_name(mix_name(mix_name(CT_MIX_SEED, g->function), g->file), g->module);
 	h = ct_mix(h, &g->line, sizeof(g->line));
 	h = ct_mix(h, &g->offset, sizeof(g->offset));
 	return ct_mix(h, &g->frames_hash, sizeof(g->frames_hash));
