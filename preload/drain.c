@@ -5,10 +5,11 @@
 
 #include "event.h"
 
-#define PREFETCH_EVENTS 16 /* table slots load 16 events ahead */
+#define AHEAD 16 /* on large tables, events are decoded and their slots loaded 16 events ahead */
+#define ALWAYS static inline __attribute__((always_inline))
 
 /* The event at word t of r into ev; returns its length in words. */
-static inline unsigned fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
+ALWAYS unsigned fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3])
 {
 	ev[0] = r->words[t & CT_RING_MASK];
 	unsigned n = ct_event_words(ev[0]);
@@ -19,48 +20,96 @@ static inline unsigned fetch(const struct ct_ring *r, uint64_t t, uint64_t ev[3]
 	return n;
 }
 
-/* Prefetches (ct_match_prefetch) for the event at *ahead, if it is published, and moves *ahead
- * past it. */
-static void look_ahead(const struct ct_ring *r, const struct ct_drain *d, uint64_t *ahead, uint64_t h)
-{
-	if (*ahead >= h)
-		return;
+/* An event decoded ahead: its words, where it starts in the ring and what its hint worked out. */
+struct ahead {
 	uint64_t ev[3];
-	*ahead += fetch(r, *ahead, ev);
-	ct_match_prefetch(&d->st, ev);
+	uint64_t at;
+	struct ct_match_hint hint;
+};
+
+/* The event at word at of r into *a, its table slots starting to load; returns its length. */
+ALWAYS unsigned decode(const struct ct_ring *r, const struct ct_drain *d, uint64_t at, unsigned tables,
+                       struct ahead *a)
+{
+	unsigned words = fetch(r, at, a->ev);
+	a->at = at;
+	ct_match_prefetch(&d->st, a->ev, tables, &a->hint);
+	return words;
 }
 
-/* The loop of ct_drain and ct_drain_run: with run, each event's records are marked in it
- * (epoch.h), and at most limit events are applied. */
-static inline __attribute__((always_inline)) int drain_loop(struct ct_ring *r, struct ct_drain *d,
-                                                            _Atomic uint64_t *pos, int ordered,
-                                                            struct ct_run *run, uint64_t *event,
-                                                            uint64_t limit)
+/* After the n-th event applied, which ends at word t: its mark in run (if any), and every 4096
+ * events the position, so that the producer gets room in a long drain. */
+ALWAYS void applied(struct ct_run *run, uint64_t *event, int rc, _Atomic uint64_t *pos, uint64_t t, int n)
 {
-	uint64_t t = atomic_load_explicit(pos, memory_order_relaxed);
-	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-	/* UINT64_MAX, the maximum: look_ahead does nothing */
-	uint64_t ahead = ct_match_prefetching(&d->st) ? t : UINT64_MAX;
+	if (run)
+		ct_run_mark(run, (*event)++, rc == CT_MATCH_DONE);
+	if ((n & 4095) == 0)
+		atomic_store_explicit(pos, t, memory_order_release);
+}
+
+/* drain_loop's events from *t up to h on small tables: fetched and applied. Returns how many; *t
+ * moves past them. */
+ALWAYS int apply_each(struct ct_ring *r, struct ct_drain *d, _Atomic uint64_t *pos, uint64_t *t, uint64_t h,
+                      int ordered, struct ct_run *run, uint64_t *event, uint64_t limit)
+{
 	int n = 0;
-	d->blocked = 0;
-	for (int i = 0; i < PREFETCH_EVENTS; i++)
-		look_ahead(r, d, &ahead, h);
-	while (t < h && (uint64_t)n < limit) {
+	while (*t < h && (uint64_t)n < limit) {
 		uint64_t ev[3];
-		look_ahead(r, d, &ahead, h);
-		unsigned words = fetch(r, t, ev);
+		unsigned words = fetch(r, *t, ev);
 		int rc = ct_match_event(&d->st, ev, ordered);
 		if (rc == CT_MATCH_BLOCKED) {
 			d->blocked = 1;
 			break;
 		}
+		ordered = 1;
+		*t += words;
+		applied(run, event, rc, pos, *t, ++n);
+	}
+	return n;
+}
+
+/* The same on large tables: each event is decoded once, AHEAD events before it is applied, and its
+ * slots load meanwhile. q[n .. head) (indices mod AHEAD) are the events decoded and not applied,
+ * next the word after them: the position after the events applied is q[n]'s start, or next. */
+ALWAYS int apply_ahead(struct ct_ring *r, struct ct_drain *d, _Atomic uint64_t *pos, uint64_t *t, uint64_t h,
+                       unsigned tables, int ordered, struct ct_run *run, uint64_t *event, uint64_t limit)
+{
+	struct ahead q[AHEAD];
+	uint64_t next = *t;
+	unsigned head = 0, n = 0;
+	for (; head < AHEAD && next < h; head++)
+		next += decode(r, d, next, tables, &q[head]);
+	while (n != head && n < limit) {
+		const struct ahead *a = &q[n % AHEAD];
+		int rc = ct_match_event_hinted(&d->st, a->ev, &a->hint, ordered);
+		if (rc == CT_MATCH_BLOCKED) {
+			d->blocked = 1;
+			break;
+		}
+		ordered = 1;
+		n++; /* a's slot is free: the next decode may take it */
 		if (run)
 			ct_run_mark(run, (*event)++, rc == CT_MATCH_DONE);
-		ordered = 1;
-		t += words;
-		if ((++n & 4095) == 0)
-			atomic_store_explicit(pos, t, memory_order_release);
+		if ((n & 4095) == 0)
+			atomic_store_explicit(pos, n != head ? q[n % AHEAD].at : next, memory_order_release);
+		if (next < h)
+			next += decode(r, d, next, tables, &q[head++ % AHEAD]);
 	}
+	*t = n != head ? q[n % AHEAD].at : next;
+	return (int)n;
+}
+
+/* The loop of ct_drain and ct_drain_run: with run, each event's records are marked in it
+ * (epoch.h), and at most limit events are applied. */
+ALWAYS int drain_loop(struct ct_ring *r, struct ct_drain *d, _Atomic uint64_t *pos, int ordered,
+                      struct ct_run *run, uint64_t *event, uint64_t limit)
+{
+	uint64_t t = atomic_load_explicit(pos, memory_order_relaxed);
+	uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+	unsigned tables = ct_match_prefetching(&d->st);
+	d->blocked = 0;
+	int n = tables ? apply_ahead(r, d, pos, &t, h, tables, ordered, run, event, limit)
+	               : apply_each(r, d, pos, &t, h, ordered, run, event, limit);
 	atomic_store_explicit(pos, t, memory_order_release);
 	return n;
 }

@@ -353,7 +353,7 @@ uint64_t ct_live_home(const struct ct_live_map *m, uint64_t p, uint32_t info, in
  * made every lookup two dependent cache misses (the slot, then the key it names), the writer's
  * largest stall. The array keeps only what the leak scan asks by id, the size. */
 
-static uint32_t info_hash(uint64_t size, uint32_t stack)
+uint32_t ct_info_hash(uint64_t size, uint32_t stack)
 {
 #ifdef CT_MAPS_TEST_HASH /* the unit test's: pairs of one size collide, so keys decide */
 	(void)stack;
@@ -363,11 +363,12 @@ static uint32_t info_hash(uint64_t size, uint32_t stack)
 #endif
 }
 
-/* The slot of (size, stack), or else the empty slot where it goes (the table is never full). */
-static struct ct_info_slot *info_find(const struct ct_info_map *m, uint64_t size, uint32_t stack)
+/* The slot of (size, stack) of hash h, or else the empty slot where it goes (the table is never
+ * full). */
+static struct ct_info_slot *info_find(const struct ct_info_map *m, uint32_t h, uint64_t size, uint32_t stack)
 {
 	uint32_t mask = m->cap - 1;
-	for (uint32_t i = info_hash(size, stack) & mask;; i = (i + 1) & mask) {
+	for (uint32_t i = h & mask;; i = (i + 1) & mask) {
 		struct ct_info_slot *s = &m->slots[i];
 		if (!s->id1 || (s->size == size && s->stack == stack))
 			return s;
@@ -398,7 +399,8 @@ static int info_grow(struct ct_info_map *m, uint32_t cap)
 	m->cap = cap;
 	for (uint32_t i = 0; i < old.cap; i++)
 		if (old.slots[i].id1)
-			*info_find(m, old.slots[i].size, old.slots[i].stack) = old.slots[i];
+			*info_find(m, ct_info_hash(old.slots[i].size, old.slots[i].stack), old.slots[i].size,
+			           old.slots[i].stack) = old.slots[i];
 	ct_arena_unmap(old.slots, old.cap * sizeof(*old.slots));
 	return 0;
 }
@@ -417,26 +419,32 @@ void ct_info_release(struct ct_info_map *m)
 	*m = (struct ct_info_map){0};
 }
 
-void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack)
+void ct_info_prefetch(const struct ct_info_map *m, uint32_t hash)
 {
 	if (m->cap)
-		__builtin_prefetch(&m->slots[info_hash(size, stack) & (m->cap - 1)]);
+		__builtin_prefetch(&m->slots[hash & (m->cap - 1)]);
 }
 
-uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new)
+uint32_t ct_info_intern_hashed(struct ct_info_map *m, uint32_t hash, uint64_t size, uint32_t stack,
+                               int *is_new)
 {
-	struct ct_info_slot *s = info_find(m, size, stack);
+	struct ct_info_slot *s = info_find(m, hash, size, stack);
 	*is_new = !s->id1;
 	if (s->id1)
 		return s->id1 - 1;
 	if ((uint64_t)(m->count + 1) * 2 > m->cap) {
 		if (info_grow(m, m->cap * 2) < 0)
 			return UINT32_MAX;
-		s = info_find(m, size, stack); /* its place in the new table */
+		s = info_find(m, hash, size, stack); /* its place in the new table */
 	}
 	uint32_t id = m->count++;
 	m->sizes[id] = size;
 	m->stacks[id] = stack;
 	*s = (struct ct_info_slot){size, stack, id + 1};
 	return id;
+}
+
+uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new)
+{
+	return ct_info_intern_hashed(m, ct_info_hash(size, stack), size, stack, is_new);
 }

@@ -59,7 +59,12 @@ void ct_info_release(struct ct_info_map *m);
 /* The id of (size, stack); *is_new = 1 when this call assigned it. UINT32_MAX when the pair is new
  * and the table is full and cannot grow. */
 uint32_t ct_info_intern(struct ct_info_map *m, uint64_t size, uint32_t stack, int *is_new);
-/* Starts loading the slot interning (size, stack) reads first (a hint). */
-void ct_info_prefetch(const struct ct_info_map *m, uint64_t size, uint32_t stack);
+/* The same, with hash = ct_info_hash(size, stack) computed before (by the caller's look-ahead). */
+uint32_t ct_info_intern_hashed(struct ct_info_map *m, uint32_t hash, uint64_t size, uint32_t stack,
+                               int *is_new);
+/* (size, stack)'s hash, which decides where interning it looks first. */
+uint32_t ct_info_hash(uint64_t size, uint32_t stack);
+/* Starts loading the slot interning the pair of that hash reads first (a hint). */
+void ct_info_prefetch(const struct ct_info_map *m, uint32_t hash);
 
 #endif

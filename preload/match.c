@@ -85,10 +85,25 @@ static void unlock_infos(void)
 	atomic_flag_clear_explicit(&m.infos_lock, memory_order_release);
 }
 
+/* The columns of sink for one more record that takes `appends` of their room (an append adds at
+ * most CT_VARINT_MAX bytes to a column), or NULL: write it to out (no columns, or no room). The
+ * records waiting in out go to the columns first, so the stream keeps its order. */
+HOT struct ct_columns *sink_columns(const struct ct_match_sink *sink, size_t appends)
+{
+	struct ct_columns *c = sink->cols;
+	if (!c)
+		return NULL;
+	if (CT_UNLIKELY(sink->out->len != 0 || c->room < appends) &&
+	    (!sink->stage(sink->out) || c->room < appends))
+		return NULL;
+	c->room -= appends;
+	return c;
+}
+
 /* The INFO records of every id below upto not written yet, in id order, each after the FRAME
  * records of its stack (*stacks: the stack ids defined so far in that output): a record may only
  * name an id defined before it, and ids are assigned by whichever lane meets a (size, stack) first. */
-static void define_infos(const struct ct_match_sink *sink, uint32_t *stacks, uint32_t upto)
+static void define_infos(const struct ct_match_sink *sink, uint32_t *stacks, uint32_t upto, int columns)
 {
 	for (; m.infos_defined < upto; m.infos_defined++) {
 		if (m.lanes > 1)
@@ -99,22 +114,26 @@ static void define_infos(const struct ct_match_sink *sink, uint32_t *stacks, uin
 			unlock_infos();
 		if (stack >= *stacks)
 			*stacks = sink->define_stacks(stack + 1, sink->arg);
-		ct_rec_info(sink->out, size, stack);
+		struct ct_columns *c = columns ? sink_columns(sink, 2) : NULL;
+		if (c) /* a program's first allocations define an INFO each: staging out for each cost more */
+			ct_col_core2(c, CT_REC_INFO, size, stack);
+		else
+			ct_rec_info(sink->out, size, stack);
 	}
 }
 
 /* The id of (size, stack); with one lane, its INFO record is written first if it is not in the
  * output yet (several: ct_match_define_infos). UINT32_MAX when the table is out of memory. */
-HOT uint32_t intern_info(struct lane *L, uint64_t size, uint32_t stack)
+HOT uint32_t intern_info(struct lane *L, uint32_t hash, uint64_t size, uint32_t stack)
 {
 	int is_new;
 	if (CT_UNLIKELY(m.lanes > 1))
 		lock_infos();
-	uint32_t id = ct_info_intern(&m.infos, size, stack, &is_new);
+	uint32_t id = ct_info_intern_hashed(&m.infos, hash, size, stack, &is_new);
 	if (CT_UNLIKELY(m.lanes > 1))
 		unlock_infos();
 	if (id != UINT32_MAX && id >= m.infos_defined && m.lanes == 1)
-		define_infos(&L->sink, &L->stacks, id + 1);
+		define_infos(&L->sink, &L->stacks, id + 1, 1);
 	return id;
 }
 
@@ -145,17 +164,10 @@ HOT struct recent *recent_set(struct lane *L, uint64_t p)
 
 /* ---- the records of blocks: straight into the sink's columns when it has them ---- */
 
-/* The columns for one more record, or NULL: write it to out (no columns, or no room). The records
- * waiting in out go to the columns first, so the stream keeps its order. */
+/* The columns for one more record of L's, or NULL: write it to out. */
 HOT struct ct_columns *hot(struct lane *L)
 {
-	struct ct_columns *c = L->sink.cols;
-	if (!c)
-		return NULL;
-	if (CT_UNLIKELY(L->sink.out->len != 0 || c->room == 0) && !L->sink.stage(L->sink.out))
-		return NULL;
-	c->room--;
-	return c;
+	return sink_columns(&L->sink, 1);
 }
 
 /* ALLOC, FREE or TEMP of info. */
@@ -369,11 +381,13 @@ int ct_match_crash(struct ct_match_stream *s, const uint64_t *ips, int n, int tr
 
 /* ---- events ---- */
 
-HOT void on_alloc(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack)
+/* hash: ct_info_hash(size, stack) */
+HOT void on_alloc(struct lane *L, struct ct_match_stream *s, uint64_t p, uint64_t size, uint32_t stack,
+                  uint32_t hash)
 {
 	settle_pending(L, s);
 	flush_held(L, s);
-	uint32_t info = intern_info(L, size, stack);
+	uint32_t info = intern_info(L, hash, size, stack);
 	if (info == UINT32_MAX) {
 		L->dropped++;
 		return;
@@ -455,7 +469,9 @@ static void pass_by(struct lane *L, struct ct_match_stream *s, unsigned kind)
 		flush_held(L, s);
 }
 
-int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
+/* ct_match_event, with the ALLOC's info hash computed before (hint) or not (NULL). */
+HOT int match_event(struct ct_match_stream *s, const uint64_t *ev, const struct ct_match_hint *hint,
+                    int ordered)
 {
 	struct lane *L = lane_of(s);
 	uint64_t p = CT_EV_PTR(ev[0]);
@@ -477,7 +493,8 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 		settle_odd(L, s);
 	switch (kind) {
 	case CT_EV_ALLOC:
-		on_alloc(L, s, p, ev[1], (uint32_t)ev[2]);
+		on_alloc(L, s, p, ev[1], (uint32_t)ev[2],
+		         hint ? hint->info_hash : ct_info_hash(ev[1], (uint32_t)ev[2]));
 		break;
 	case CT_EV_FREE:
 		on_free(L, s, p, ev[2], 0);
@@ -495,6 +512,17 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
 	return CT_MATCH_DONE;
 }
 
+int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered)
+{
+	return match_event(s, ev, NULL, ordered);
+}
+
+int ct_match_event_hinted(struct ct_match_stream *s, const uint64_t *ev, const struct ct_match_hint *hint,
+                          int ordered)
+{
+	return match_event(s, ev, hint, ordered);
+}
+
 int ct_match_turn(const uint64_t *ev, int ordered)
 {
 	if (CT_EV_KIND(ev[0]) == CT_EV_RFREE)
@@ -508,20 +536,30 @@ int ct_match_turn(const uint64_t *ev, int ordered)
 	return CT_MATCH_DONE;
 }
 
-/* Tables larger than this are loaded ahead (ct_match_prefetching): about half of a core's L2. */
-#define PREFETCH_FROM_BYTES (512u << 10)
+/* A table larger than this is loaded ahead (ct_match_prefetching): a quarter of a core's L2, which
+ * the writer's other tables (the sequence numbers, the recently freed) and zstd's share. The event-
+ * dense shapes of issue 25 show both sides: their 8,200 alloc infos in 512 KiB of slots are worth it
+ * (the writer's perf samples 2-30% fewer, the busier the machine the more), their live table of 4,096
+ * blocks in 82 KiB is not (8 instructions an event for no time gained; docs/benchmarks.md, "The
+ * writer, part two"). */
+#define PREFETCH_FROM_BYTES (256u << 10)
 
-int ct_match_prefetching(const struct ct_match_stream *s)
+unsigned ct_match_prefetching(const struct ct_match_stream *s)
 {
-	return ct_live_bytes(&lane_of(s)->live) + m.infos.cap * sizeof(*m.infos.slots) > PREFETCH_FROM_BYTES;
+	return (ct_live_bytes(&lane_of(s)->live) > PREFETCH_FROM_BYTES ? CT_PREFETCH_LIVE : 0) |
+	       (m.infos.cap * sizeof(*m.infos.slots) > PREFETCH_FROM_BYTES ? CT_PREFETCH_INFO : 0);
 }
 
-void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev)
+void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev, unsigned tables,
+                       struct ct_match_hint *hint)
 {
 	unsigned kind = CT_EV_KIND(ev[0]);
-	if (kind == CT_EV_ALLOC)
-		ct_info_prefetch(&m.infos, ev[1], (uint32_t)ev[2]);
-	if (kind != CT_EV_RFREE)
+	if (kind == CT_EV_ALLOC) {
+		hint->info_hash = ct_info_hash(ev[1], (uint32_t)ev[2]);
+		if (tables & CT_PREFETCH_INFO)
+			ct_info_prefetch(&m.infos, hint->info_hash);
+	}
+	if ((tables & CT_PREFETCH_LIVE) && kind != CT_EV_RFREE)
 		ct_live_prefetch(&lane_of(s)->live, CT_EV_PTR(ev[0]));
 }
 
@@ -549,7 +587,7 @@ void ct_match_define_infos(const struct ct_match_sink *to)
 	uint32_t n = m.infos.count;
 	if (m.lanes > 1)
 		unlock_infos();
-	define_infos(to, &m.def_stacks, n);
+	define_infos(to, &m.def_stacks, n, 0);
 }
 
 /* ---- set-up and totals ---- */

@@ -113,13 +113,23 @@ int ct_match_event(struct ct_match_stream *s, const uint64_t *ev, int ordered);
  * taken) or must wait (CT_MATCH_BLOCKED, with ordered set), as ct_match_event decides for one lane.
  * One thread, the orderer, asks for every event. */
 int ct_match_turn(const uint64_t *ev, int ordered);
-/* A hint, some events ahead of ct_match_event: starts loading the table slots ev will touch (the
- * tables are too large for the caches on real programs, and each event's lookups are random). */
-void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev);
-/* Whether the hint pays: the tables are too large for the caches. Below that size a lookup hits
- * L2 anyway and the hints are instructions for nothing (about 30 per event: the event-dense
- * shapes of issue 25 paid 20-33% for them). */
-int ct_match_prefetching(const struct ct_match_stream *s);
+/* The tables worth loading ahead (ct_match_prefetch): those too large for the caches, whose
+ * lookups are random. Below that size a lookup hits L2 anyway and the hints are instructions for
+ * nothing (8 to 35 an event each on the event-dense shapes of issue 25). */
+enum { CT_PREFETCH_LIVE = 1, CT_PREFETCH_INFO = 2 };
+unsigned ct_match_prefetching(const struct ct_match_stream *s);
+/* What ct_match_prefetch works out for an event and ct_match_event_hinted uses again: the alloc
+ * info's hash (an ALLOC's). */
+struct ct_match_hint {
+	uint32_t info_hash;
+};
+/* A hint, some events ahead of ct_match_event_hinted: starts loading the slots ev will touch in
+ * the tables (CT_PREFETCH_*), and fills *hint for that call. */
+void ct_match_prefetch(const struct ct_match_stream *s, const uint64_t *ev, unsigned tables,
+                       struct ct_match_hint *hint);
+/* ct_match_event, with what ct_match_prefetch filled in for ev. */
+int ct_match_event_hinted(struct ct_match_stream *s, const uint64_t *ev, const struct ct_match_hint *hint,
+                          int ordered);
 
 /* The stream's thread is gone or the trace ends: its held block becomes an ordinary live block
  * and a realloc left half-done is settled. */

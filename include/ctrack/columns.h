@@ -145,6 +145,15 @@ static inline void ct_col_core1(struct ct_columns *c, unsigned tag, uint64_t v)
 	c->len[CT_COL_CORE] += ct_put_varint(c->col[CT_COL_CORE] + c->len[CT_COL_CORE], v);
 }
 
+/* A core record of two varints (INFO, FRAME): two appends' worth of room. */
+static inline void ct_col_core2(struct ct_columns *c, unsigned tag, uint64_t a, uint64_t b)
+{
+	enum ct_column k = ct_col_of_core(tag);
+	c->col[CT_COL_TAG][c->len[CT_COL_TAG]++] = (uint8_t)tag;
+	c->len[k] += ct_put_varint(c->col[k] + c->len[k], a);
+	c->len[k] += ct_put_varint(c->col[k] + c->len[k], b);
+}
+
 /* Reads the columns' lengths at the start of a BATCH payload [p, end) and points c at the
  * columns. Returns 0, or -1 when they do not fit the payload exactly. */
 static inline int ct_columns_open(const uint8_t *p, const uint8_t *end, struct ct_columns *c)
