@@ -12,10 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/membarrier.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <dlfcn.h>
 
@@ -68,7 +66,6 @@ struct ct_thread {
 	int last_valid;
 	int prefix_n; /* chain[0, prefix_n + 2) holds the previous backtrace's hash states (hash_prefixed) */
 	uint32_t own_bucket;     /* the counter of the report's own event's next number (own_seq_take) */
-	int solo;                /* the first thread to report: it may take numbers unlocked (seq_solo) */
 	uint32_t cache_misses;   /* of the small cache, until the big one is mapped */
 	struct stack_entry *big; /* the big cache (STACK_CACHE_BIG entries), NULL until mapped */
 	_Alignas(64) struct stack_entry cache[STACK_CACHE]; /* the small cache */
@@ -251,77 +248,6 @@ int ct_track_give_key(void)
 	return had;
 }
 
-/* ---- sequence numbers while one thread reports ----
- * Taking an address's number (event.h) is an atomic add, a locked instruction that waits for the
- * thread's earlier stores (its ring's words): in perl's free hook 72% of the samples sat on it. While
- * one program thread alone has reported, it takes its numbers with an unlocked xadd, one
- * instruction: a signal handler on the thread (which takes numbers too, locked) cannot fall between
- * its read and its write. The first report of a second thread ends that for good, before that
- * thread takes a number (seq_thread_starts): it clears SOLO, makes every running thread of the process pass
- * a full barrier (membarrier), and waits while the first thread is in a take it began unlocked
- * (seq_busy, set before it reads the state: with the barrier, either it sees the state changed or
- * the ender sees it busy). Without membarrier (a kernel before 4.14, seccomp) numbers are always
- * taken locked. */
-enum { SEQ_LOCKED, SEQ_SOLO, SEQ_ENDING };
-static _Atomic int seq_state = SEQ_LOCKED; /* SEQ_SOLO from ct_init when membarrier is ours */
-static _Atomic int seq_busy;               /* the solo thread is in an unlocked take */
-static _Atomic int seq_reporters;          /* threads that have made their first report */
-
-/* The calling thread is about to make its first report (thread_new): the first one may go solo,
- * any other ends that, waiting for it to be done if it is ending now. */
-static void seq_thread_starts(struct ct_thread *t)
-{
-	t->solo = 0;
-	if (atomic_load_explicit(&seq_state, memory_order_acquire) == SEQ_LOCKED)
-		return;
-	if (atomic_fetch_add(&seq_reporters, 1) == 0) {
-		t->solo = 1;
-		return;
-	}
-	int expected = SEQ_SOLO;
-	if (atomic_compare_exchange_strong(&seq_state, &expected, SEQ_ENDING)) {
-		if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-			/* Not seen (the registration is checked): a context switch drains its stores too. */
-			struct timespec ts = {0, 1000000};
-			nanosleep(&ts, NULL);
-		}
-		/* A take is a few instructions; a signal handler may run inside one, and it could wait for
-		 * a lock this thread holds: a second is the most it is waited for (then the number, at
-		 * worst, is taken twice: events of two addresses of one counter in either order). */
-		for (int i = 0; atomic_load(&seq_busy) && i < 20000; i++) {
-			struct timespec ts = {0, 50000};
-			if (i < 64)
-				sched_yield();
-			else
-				nanosleep(&ts, NULL);
-		}
-		atomic_store(&seq_state, SEQ_LOCKED);
-	}
-	while (atomic_load(&seq_state) != SEQ_LOCKED) /* another thread ends it */
-		sched_yield();
-}
-
-static uint32_t seq_take_locked(uint32_t bucket)
-{
-	return atomic_fetch_add_explicit(&ct_seq[bucket], 1, memory_order_relaxed); /* ct_seq_take's */
-}
-
-/* The solo thread's take: unlocked while the state says so, else locked from now on. */
-static inline uint32_t seq_take_solo(struct ct_thread *t, uint32_t bucket)
-{
-	atomic_store_explicit(&seq_busy, 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst); /* the barrier a membarrier adds orders these */
-	if (CT_LIKELY(atomic_load_explicit(&seq_state, memory_order_relaxed) == SEQ_SOLO)) {
-		uint32_t v = 1;
-		__asm__ volatile("xaddl %0, %1" : "+r"(v), "+m"(ct_seq[bucket])::"memory");
-		atomic_store_explicit(&seq_busy, 0, memory_order_release);
-		return v;
-	}
-	atomic_store_explicit(&seq_busy, 0, memory_order_release);
-	t->solo = 0;
-	return seq_take_locked(bucket);
-}
-
 /* Makes the calling thread's state, in its slot s, during its first report. It is published there
  * before anything is written to it, so that a signal handler interrupting the rest keeps its
  * events in its buffer of deferred events (the first writes to a fresh mapping fault, and a
@@ -337,7 +263,6 @@ static struct ct_thread *thread_new(struct ct_slot *s)
 	pthread_mutex_unlock(&free_lock);
 	if (!t && !(t = ct_arena_map(sizeof(*t))))
 		return NULL;
-	seq_thread_starts(t); /* before its first number */
 	s->thread = t;
 	atomic_signal_fence(memory_order_seq_cst);
 	stack_cache_reset(t); /* a state from the free list has no big cache: its thread's end unmapped it */
@@ -538,7 +463,7 @@ static inline uint32_t own_seq_take_at(struct ct_thread *t, uint32_t bucket)
 {
 	t->own_bucket = bucket;
 	atomic_signal_fence(memory_order_seq_cst);
-	return t->solo ? seq_take_solo(t, bucket) : seq_take_locked(bucket);
+	return atomic_fetch_add_explicit(&ct_seq[bucket], 1, memory_order_relaxed); /* ct_seq_take's */
 }
 
 static inline uint32_t own_seq_take(struct ct_thread *t, uintptr_t p)
@@ -846,12 +771,6 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	ct_slot_after_fork();
-	/* One thread here, this one. A new process has no membarrier registration; an ender of the
-	 * solo numbers is not in it. */
-	if (atomic_load(&seq_state) != SEQ_LOCKED &&
-	    (atomic_load(&seq_state) == SEQ_ENDING ||
-	     syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0))
-		atomic_store(&seq_state, SEQ_LOCKED);
 	if (atomic_load(&ct_state) != CT_ACTIVE)
 		return;
 	ct_stacks_unlock();
@@ -888,8 +807,6 @@ void ct_init(void)
 	}
 	int e = errno;
 	ct_in_shim++;
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-		atomic_store(&seq_state, SEQ_SOLO); /* before any thread reports */
 	read_config();
 	traced_pid = getpid();
 	int fd = inherited_trace();
