@@ -597,14 +597,10 @@ static int next_mark(struct lane_read *l)
 	l->more = 0;
 	if (l->mark == l->mark_end)
 		return 0;
-	int k, m = 0;
-	if (l->z)
-		k = ct_get_zmark(l->mark, l->mark_end, &delta, &l->bytes);
-	else if ((k = ct_get_varint(l->mark, l->mark_end, &delta)) > 0)
-		m = ct_get_varint(l->mark + k, l->mark_end, &l->bytes);
-	if (k <= 0 || m < 0 || (!l->z && !m))
+	int k = (l->z ? ct_get_zmark : ct_get_epoch_mark)(l->mark, l->mark_end, &delta, &l->bytes);
+	if (k <= 0)
 		return -1;
-	l->mark += k + m;
+	l->mark += k;
 	l->key += delta;
 	l->more = 1;
 	return 0;

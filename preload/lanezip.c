@@ -112,8 +112,7 @@ static uint64_t part(struct ct_lanezip *z, const struct ct_run *run)
 		err = feed(z, run->marks.data, run->marks.len, ZSTD_e_flush);
 	if (!err)
 		return 0;
-	z->z.len = 0; /* not seen in practice: zstd has its workspace and the bound's room */
-	ct_lanezip_taken(z, 0);
+	ct_lanezip_taken(z, 0); /* not seen in practice: zstd has its workspace and the bound's room */
 	return c.len[CT_COL_TAG];
 }
 

@@ -249,18 +249,24 @@ static int in_main_stack(uint64_t p)
 /* Where a freed address that is no live block lies: a loaded object's memory, the main thread's
  * stack, or maybe a heap block allocated before tracing; unsure whether a free before means a
  * double free when events were dropped (an allocation there may have gone unseen). */
-static int classify(uint64_t p, void *arg)
+static int lane_classify(uint64_t p, void *arg)
 {
 	(void)arg;
 	int unsure = atomic_load_explicit(&ct_losses.no_ring, memory_order_relaxed) ||
 	                     atomic_load_explicit(&ct_losses.in_signal, memory_order_relaxed)
 	                 ? CT_WHERE_UNSURE
 	                 : 0;
-	if (ct_modules_dirty()) /* a library went away: its range may be anything now */
-		ct_modules_sync(&w.out);
 	if (ct_modules_covers(p))
 		return CT_WHERE_STATIC | unsure;
 	return (in_main_stack(p) ? CT_WHERE_STACK : CT_WHERE_HEAP) | unsure;
+}
+
+/* The same for the writer's own matching, with the module list synced first. */
+static int classify(uint64_t p, void *arg)
+{
+	if (ct_modules_dirty()) /* a library went away: its range may be anything now */
+		ct_modules_sync(&w.out);
+	return lane_classify(p, arg);
 }
 
 /* ---- draining the rings ---- */
@@ -924,24 +930,12 @@ static void stop_tracing(void)
 }
 
 /* What the lanes ask of the writer's side: no FRAME records (the writer writes them before it appends
- * their EPOCH), and where an address lies without syncing the module list (that writes MODULE records;
- * a list that a dlclose made stale says "heap" for a while, ct_modules_covers). */
+ * their ZEPOCH), and where an address lies without syncing the module list (lane_classify: a sync
+ * writes MODULE records; a list that a dlclose made stale says "heap" for a while, ct_modules_covers). */
 static uint32_t lane_define_stacks(uint32_t upto, void *arg)
 {
 	(void)arg;
 	return upto;
-}
-
-static int lane_classify(uint64_t p, void *arg)
-{
-	(void)arg;
-	int unsure = atomic_load_explicit(&ct_losses.no_ring, memory_order_relaxed) ||
-	                     atomic_load_explicit(&ct_losses.in_signal, memory_order_relaxed)
-	                 ? CT_WHERE_UNSURE
-	                 : 0;
-	if (ct_modules_covers(p))
-		return CT_WHERE_STATIC | unsure;
-	return (in_main_stack(p) ? CT_WHERE_STACK : CT_WHERE_HEAP) | unsure;
 }
 
 /* The matcher emptied for a new trace, with lanes lanes: one lane writes to the writer's buffer and

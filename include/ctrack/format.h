@@ -404,6 +404,16 @@ static inline int ct_get_short_event(const uint8_t *p, const uint8_t *end, unsig
 	return 1 + k;
 }
 
+/* Reads an EPOCH mark (| key delta v | bytes v |, record.h's ct_put_epoch_mark) at [p, end): its length,
+ * or 0 when it is cut short. */
+static inline int ct_get_epoch_mark(const uint8_t *p, const uint8_t *end, uint64_t *delta, uint64_t *bytes)
+{
+	int k = ct_get_varint(p, end, delta), m;
+	if (k <= 0 || (m = ct_get_varint(p + k, end, bytes)) <= 0)
+		return 0;
+	return k + m;
+}
+
 /* A mark of a ZEPOCH part: one byte | d d d d d b b b | for a key delta d below 32 and 1 to 7 bytes
  * b, nearly every mark; else | 00 | key delta v | bytes v |. Returns its length. */
 #define CT_ZMARK_MAX (1 + 2 * CT_VARINT_MAX)
@@ -429,10 +439,8 @@ static inline int ct_get_zmark(const uint8_t *p, const uint8_t *end, uint64_t *d
 		*bytes = *p & 7;
 		return 1;
 	}
-	int k = ct_get_varint(p + 1, end, delta), m;
-	if (k <= 0 || (m = ct_get_varint(p + 1 + k, end, bytes)) <= 0)
-		return 0;
-	return 1 + k + m;
+	int n = ct_get_epoch_mark(p + 1, end, delta, bytes);
+	return n ? 1 + n : 0;
 }
 
 static inline uint64_t ct_zigzag(int64_t v)
