@@ -14,6 +14,9 @@
  * to be larger is damage, not a reason to take all the memory there is. */
 #define PART_MAX (256 << 20)
 
+/* Where an empty run or empty marks point: never NULL, so that a reader may add their length. */
+static const uint8_t none[1];
+
 /* Decompresses zlen bytes at z into l->part (all of what they decode to). 0, or -errno. */
 static int inflate_part(struct ct_zlane *l, const uint8_t *z, size_t zlen, int fresh, char *why,
                         size_t whylen)
@@ -82,7 +85,8 @@ static int split_part(struct ct_zlane *l, struct ct_zpart *out, char *why, size_
 		snprintf(why, whylen, "its columns are corrupt at its record %llu", n);
 		return -EINVAL;
 	}
-	*out = (struct ct_zpart){l->rows.data, q + cols, l->rows.len, (size_t)(end - q - cols)};
+	*out = (struct ct_zpart){l->rows.len ? l->rows.data : none, q + cols, l->rows.len,
+	                         (size_t)(end - q - cols)};
 	return 0;
 }
 
@@ -90,7 +94,7 @@ int ct_zlanes_part(struct ct_zlanes *zl, unsigned lane, const uint8_t *z, size_t
                    struct ct_zpart *out, char *why, size_t whylen)
 {
 	struct ct_zlane *l = &zl->lane[lane];
-	*out = (struct ct_zpart){0};
+	*out = (struct ct_zpart){none, none, 0, 0};
 	if (!zlen)
 		return 0;
 	int rc = inflate_part(l, z, zlen, fresh, why, whylen);

@@ -21,7 +21,7 @@ struct ct_zlanes {
 };
 
 /* A lane's part of a ZEPOCH record as decoded: its records and its marks (in zl's buffers, until
- * the lane's next part). */
+ * the lane's next part; never NULL, even when empty). */
 struct ct_zpart {
 	const uint8_t *run, *marks;
 	size_t run_len, marks_len;
