@@ -287,7 +287,15 @@ EXPORT void *malloc(size_t size)
 
 EXPORT void free(void *p)
 {
-	if (!p || CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
+	if (!p)
+		return;
+	/* The block's header, which the real free reads, and its address's counter, which the report's
+	 * locked add waits for: a block freed long after its allocation has both out of the cache, and
+	 * asked for together here the two misses overlap instead of following each other (perl's hash
+	 * freed: three quarters of the hook's time was that add). A prefetch never faults. */
+	__builtin_prefetch((const char *)p - sizeof(size_t), 1, 3);
+	ct_seq_prefetch((uintptr_t)p);
+	if (CT_UNLIKELY(is_boot(p)) || CT_UNLIKELY(!resolve()))
 		return;
 	if (CT_UNLIKELY(ct_is_cell(p))) { /* glibc frees a piece of the shim's (tracker.c) */
 		ct_track_cell_free(p);
