@@ -193,14 +193,16 @@ static const char *trace_problem(const struct ct_model *m, char *buf, size_t len
 
 /* Calls fn with each of the shim's warnings in words ("TEXT (3 times)"), then, if the model kept
  * not every invalid free, one saying how many more there were. Returns 0 or fn's first non-zero
- * result. Info notes (a file opened again, nothing lost) are no CI server's business. */
+ * result. Info notes (a file opened again, nothing lost) are no CI server's business, but for the
+ * one that says the trace starts at an attach. */
 static int each_warning(const struct ct_model *m, int (*fn)(void *ctx, const char *text), void *ctx)
 {
 	char text[CT_NOTE_TEXT_MAX + 64];
 	int rc = 0;
 	for (size_t i = 0; i < m->nnotes && !rc; i++) {
 		const struct ct_note *n = &m->notes[i];
-		if (!n->warning)
+		/* a trace that starts at an attach says so: its figures are the attached window's */
+		if (!n->warning && !(m->attach_ordinal && i == m->attach_note))
 			continue;
 		/* The text stops at a NUL, which only a hostile trace holds. */
 		if (n->count > 1)

@@ -201,8 +201,8 @@ static void put_meta(FILE *out, const struct ct_report *r)
 	fprintf(out, "],\"pid\":%" PRIu64 ",\"runtime_us\":%" PRIu64 ",\"trace\":", p->seen ? p->pid : 0,
 	        ct_model_runtime_us(m));
 	ct_json_cstring(out, r->path);
-	fprintf(out, ",\"complete\":%s,\"classified\":%s,\"notes\":", m->complete ? "true" : "false",
-	        m->classified ? "true" : "false");
+	fprintf(out, ",\"complete\":%s,\"classified\":%s,\"sample_rate\":%" PRIu64 ",\"notes\":",
+	        m->complete ? "true" : "false", m->classified ? "true" : "false", m->sample_rate);
 	put_notes(out, m);
 	fputs("},\n", out);
 }

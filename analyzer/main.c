@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "histogram.h"
+#include "liveview.h"
 #include "html_data.h"
 #include "baseline.h"
 #include "check.h"
@@ -202,6 +203,7 @@ struct options {
 	unsigned detailed_freq;     /* --detailed-freq N: every Nth massif snapshot detailed (10) */
 	unsigned source_context;    /* --context N: source lines around a frame's line in HTML (3) */
 	struct ct_outfile *std_out; /* standard output, keeping a failed write's errno (outfile.h) */
+	int follow;                 /* --follow: the live view of a trace being written (liveview.h) */
 };
 
 /* A progress line for a terminal: percent of the file read and events per second, ten times a
@@ -751,6 +753,15 @@ static const struct ct_opt option_table[] = {
      .help = "the growth --baseline and --diff allow: a share like 5%, or a SIZE (default 0)",
      .kind = CT_OPT_CALL,
      .call = opt_growth},
+    {.name = "follow",
+     .group = G_REPORTS,
+     .help = "watch TRACE while a running program writes it: on a terminal, a view redrawn every "
+             "second (heap in use, peak, allocations and frees per second, RSS, the top sites by "
+             "live bytes; keys: up/down select, Enter backtrace, l/a/b/t sort by live bytes, "
+             "allocations, allocated bytes, temporary, q quit); otherwise one line of figures per "
+             "second. It ends when the trace does; no other output or check goes with it",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(follow)},
     {.name = "symbols",
      .group = G_SYMBOLS,
      .help = "the operands are binaries, not a trace: the symbol quality of each and of the shared "
@@ -875,6 +886,23 @@ static int parse_option(int argc, char **argv, int *i, struct options *o)
 	return rc;
 }
 
+/* --follow goes alone: 1 after the usage error, else 0. */
+static int follow_alone(const struct options *o)
+{
+	const char *other = NULL;
+	if (o->diff || o->symbols || o->baseline)
+		other = o->diff ? "--diff" : o->symbols ? "--symbols" : "--baseline";
+	else if (o->ca.rules || o->window || o->between)
+		other = o->ca.rules ? "a check" : "a window";
+	else if (o->nargs > 1)
+		other = "a second trace";
+	for (size_t k = 0; !other && k < NOUTPUTS; k++)
+		other = o->out[k] ? outputs[k].option : NULL;
+	if (other)
+		usage_error("--follow shows one trace as it is written: it does not go with %s", other);
+	return other != NULL;
+}
+
 /* The rules between options, once all are read: -1 to go on, or the exit status. */
 static int finish_args(struct options *o)
 {
@@ -882,6 +910,8 @@ static int finish_args(struct options *o)
 	o->checking = o->ca.rules;
 	if (!o->trace)
 		return usage_error("%s", o->symbols ? "no binary given" : "no trace file given");
+	if (o->follow && follow_alone(o))
+		return 2;
 	if (o->symbols && (o->checking || o->baseline || o->growth_given || o->between || o->window))
 		return usage_error("--symbols checks binaries: no trace rule or window applies%s", "");
 	if (o->diff && (max_leaked || o->ca.check.peak_rule || o->baseline))
@@ -1575,9 +1605,57 @@ static void release_options(struct options *o)
 	free(o->between);
 }
 
+/* --follow: the live view of o->trace until it ends or the user quits; the exit status (128 + N
+ * when signal N stopped it). */
+static int follow(const struct options *o)
+{
+	struct ct_model m;
+	struct ct_liveview_end end;
+	char err[512];
+	const struct ct_liveview_opts lo = {
+	    .trace = o->trace, .plain = stdout, .own_signals = 1, .linger = 1};
+	int rc = ct_model_init(&m) < 0 ? (snprintf(err, sizeof(err), "out of memory"), -1)
+	                               : ct_liveview_run(&lo, &m, &end, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, PROG ": %s\n", err);
+	else if (end.state == CT_FOLLOW_DAMAGED)
+		fprintf(stderr,
+		        PROG ": warning: %s: corrupt trace near byte %llu (%s); figures cover what was "
+		             "read before it\n",
+		        o->trace, (unsigned long long)m.damaged_at, m.damage);
+	else if (end.state == CT_FOLLOW_GONE)
+		fprintf(stderr,
+		        PROG ": warning: %s ends there, cut before its end: its writer (pid %llu) is "
+		             "gone (killed?); figures cover what was recorded\n",
+		        o->trace, (unsigned long long)end.writer);
+	ct_model_destroy(&m);
+	return rc < 0 ? 1 : end.signal ? 128 + end.signal : 0;
+}
+
+/* A sampled trace (SAMPLING) sees one allocation in many: no check may judge it. 0, or 2 (a usage
+ * error) after one line on stderr. */
+static int refuse_sampled(const struct options *o, const char *path, const struct ct_model *m)
+{
+	const char *what = o->ca.check.fail_on || o->ca.nsupp ? "a leak check"
+	                   : o->ca.check.peak_rule            ? "--max-peak"
+	                   : o->baseline || o->growth_given   ? "a check against a baseline"
+	                   : asked(o, "--junit") || asked(o, "--sarif") || asked(o, "--github")
+	                       ? "a CI leak list"
+	                       : NULL;
+	if (!m->sample_rate || !what)
+		return 0;
+	fprintf(stderr,
+	        PROG ": %s is sampled (one allocation per %llu bytes): %s cannot judge it, since it needs "
+	             "every block (trace without --sample)\n",
+	        path, (unsigned long long)m->sample_rate, what);
+	return 2;
+}
+
 /* Reads the trace (two with --diff) and writes what was asked for: the exit status. */
 static int run(struct options *o)
 {
+	if (o->follow)
+		return follow(o);
 	struct ct_model m[2];
 	int n = o->diff ? 2 : 1, status = 0;
 	if (o->diff && ct_baseline_is_json(o->args[0]) == 1) { /* --diff BASE.json NEW */
@@ -1589,6 +1667,8 @@ static int run(struct options *o)
 		if (!status &&
 		    (o->diff ? load(o->args[i], &m[i], o) : load_resolved(o->args[i], &m[i], o, &sym)) < 0)
 			status = 1, n = i + 1;
+	for (int i = 0; i < n && !status; i++)
+		status = refuse_sampled(o, o->diff ? o->args[i] : o->trace, &m[i]);
 	char err[512];
 	if (!status && !o->diff && ct_check_suppress(&o->ca.check, &m[0], err, sizeof(err)) < 0)
 		status = 1, fprintf(stderr, PROG ": %s\n", err);

@@ -2,11 +2,15 @@
 /* The model: applies records to alloc infos, stack nodes, modules and totals, in O(1) per event.
  * Invariant: peak contribution per info is exact without a scan per peak (see touch()). */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctrack/format.h"
 #include "model.h"
+#include "sampling.h"
 
 /* Grows *arr (element size elem) so index `need - 1` fits. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -182,22 +186,24 @@ static void series_tick(struct ct_model *m)
 	*last = (struct ct_point){.time_us = m->t.now_us, .heap = m->t.current, .rss = rss};
 }
 
-/* An allocation of size bytes (temporary: 1 when freed at once) brought the heap to heap: the
- * series' last point and the timeline's current slice count it and keep their highest heap. */
-static inline void series_alloc(struct ct_model *m, uint64_t heap, uint64_t size, int temporary)
+/* n allocations of bytes in all (temporary: as many of them freed at once, or 0) brought the heap
+ * to heap: the series' last point and the timeline's current slice count them and keep their
+ * highest heap. */
+static inline void series_alloc(struct ct_model *m, uint64_t heap, uint64_t n, uint64_t bytes,
+                                uint64_t temporary)
 {
 	struct ct_point *last = &m->series[m->nseries - 1];
 	if (heap > last->heap)
 		last->heap = heap;
-	last->allocations++;
-	last->temporary += (uint64_t)temporary;
-	last->alloc_bytes += size;
+	last->allocations += n;
+	last->temporary += temporary;
+	last->alloc_bytes += bytes;
 	struct ct_slice_total *s = ct_timeline_total(&m->tl);
 	if (heap > s->heap)
 		s->heap = heap;
-	s->allocations++;
-	s->temporary += (uint64_t)temporary;
-	s->alloc_bytes += size;
+	s->allocations += n;
+	s->temporary += temporary;
+	s->alloc_bytes += bytes;
 }
 
 /* ---- events ---- */
@@ -232,6 +238,18 @@ static inline struct ct_info *info_at(struct ct_model *m, uint64_t id)
 	return id < m->ninfos ? &m->infos[id] : NULL;
 }
 
+/* The number of allocations (or frees) one record of info stands for, given n, the info's count of
+ * records of its kind so far (moved on; ALLOC and FREE share a sequence, TEMP has its own): 1 in a
+ * full trace. The one place a sampled trace's weights enter the figures (sampling.h): every count
+ * below adds it, every byte figure it times the size. */
+static inline uint64_t weigh(const struct ct_model *m, const struct ct_info *info, uint64_t *n)
+{
+	if (__builtin_expect(!info->weight, 1))
+		return 1;
+	uint64_t key = (uint64_t)(info - m->infos) * 2 + (n == &info->n_temp);
+	return ct_sampling_step(n, info->weight, key);
+}
+
 int ct_model_alloc(struct ct_model *m, uint64_t id)
 {
 	struct ct_info *info = info_at(m, id);
@@ -240,18 +258,19 @@ int ct_model_alloc(struct ct_model *m, uint64_t id)
 	struct ct_slice *e = timeline_entry(m, info);
 	if (!e)
 		return -ENOMEM;
-	e->allocations++;
-	e->alloc_bytes += info->size;
+	uint64_t k = weigh(m, info, &info->n_alloc), bytes = k * info->size;
+	e->allocations += k;
+	e->alloc_bytes += bytes;
 	touch(m, info);
-	info->live++;
-	info->allocations++;
-	m->t.allocations++;
-	m->t.bytes_allocated += info->size;
-	m->t.live_allocations++;
-	m->t.current += info->size;
+	info->live += k;
+	info->allocations += k;
+	m->t.allocations += k;
+	m->t.bytes_allocated += bytes;
+	m->t.live_allocations += k;
+	m->t.current += bytes;
 	if (m->t.current > m->t.peak)
 		new_peak(m, m->t.current);
-	series_alloc(m, m->t.current, info->size, 0);
+	series_alloc(m, m->t.current, k, bytes, 0);
 	return 0;
 }
 
@@ -269,36 +288,46 @@ static void unclassify_one(struct ct_info *info)
 		}
 }
 
-int ct_model_free(struct ct_model *m, uint64_t id)
+/* A free of info id: the frees it stands for into *k. 0, -EINVAL (no live block: in a sampled
+ * trace, more FREE records than ALLOC records), -ENOMEM. */
+static int free_weighed(struct ct_model *m, uint64_t id, uint64_t *k)
 {
 	struct ct_info *info = info_at(m, id);
-	if (!info || !info->live)
+	if (!info || !info->live) /* weighted: live when more ALLOCs than FREEs were read of it */
 		return -EINVAL;
 	struct ct_slice *e = timeline_entry(m, info);
 	if (!e)
 		return -ENOMEM;
-	e->frees++;
-	e->free_bytes += info->size;
+	*k = weigh(m, info, &info->n_free);
+	e->frees += *k;
+	e->free_bytes += *k * info->size;
 	touch(m, info);
-	info->live--;
+	info->live -= *k;
 	if (m->classified)
 		unclassify_one(info);
-	m->t.frees++;
-	m->t.live_allocations--;
-	m->t.current -= info->size;
+	m->t.frees += *k;
+	m->t.live_allocations -= *k;
+	m->t.current -= *k * info->size;
 	return 0;
+}
+
+int ct_model_free(struct ct_model *m, uint64_t id)
+{
+	uint64_t k;
+	return free_weighed(m, id, &k);
 }
 
 int ct_model_free_temp(struct ct_model *m, uint64_t id)
 {
-	int rc = ct_model_free(m, id);
+	uint64_t k;
+	int rc = free_weighed(m, id, &k);
 	if (rc < 0)
 		return rc;
-	m->infos[id].temporary++;
-	m->t.temporary++;
-	m->tl.acc[m->infos[id].site].temporary++; /* the free made it the current slice's entry */
-	m->series[m->nseries - 1].temporary++;
-	ct_timeline_total(&m->tl)->temporary++;
+	m->infos[id].temporary += k;
+	m->t.temporary += k;
+	m->tl.acc[m->infos[id].site].temporary += k; /* the free made it the current slice's entry */
+	m->series[m->nseries - 1].temporary += k;
+	ct_timeline_total(&m->tl)->temporary += k;
 	return 0;
 }
 
@@ -310,23 +339,24 @@ int ct_model_temp(struct ct_model *m, uint64_t id)
 	struct ct_slice *e = timeline_entry(m, info);
 	if (!e)
 		return -ENOMEM;
-	e->allocations++, e->frees++, e->temporary++;
-	e->alloc_bytes += info->size, e->free_bytes += info->size;
+	uint64_t k = weigh(m, info, &info->n_temp), bytes = k * info->size;
+	e->allocations += k, e->frees += k, e->temporary += k;
+	e->alloc_bytes += bytes, e->free_bytes += bytes;
 	touch(m, info);
-	info->allocations++;
-	info->temporary++;
-	m->t.allocations++;
-	m->t.frees++;
-	m->t.temporary++;
-	m->t.bytes_allocated += info->size;
-	uint64_t heap = m->t.current + info->size;
+	info->allocations += k;
+	info->temporary += k;
+	m->t.allocations += k;
+	m->t.frees += k;
+	m->t.temporary += k;
+	m->t.bytes_allocated += bytes;
+	uint64_t heap = m->t.current + bytes;
 	if (heap > m->t.peak) {
-		/* The block was live at the peak: the info's value there is one more than now. */
+		/* The blocks were live at the peak: the info's value there is k more than now. */
 		new_peak(m, heap);
-		info->peak_live = info->live + 1;
+		info->peak_live = info->live + k;
 		info->version = m->peak_version;
 	}
-	series_alloc(m, heap, info->size, 1);
+	series_alloc(m, heap, k, bytes, k);
 	return 0;
 }
 
@@ -338,8 +368,43 @@ int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack)
 	if (grow((void **)&m->infos, &m->cap_infos, m->ninfos + 1, sizeof(*m->infos)) < 0 ||
 	    ct_timeline_site(&m->tl, (uint32_t)stack, &site) < 0)
 		return -ENOMEM;
-	m->infos[m->ninfos++] = (struct ct_info){.size = size, .stack = (uint32_t)stack, .site = site};
+	m->infos[m->ninfos++] =
+	    (struct ct_info){.size = size,
+	                     .stack = (uint32_t)stack,
+	                     .site = site,
+	                     .weight = m->sample_rate ? ct_sampling_weight(size, m->sample_rate) : 0};
 	return 0;
+}
+
+int ct_model_sampling(struct ct_model *m, uint64_t rate, uint64_t seed)
+{
+	if (!rate || rate > CT_SAMPLING_RATE_MAX || (m->sample_rate && m->sample_rate != rate) ||
+	    (!m->sample_rate && m->ninfos))
+		return -EINVAL;
+	m->sample_rate = rate;
+	m->sample_seed = seed;
+	return 0;
+}
+
+int ct_model_attach(struct ct_model *m, uint64_t unix_ns, uint64_t ordinal)
+{
+	if (!ordinal || m->attach_ordinal || m->ninfos)
+		return -EINVAL;
+	m->attach_unix_ns = unix_ns;
+	m->attach_ordinal = ordinal;
+	char when[64] = "an unknown time", text[320];
+	time_t t = (time_t)(unix_ns / 1000000000u);
+	struct tm tm;
+	if (unix_ns / 1000000000u <= (uint64_t)INT32_MAX * 4 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	int n = snprintf(text, sizeof(text),
+	                 "trace starts at an attach at %s (ctrack -p, the process's attach number %" PRIu64
+	                 "); blocks allocated before it are not counted (their frees are counted apart, "
+	                 "as frees of blocks allocated before tracing)",
+	                 when, ordinal);
+	int rc = ct_model_note(m, CT_NOTE_INFO, text, (size_t)n);
+	m->attach_note = m->nnotes ? m->nnotes - 1 : 0;
+	return rc;
 }
 
 static int module_holds(struct ct_model *m, const struct ct_module *mod, uint64_t ip)
@@ -631,4 +696,16 @@ long ct_model_sites(const struct ct_model *m, struct ct_site **out)
 	free(slot);
 	*out = sites;
 	return (long)n;
+}
+
+/* ---- for aggregated.c ---- */
+
+void ct_model_touch(const struct ct_model *m, struct ct_info *info)
+{
+	touch(m, info);
+}
+
+struct ct_slice *ct_model_slice(struct ct_model *m, const struct ct_info *info)
+{
+	return timeline_entry(m, info);
 }

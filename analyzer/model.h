@@ -23,6 +23,10 @@ struct ct_info {
 	uint64_t temporary;   /* TEMP */
 	uint64_t classes[CT_CLASSES]; /* live blocks by leak class, when the trace has CLASSES */
 	uint64_t suppressed;          /* live blocks a suppression took out of the classes (suppress.c) */
+	/* A sampled trace's (sampling.h): the weight of one of its allocations (0 in a full trace: every
+	 * event counts 1) and the ALLOC, FREE and TEMP records read of it, whose weighted sums the
+	 * counts above are. */
+	uint64_t weight, n_alloc, n_free, n_temp;
 };
 
 /* The leak kinds of a classified trace's live blocks: memcheck's four classes (CT_CLASS_*), then
@@ -154,6 +158,16 @@ struct ct_model {
 	struct ct_process proc;
 	int complete;   /* the last record read was END or EXEC */
 	int classified; /* a CLASSES record gave every info's live blocks their leak classes */
+	/* AGGREGATE: the trace holds AGG_SNAPSHOT records every aggregate_us (0: a full trace), and
+	 * its memory over time has that resolution (aggregated.h). */
+	uint64_t aggregate_us;
+	/* SAMPLING: one allocation per sample_rate bytes was recorded (0: every one), and every count
+	 * and byte figure of the model is an estimate (sampling.h); sample_seed: the shim's seed. */
+	uint64_t sample_rate, sample_seed;
+	/* ATTACH: the trace starts at the attach_ordinal-th attach into its process (ctrack -p), at
+	 * attach_unix_ns; 0: it starts with its process. */
+	uint64_t attach_unix_ns, attach_ordinal;
+	size_t attach_note; /* ... and the index in notes of the note that says so */
 	/* Damage after the file header (a zstd block that cannot be decoded, a record that cannot be, a
 	 * frame checksum that does not match): the reader stopped there, complete is 0. damaged_at: the
 	 * file offset near which decoding failed; damage: what was wrong, one line. */
@@ -220,6 +234,13 @@ int ct_model_temp(struct ct_model *m, uint64_t info);
 /* FREE of an allocation already written as ALLOC that turned out temporary (TEMPFREE). */
 int ct_model_free_temp(struct ct_model *m, uint64_t info);
 int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack);
+/* SAMPLING: -EINVAL when the rate is 0 or above CT_SAMPLING_RATE_MAX, or when alloc infos came before it
+ * (their events would have counted unweighted) or another SAMPLING said otherwise. */
+int ct_model_sampling(struct ct_model *m, uint64_t rate, uint64_t seed);
+/* ATTACH: the trace starts at an attach (ordinal >= 1) at unix_ns, Unix time in nanoseconds; an
+ * info note says so in every report. -EINVAL when it comes twice, after an allocation, or with
+ * ordinal 0; -ENOMEM. */
+int ct_model_attach(struct ct_model *m, uint64_t unix_ns, uint64_t ordinal);
 int ct_model_frame(struct ct_model *m, uint64_t parent, int64_t ip_delta);
 /* EXACT: the last node a FRAME defined has an exact ip; its module becomes the one holding ip itself.
  * -EINVAL when no FRAME came before. */
@@ -289,6 +310,12 @@ void ct_model_window_time(struct ct_model *m);
  * run's. Returns 0, or -1 with a one-line reason in err (a mark not in the trace). */
 int ct_model_between_apply(struct ct_model *m, char *err, size_t errlen);
 void ct_model_marks_release(struct ct_model *m);
+
+/* ---- model.c, for aggregated.c: an AGG_SNAPSHOT changes the model as its records would ---- */
+/* touch() before info's live count changes (its value at the peak kept), and its entry of the
+ * current site slice (NULL: out of memory). */
+void ct_model_touch(const struct ct_model *m, struct ct_info *info);
+struct ct_slice *ct_model_slice(struct ct_model *m, const struct ct_info *info);
 
 /* Allocation sites: alloc infos aggregated by stack node. */
 struct ct_site {

@@ -22,6 +22,7 @@
 #include "ctrack/columns.h"
 #include "ctrack/format.h"
 #include "ctrack/zraw.h"
+#include "aggregated.h"
 #include "reader.h"
 #include "rec_heap.h"
 #include "regfile.h"
@@ -91,6 +92,8 @@ struct reader {
 	struct ct_zlanes zl;      /* the lanes' decoders (ZEPOCH) */
 	const uint8_t *zepoch;    /* the ZEPOCH record being decoded (in buf), or NULL */
 	const uint8_t *batch;     /* that BATCH record (in buf), or NULL */
+	/* Following a trace being written (reader.h), or NULL. */
+	const struct ct_follow_hooks *follow;
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -183,17 +186,44 @@ static int wait_fifo(struct reader *r)
 	            FIFO_WAIT_MS / 1000, (unsigned long long)bytes_read(r));
 }
 
+/* Following: asks the hook whether to read again at the end of the bytes so far (at_end) or after
+ * a read that brought some. 0 to go on, 1 to stop there, -1 after the error. */
+static int follow_tick(struct reader *r, int at_end)
+{
+	int ended = at_end && (r->last_tag == CT_REC_END || r->last_tag == CT_REC_EXEC) && r->pos == r->len;
+	int rc = r->follow->tick(r->follow->arg, at_end, ended, r->err, r->errlen);
+	return rc < 0 ? -1 : rc > 0;
+}
+
+/* One read of the file into r->in: its byte count, or -1 after the error. While following, the end
+ * of the bytes written so far is waited at (follow_tick), and a stop reads as the end of the file. */
+static ssize_t read_some(struct reader *r)
+{
+	for (;;) {
+		ssize_t n;
+		do {
+			if (r->fifo && wait_fifo(r) < 0)
+				return -1;
+			n = read(r->fd, r->in, r->in_cap);
+		} while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+		if (!r->follow || r->fifo)
+			return n;
+		int rc = follow_tick(r, n == 0);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+		if (n > 0)
+			return n;
+	}
+}
+
 /* The next bytes of the file into r->in. 0, or -1 after the error. */
 static int read_more(struct reader *r)
 {
-	ssize_t n;
-	do {
-		if (r->fifo && wait_fifo(r) < 0)
-			return -1;
-		n = read(r->fd, r->in, r->in_cap);
-	} while (n < 0 && errno == EINTR);
+	ssize_t n = read_some(r);
 	if (n < 0)
-		return fail(r, "cannot read '%s': %s", r->path, strerror(errno));
+		return -1;
 	if (!r->file_off && !r->zin.size)
 		r->zstd_magic = starts_like_zstd(r->in, (size_t)n);
 	r->file_off += r->zin.size;
@@ -503,6 +533,33 @@ static int rec_classes(struct reader *r, struct cursor *c)
 	return 0;
 }
 
+/* SAMPLING: | rate v | seed v |, before any INFO record (format.h). */
+static int rec_sampling(struct reader *r, const uint8_t *rec, struct cursor *c)
+{
+	uint64_t rate = cur_v(c), seed = cur_v(c);
+	if (c->shorted || ct_model_sampling(r->m, rate, seed) == 0)
+		return 0;
+	if (!rate || rate > CT_SAMPLING_RATE_MAX)
+		return corrupt(r, rec, "SAMPLING record's rate %llu is not from 1 to %llu bytes",
+		               (unsigned long long)rate, (unsigned long long)CT_SAMPLING_RATE_MAX);
+	return corrupt(r, rec, "SAMPLING record comes after allocations, or says another rate");
+}
+
+/* ATTACH: | unix_ns v | ordinal v |, once, before any event. */
+static int rec_attach(struct reader *r, const uint8_t *rec, struct cursor *c)
+{
+	uint64_t unix_ns = cur_v(c), ordinal = cur_v(c);
+	if (c->shorted) /* said by the caller */
+		return 0;
+	int rc = ct_model_attach(r->m, unix_ns, ordinal);
+	if (rc == -ENOMEM)
+		return fail(r, "out of memory");
+	if (rc < 0)
+		return corrupt(r, rec,
+		               "ATTACH record comes twice, after allocations, or with attach number 0");
+	return 0;
+}
+
 /* HOLDERS: | n v | n x (info v, holder v, count v) |, after a CLASSES record. */
 static int rec_holders(struct reader *r, struct cursor *c)
 {
@@ -517,6 +574,28 @@ static int rec_holders(struct reader *r, struct cursor *c)
 			return rc;
 	}
 	return 0;
+}
+
+/* AGGREGATE and AGG_SNAPSHOT (aggregated.c): an aggregated trace. A snapshot that does not check
+ * changes nothing, and the reading stops there as at any damage. */
+static int rec_aggregated(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p,
+                          const uint8_t *end)
+{
+	char why[160];
+	if (r->version < 8)
+		return corrupt(r, rec, "%s record in a version %u file", ct_record_name(tag), r->version);
+	if (tag == CT_REC_AGGREGATE) {
+		struct cursor c = {p, end, 0, 0};
+		uint64_t us = cur_v(&c);
+		if (c.shorted || ct_model_aggregate(r->m, us) < 0)
+			return corrupt(r, rec, "AGGREGATE record of %llu us, short, repeated or after events",
+			               (unsigned long long)us);
+		return 0;
+	}
+	int rc = ct_model_agg_snapshot(r->m, p, end, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return fail(r, "out of memory");
+	return rc < 0 ? corrupt(r, rec, "%s", why) : 0;
 }
 
 static long record(struct reader *r, const uint8_t *p, const uint8_t *end);
@@ -775,6 +854,14 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 	case CT_REC_HOLDERS:
 		rc = rec_holders(r, &c);
 		break;
+	case CT_REC_SAMPLING:
+		if (rec_sampling(r, rec, &c) < 0)
+			return -1;
+		break;
+	case CT_REC_ATTACH:
+		if (rec_attach(r, rec, &c) < 0)
+			return -1;
+		break;
 	case CT_REC_THREAD:
 		break;
 	case CT_REC_BATCH:
@@ -783,6 +870,9 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		return epoch(r, rec, p, end);
 	case CT_REC_ZEPOCH:
 		return zepoch(r, rec, p, end);
+	case CT_REC_AGGREGATE:
+	case CT_REC_AGG_SNAPSHOT:
+		return rec_aggregated(r, rec, tag, p, end);
 	default:
 		if (!ct_tag_is_optional(tag))
 			return corrupt(
@@ -1012,7 +1102,7 @@ static int open_regular(struct reader *r)
 	if (!S_ISREG(st.st_mode))
 		return fail(r, "cannot read '%s': it is %s, not a trace file", r->path,
 		            ct_file_kind(st.st_mode));
-	if (st.st_size == 0)
+	if (st.st_size == 0 && !r->follow) /* followed: its writer has not started yet */
 		return fail(r, "'%s' is empty (the traced process wrote nothing)", r->path);
 	r->file_size = (uint64_t)st.st_size;
 	return open_stream(r);
@@ -1065,6 +1155,13 @@ int ct_read_trace_progress(const char *path, struct ct_model *m, char *err, size
 	                   .errlen = errlen,
 	                   .progress = progress,
 	                   .progress_arg = arg};
+	return read_trace(&r);
+}
+
+int ct_read_trace_follow(const char *path, struct ct_model *m, char *err, size_t errlen,
+                         const struct ct_follow_hooks *follow)
+{
+	struct reader r = {.path = path, .fd = -1, .m = m, .err = err, .errlen = errlen, .follow = follow};
 	return read_trace(&r);
 }
 

@@ -30,4 +30,18 @@ int ct_read_trace_fd(int fd, const char *name, struct ct_model *m, char *err, si
  * 0, or -1 with a reason in err (not a trace, cut before the record, no such record). */
 int ct_read_process_fd(int fd, const char *name, struct ct_model *m, char *err, size_t errlen);
 
+/* Following a trace that is still being written (follow.c): at the end of the bytes written so far
+ * the reader calls tick(arg, 1, ended) and, when it returns 0, reads again (a partial zstd block or
+ * record there is no damage: its bytes come later); it also calls tick(arg, 0, 0) after each read
+ * that brought bytes. ended: the last record read is END or EXEC and nothing follows it. tick
+ * returns 0 to go on, 1 to stop reading there (the trace then reads as cut), or -1 after writing a
+ * one-line reason into err. The model is whole between records whenever tick is called. An empty
+ * file is waited for rather than refused. */
+struct ct_follow_hooks {
+	int (*tick)(void *arg, int at_end, int ended, char *err, size_t errlen);
+	void *arg;
+};
+int ct_read_trace_follow(const char *path, struct ct_model *m, char *err, size_t errlen,
+                         const struct ct_follow_hooks *follow);
+
 #endif

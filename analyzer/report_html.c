@@ -16,6 +16,8 @@
 #include "html_data.h"
 #include "markup.h"
 #include "rules.h"
+#include "aggregated.h"
+#include "sampling.h"
 #include "shortname.h"
 
 /* Leaks listed with their backtraces: a few kilobytes each, so a program leaking from a million
@@ -113,6 +115,30 @@ static void put_notes(FILE *out, const struct ct_model *m)
 			if (!m->notes[i].warning == !warning)
 				put_note(out, &m->notes[i]);
 	fputs("</ul>\n", out);
+}
+
+/* A sampled trace: the line saying its figures are estimates, above them. */
+static void put_sampling(FILE *out, const struct ct_model *m)
+{
+	char line[160];
+	if (!m->sample_rate)
+		return;
+	ct_sampling_note(line, sizeof(line), m->sample_rate);
+	fputs("<p class=\"note info\" id=\"sampled\" data-test=\"sampled\"><b>note:</b> ", out);
+	ct_xml_text(out, line);
+	fputs("</p>\n", out);
+}
+
+/* An aggregated trace: the line saying its charts have the snapshots' resolution. */
+static void put_aggregated(FILE *out, const struct ct_model *m)
+{
+	char line[160];
+	if (!m->aggregate_us)
+		return;
+	ct_aggregated_note(line, sizeof(line), m->aggregate_us);
+	fputs("<p class=\"note info\" id=\"aggregated\" data-test=\"aggregated\"><b>note:</b> ", out);
+	ct_xml_text(out, line);
+	fputs("</p>\n", out);
 }
 
 /* One figure: its exact value in data-value, its text as the text report words it. */
@@ -527,6 +553,8 @@ static int put_symbols(FILE *out, const struct ct_report *r)
 static int write_page(FILE *out, const struct ct_report *r, const struct ct_html_diff *diff)
 {
 	int rc = put_head(out, r, diff);
+	put_sampling(out, r->m);
+	put_aggregated(out, r->m);
 	put_notes(out, r->m);
 	put_summary(out, r);
 	put_wrappers(out, r);

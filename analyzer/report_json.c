@@ -12,6 +12,8 @@
 #include "diagnose.h"
 #include "markup.h"
 #include "report.h"
+#include "aggregated.h"
+#include "sampling.h"
 #include "suppress.h"
 
 static void put_process(const struct ct_report *r)
@@ -402,6 +404,49 @@ static void put_damage(FILE *out, const struct ct_model *m)
 	fputc('}', out);
 }
 
+/* A sampled trace's rate, seed and the line saying its figures are estimates, or null. */
+static void put_sampling(FILE *out, const struct ct_model *m)
+{
+	char line[160];
+	if (!m->sample_rate) {
+		fputs("null", out);
+		return;
+	}
+	ct_sampling_note(line, sizeof(line), m->sample_rate);
+	fprintf(out, "{\"rate\": %" PRIu64 ", \"seed\": %" PRIu64 ", \"note\": ", m->sample_rate,
+	        m->sample_seed);
+	ct_json_cstring(out, line);
+	fputc('}', out);
+}
+
+/* An aggregated trace's snapshot interval and the line saying what it means, or null. */
+static void put_aggregated(FILE *out, const struct ct_model *m)
+{
+	char line[160];
+	if (!m->aggregate_us) {
+		fputs("null", out);
+		return;
+	}
+	ct_aggregated_note(line, sizeof(line), m->aggregate_us);
+	fprintf(out, "{\"interval_ns\": %" PRIu64 ", \"note\": ", m->aggregate_us * 1000);
+	ct_json_cstring(out, line);
+	fputc('}', out);
+}
+
+/* A trace that starts at an attach: when, the attach's number in its process and the note that
+ * says what it means, or null. */
+static void put_attach(FILE *out, const struct ct_model *m)
+{
+	if (!m->attach_ordinal || m->attach_note >= m->nnotes) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"unix_ns\": %" PRIu64 ", \"number\": %" PRIu64 ", \"note\": ", m->attach_unix_ns,
+	        m->attach_ordinal);
+	ct_json_cstring(out, m->notes[m->attach_note].text.data);
+	fputc('}', out);
+}
+
 /* The modules holding frames of the trace's stacks, with their symbol quality. */
 static int put_modules(const struct ct_report *r)
 {
@@ -422,6 +467,12 @@ int ct_report_json(const struct ct_report *r)
 	ct_json_cstring(out, r->path);
 	fprintf(out, ", \"complete\": %s,\n\"damaged\": ", r->m->complete ? "true" : "false");
 	put_damage(out, r->m);
+	fputs(",\n\"sampling\": ", out);
+	put_sampling(out, r->m);
+	fputs(",\n\"aggregated\": ", out);
+	put_aggregated(out, r->m);
+	fputs(",\n\"attach\": ", out);
+	put_attach(out, r->m);
 	fputs(",\n\"notes\": ", out);
 	put_notes(out, r->m);
 	put_marks(out, r->m);

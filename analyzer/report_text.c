@@ -12,6 +12,8 @@
 #include "diagnose.h"
 #include "markup.h"
 #include "rules.h"
+#include "aggregated.h"
+#include "sampling.h"
 #include "report.h"
 #include "suppress.h"
 
@@ -160,6 +162,16 @@ static void put_summary(const struct ct_report *r)
 		fprintf(out, " (damaged near byte %" PRIu64 ": read up to there)\n", m->damaged_at);
 	else
 		fputs(m->complete ? "\n" : " (truncated)\n", out);
+	if (m->sample_rate) { /* once, above every figure it qualifies */
+		char line[160];
+		ct_sampling_note(line, sizeof(line), m->sample_rate);
+		fprintf(out, "%s\n", line);
+	}
+	if (m->aggregate_us) { /* the charts' resolution: said once, above the figures */
+		char line[160];
+		ct_aggregated_note(line, sizeof(line), m->aggregate_us);
+		fprintf(out, "%s\n", line);
+	}
 	put_notes(out, m);
 	if (m->proc.seen) {
 		put_command(out, &m->proc);

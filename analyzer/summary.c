@@ -42,6 +42,7 @@ static void fill(struct ct_trace_summary *s, const struct ct_model *m)
 	    .pid = m->proc.pid,
 	    .ppid = m->proc.ppid,
 	    .start_unix_ns = m->proc.start_unix_ns,
+	    .sample_rate = m->sample_rate,
 	};
 	for (size_t i = 0; i < m->nnotes && m->warnings; i++)
 		if (m->notes[i].warning) {

@@ -34,6 +34,7 @@ struct ct_trace_summary {
 	 * started (Unix time), and its program's file name, cut to fit, as the trace's name has it. */
 	uint64_t pid, ppid, start_unix_ns;
 	char program[256];
+	uint64_t sample_rate; /* a sampled trace's (SAMPLING): every figure above is an estimate; 0: none */
 };
 
 /* Reads the trace at path and fills *s. Returns 0 on success, or -1 with a one-line reason in

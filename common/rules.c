@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "size.h"
 #include "text.h"
 
 int ct_parse_depth(const char *s, int *depth)
@@ -28,6 +29,31 @@ int ct_parse_lanes(const char *s, int *lanes)
 	if (!s || !s[0] || s[1] || (s[0] != '1' && s[0] != '2' && s[0] != '4'))
 		return -EINVAL;
 	*lanes = s[0] - '0';
+	return 0;
+}
+
+int ct_parse_snapshot_ms(const char *s, unsigned *ms)
+{
+	unsigned long v = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > CT_SNAPSHOT_MS_MAX)
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (v < CT_SNAPSHOT_MS_MIN || v > CT_SNAPSHOT_MS_MAX)
+		return -EINVAL;
+	*ms = (unsigned)v;
+	return 0;
+}
+
+int ct_parse_sample(const char *s, uint64_t *bytes)
+{
+	uint64_t v;
+	if (!s || ct_parse_size(s, &v) < 0 || v == 0 || v > CT_SAMPLE_MAX)
+		return -EINVAL;
+	*bytes = v;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #define CTRACK_RULES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Backtrace depth: frames kept per allocation. Deeper stacks are cut and marked (format.h's
@@ -29,6 +30,18 @@
 #define CT_ENV_STATUS "CTRACK_STATUS"
 #define CT_ENV_LANES "CTRACK_LANES" /* the matcher's lanes (ct_parse_lanes); unset: 1 */
 #define CT_LANES_MAX 4
+/* Sampling (preload/sample.h): one allocation per CTRACK_SAMPLE bytes on average is recorded
+ * (ct_parse_sample; unset: every allocation). CTRACK_SAMPLE_SEED (a whole number) makes the choice
+ * repeatable: the same program and seed sample the same allocations (one thread's, at least). */
+#define CT_ENV_SAMPLE "CTRACK_SAMPLE"
+#define CT_ENV_SAMPLE_SEED "CTRACK_SAMPLE_SEED"
+#define CT_SAMPLE_MAX (64ull << 20) /* format.h's CT_SAMPLING_RATE_MAX; a thread's countdown is 32 bits */
+/* Aggregated tracing (ctrack --aggregate): the snapshot interval in milliseconds
+ * (ct_parse_snapshot_ms); unset: a full trace, every event. */
+#define CT_ENV_AGGREGATE "CTRACK_AGGREGATE"
+#define CT_SNAPSHOT_MS_DEFAULT 1000
+#define CT_SNAPSHOT_MS_MIN 10
+#define CT_SNAPSHOT_MS_MAX 86400000 /* a day */
 
 /* Parses a depth ("64"): 0 with *depth set, or -EINVAL for anything but a whole number from 1
  * to CT_DEPTH_MAX. */
@@ -38,6 +51,14 @@ int ct_parse_depth(const char *s, int *depth);
  * (CT_LANES_MAX). One lane is the writer thread alone; with more, the writer orders the events and
  * that many threads of the shim's match them, each for its share of the addresses (ARCHITECTURE.md). */
 int ct_parse_lanes(const char *s, int *lanes);
+
+/* Parses a snapshot interval in milliseconds ("1000"): 0 with *ms set, or -EINVAL for anything but
+ * a whole number from CT_SNAPSHOT_MS_MIN to CT_SNAPSHOT_MS_MAX. */
+int ct_parse_snapshot_ms(const char *s, unsigned *ms);
+
+/* Parses a sampling rate, a size as ct_parse_size takes it ("512KiB", "4096"): 0 with *bytes set,
+ * or -EINVAL for anything else, 0 and rates above CT_SAMPLE_MAX included. */
+int ct_parse_sample(const char *s, uint64_t *bytes);
 
 /* The last component of path (path itself when it has no '/'). */
 const char *ct_basename(const char *path);

@@ -16,6 +16,7 @@
 #include "ctrack/format.h"
 #include "family.h"
 #include "locate.h"
+#include "sampling.h"
 
 /* The summary's fifth leak kind, after the CLASSES record's four: live blocks never scanned. */
 #define UNSCANNED CT_CLASSES
@@ -228,6 +229,11 @@ static void print_invalid(const struct ct_trace_summary *s)
  * warnings can say why, else 1. */
 static int print_summary_line(const struct ct_member *m, int follow_children)
 {
+	char line[160];
+	if (m->ok && m->s.sample_rate) { /* the figures that follow are estimates */
+		ct_sampling_note(line, sizeof(line), m->s.sample_rate);
+		fprintf(stderr, "ctrack: %s\n", line);
+	}
 	print_summary(m, "ctrack: ");
 	if (m->ok)
 		print_damage(&m->s);

@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach.h"
 #include "check.h"
 #include "closing.h"
 #include "ctrack-config.h"
 #include "elf_static.h"
+#include "live.h"
 #include "locate.h"
 #include "opttab.h"
 #include "rules.h"
@@ -36,13 +38,19 @@ struct options {
 	const char *output; /* -o, or NULL for ctrack.NAME.PID.zst */
 	int follow_children;
 	int depth;
-	int lanes; /* --lanes, or 0: CTRACK_LANES as inherited */
+	int lanes;            /* --lanes, or 0: CTRACK_LANES as inherited */
+	uint64_t sample;      /* --sample, or 0: every allocation */
+	int aggregate;        /* --aggregate */
+	unsigned snapshot_ms; /* --snapshot, in ms (CT_SNAPSHOT_MS_DEFAULT) */
 	int quiet;
+	int live; /* --live: the view of the trace while the program runs (live.h) */
 	int force;
 	int check_flag;          /* --check */
 	int checking;            /* --check or a check option was given */
 	struct ct_check_args ca; /* the check options (analyzer/check.h): ca.check, their rules */
 	char **argv;             /* PROGRAM ARGS..., NULL-terminated */
+	long pid;                /* -p: attach to this running process (attach.h), 0: run PROGRAM */
+	double duration;         /* --duration: detach after so many seconds, 0: at Ctrl-C */
 };
 
 /* ---- the options table (analyzer/opttab.h): parsing, --help, the man page, the completion ---- */
@@ -85,6 +93,58 @@ static int set_depth(void *ctx, const struct ct_opt *self, const char *arg, char
 	return CT_OPT_GO_ON;
 }
 
+/* --snapshot SECONDS: a decimal number of seconds, whole milliseconds from CT_SNAPSHOT_MS_MIN to
+ * CT_SNAPSHOT_MS_MAX; it implies --aggregate. */
+static int set_snapshot(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	char *end;
+	errno = 0;
+	double s = strtod(arg, &end);
+	double ms = s * 1000;
+	if (errno || end == arg || *end || !(ms >= CT_SNAPSHOT_MS_MIN && ms <= CT_SNAPSHOT_MS_MAX))
+		return snprintf(err, len, "--snapshot: expected seconds from %g to %d, got '%s'",
+		                CT_SNAPSHOT_MS_MIN / 1000.0, CT_SNAPSHOT_MS_MAX / 1000, arg),
+		       EXIT_USAGE;
+	((struct options *)ctx)->snapshot_ms = (unsigned)(ms + 0.5);
+	((struct options *)ctx)->aggregate = 1;
+	return CT_OPT_GO_ON;
+}
+
+/* --sample=SIZE: a size as the check options take them, 1 byte to CT_SAMPLE_MAX. */
+static int set_sample(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	if (ct_parse_sample(arg, &((struct options *)ctx)->sample) < 0)
+		return snprintf(
+		           err, len,
+		           "--sample: expected a size from 1 byte to %llu MiB (4096, 512KiB, 1MiB), got '%s'",
+		           CT_SAMPLE_MAX >> 20, arg),
+		       EXIT_USAGE;
+	return CT_OPT_GO_ON;
+}
+
+static int set_pid(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT_MAX)
+		return snprintf(err, len, "-p: expected a process id, got '%s'", arg), EXIT_USAGE;
+	((struct options *)ctx)->pid = v;
+	return CT_OPT_GO_ON;
+}
+
+static int set_duration(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 1e9)
+		return snprintf(err, len, "--duration: expected a number of seconds above 0, got '%s'", arg),
+		       EXIT_USAGE;
+	((struct options *)ctx)->duration = v;
+	return CT_OPT_GO_ON;
+}
+
 static int show_help(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len);
 
 static int show_version(void *ctx, const struct ct_opt *self, const char *arg, char *err, size_t len)
@@ -119,11 +179,57 @@ static const struct ct_opt option_table[] = {
              "programs whose threads allocate faster than one thread keeps up with",
      .kind = CT_OPT_CALL,
      .call = set_lanes},
+    {.name = "sample",
+     .arg = "SIZE",
+     .group = G_TRACING,
+     .help = "record one allocation per SIZE bytes allocated on average (512KiB, 1MiB, ...), chosen at "
+             "random, for a cost that falls with the rate: every report's figures are then estimates. "
+             "No leak classes nor --check (they need every block)",
+     .kind = CT_OPT_CALL,
+     .call = set_sample},
+    {.name = "aggregate",
+     .group = G_TRACING,
+     .help = "for long runs: keep each stack's figures in the process and write a snapshot of them "
+             "every --snapshot seconds and at exit, not every event (the trace grows with stacks and "
+             "snapshots; every report's figures are a full trace's, memory over time at the "
+             "snapshots' resolution)",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(aggregate)},
+    {.name = "snapshot",
+     .arg = "SECONDS",
+     .group = G_TRACING,
+     .help = "with --aggregate (which it implies): seconds between snapshots (default 1; 0.01 to "
+             "86400)",
+     .kind = CT_OPT_CALL,
+     .call = set_snapshot},
+    {.letter = 'p',
+     .arg = "PID",
+     .group = G_TRACING,
+     .help = "attach to the running process PID instead of running a program (gdb loads the shim); "
+             "Ctrl-C, --duration or the process's exit detaches, and the process runs on",
+     .kind = CT_OPT_CALL,
+     .call = set_pid},
+    {.name = "duration",
+     .arg = "SECONDS",
+     .group = G_TRACING,
+     .help = "with -p: detach after SECONDS",
+     .kind = CT_OPT_CALL,
+     .call = set_duration},
     {.letter = 'q',
      .group = G_TRACING,
      .help = "no closing summary",
      .kind = CT_OPT_FLAG,
      .offset = OPT(quiet)},
+    {.name = "live",
+     .group = G_TRACING,
+     .help = "watch the program while it runs: a view of its heap in use, peak, allocations and "
+             "frees per second and top sites, redrawn every second (up/down select, Enter "
+             "backtrace, l/a/b/t sort, q closes the view and lets the program run on, traced). The "
+             "program's stdin is /dev/null and its output goes to a file beside the trace "
+             "(ctrack.NAME.PID.out) when they are the terminal; without a terminal, a line of "
+             "figures per second on stderr",
+     .kind = CT_OPT_FLAG,
+     .offset = OPT(live)},
     {.name = "force",
      .group = G_TRACING,
      .help = "overwrite an existing trace file",
@@ -149,7 +255,8 @@ static void get_tables(struct ct_opttab t[NTABLES])
 	t[1] = (struct ct_opttab){ct_check_options, ct_check_noptions, OPT(ca)};
 }
 
-static const char *const synopsis[] = {"[OPTIONS] PROGRAM [ARGS...]", NULL};
+static const char *const synopsis[] = {"[OPTIONS] PROGRAM [ARGS...]", "-p PID [--duration SECONDS] [-o FILE]",
+                                       NULL};
 static const char *const groups[] = {G_TRACING, CT_CHECK_GROUP, G_GENERAL, NULL};
 static const char *const description[] = {
     "ctrack runs PROGRAM with its heap tracer (the shim libctrack.so) preloaded and writes every "
@@ -178,6 +285,8 @@ static const struct ct_example examples[] = {
     {"ctrack ./myprog --its-option", "Trace a run; the trace is ctrack.myprog.PID.zst."},
     {"ctrack -o build.zst --follow-children make -j4",
      "Trace a build and every process it starts, each in its own file beside build.zst."},
+    {"ctrack -p 4242 --duration 60",
+     "Trace the running process 4242 for a minute (needs gdb), then leave it running untraced."},
     {"ctrack --check --suppressions lsan.supp ./unit-tests",
      "A CI check: exit 23 when the tests lose memory, leaving out the leaks lsan.supp names."},
     {NULL, NULL},
@@ -276,7 +385,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 	assert(t[0].n + t[1].n <= MAX_ROWS);
 	getopt_tables(t, shorts, longs);
-	*o = (struct options){.depth = CT_DEPTH_DEFAULT};
+	*o = (struct options){.depth = CT_DEPTH_DEFAULT, .snapshot_ms = CT_SNAPSHOT_MS_DEFAULT};
 	o->ca.supp_files = calloc((size_t)argc, sizeof(*o->ca.supp_files));
 	if (!o->ca.supp_files) {
 		fputs("ctrack: out of memory\n", stderr);
@@ -296,10 +405,25 @@ static int parse_args(int argc, char **argv, struct options *o)
 		if (rc != CT_OPT_GO_ON)
 			return rc;
 	}
+	if (o->pid && optind < argc)
+		return usage_error("-p attaches to a running process: no program may be given");
+	if (o->duration && !o->pid)
+		return usage_error("--duration goes with -p");
+	if (o->pid && (o->follow_children || o->lanes > 1 || o->check_flag || o->ca.rules || o->sample ||
+	               o->aggregate || o->live))
+		return usage_error("-p takes -o, --force, --depth, --duration and -q only");
+	if (o->pid)
+		return CT_OPT_GO_ON;
 	if (optind >= argc)
 		return usage_error("no program given");
 	o->argv = argv + optind;
 	finish_check(o);
+	if (o->sample && o->aggregate)
+		return usage_error(
+		    "--sample cannot go with --aggregate yet: a snapshot's figures are not weighed");
+	if (o->sample && o->checking)
+		return usage_error("--sample cannot go with --check or a check option: a sampled trace sees "
+		                   "one allocation in many, and a leak check needs every block");
 	return CT_OPT_GO_ON;
 }
 
@@ -393,6 +517,7 @@ static int run(struct options *o, const char *shim, const char *exe)
 	struct ct_family family;
 	struct ct_spawn_result r;
 	char name[PATH_MAX];
+	struct ct_live live = {.prog = o->argv[0], .force = o->force};
 	/* Any pid will do: the family only needs the trace's directory, before the run. */
 	ct_tracefile_name(name, sizeof(name), o->output, o->argv[0], 0);
 	ct_family_init(&family, name, o->follow_children);
@@ -403,12 +528,19 @@ static int run(struct options *o, const char *shim, const char *exe)
 	    .output = o->output,
 	    .depth = o->depth,
 	    .lanes = o->lanes,
+	    .sample = o->sample,
+	    .aggregate = o->aggregate ? o->snapshot_ms : 0,
 	    .follow_children = o->follow_children,
 	    .force = o->force,
 	    .status = ct_family_status(&family),
+	    .before_exec = o->live ? ct_live_before_exec : NULL,
+	    .running = o->live ? ct_live_running : NULL,
+	    .hook_arg = &live,
 	};
 	fflush(stdout); /* the child must not inherit unwritten output */
 	int rc = ct_spawn_run(&s, &r);
+	if (rc < 0 && o->live)
+		ct_live_failed(&r);
 	if (rc < 0) {
 		ct_family_release(&family);
 		return spawn_error(&r, o->argv[0], -rc);
@@ -433,6 +565,16 @@ static int trace(struct options *o)
 	int rc = find_shim(shim, sizeof(shim));
 	if (rc)
 		return rc;
+	if (o->pid) {
+		const struct ct_attach a = {.pid = (pid_t)o->pid,
+		                            .shim = shim,
+		                            .output = o->output,
+		                            .depth = o->depth,
+		                            .force = o->force,
+		                            .quiet = o->quiet,
+		                            .duration = o->duration};
+		return ct_attach_run(&a);
+	}
 	rc = find_program(o->argv[0], exe, sizeof(exe));
 	if (rc)
 		return rc;

@@ -104,6 +104,14 @@ static int set_shim_env(const struct ct_spawn *s, const char *name, int fd)
 	snprintf(buf, sizeof(buf), "%d", s->lanes);
 	if (s->lanes && setenv(CT_ENV_LANES, buf, 1))
 		return -ENOMEM;
+	/* Always set or unset, as the depth: an inherited CTRACK_AGGREGATE never decides. */
+	snprintf(buf, sizeof(buf), "%u", s->aggregate);
+	if (s->aggregate ? setenv(CT_ENV_AGGREGATE, buf, 1) : unsetenv(CT_ENV_AGGREGATE))
+		return -ENOMEM;
+	/* The same for sampling (an inherited CTRACK_SAMPLE_SEED stays: tests repeat a choice with it). */
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)s->sample);
+	if (s->sample ? setenv(CT_ENV_SAMPLE, buf, 1) : unsetenv(CT_ENV_SAMPLE))
+		return -ENOMEM;
 	rc = s->follow_children ? setenv(CT_ENV_FOLLOW, "1", 1) : unsetenv(CT_ENV_FOLLOW);
 	if (rc == 0)
 		rc = s->status ? setenv(CT_ENV_STATUS, s->status, 1) : unsetenv(CT_ENV_STATUS);
@@ -123,6 +131,8 @@ static _Noreturn void run_child(const struct ct_spawn *s, int sock)
 	int rc = set_shim_env(s, name, fd);
 	if (rc == 0 && fcntl(fd, F_SETFD, 0) < 0) /* the one descriptor the program inherits */
 		rc = -errno;
+	if (rc == 0 && s->before_exec)
+		rc = s->before_exec(name, s->hook_arg);
 	if (rc < 0) {
 		unlink(name);
 		report_and_exit(sock, CT_SPAWN_SETUP, -rc);
@@ -228,6 +238,8 @@ static int wait_child(const struct ct_spawn *s, pid_t pid, int sock, struct ct_s
 	if (failed && report.stage == CREATED)
 		failed = read_report(sock, &report, &r->trace_fd);
 	close(sock);
+	if (!failed && s->running)
+		s->running(r, s->hook_arg);
 	r->status = wait_status(pid, &r->signal);
 	r->end_ns = now_ns();
 	if (!failed)

@@ -8,6 +8,9 @@
 #define CTRACK_SPAWN_H
 
 #include <limits.h>
+#include <stdint.h>
+
+struct ct_spawn_result;
 
 /* What to run; all borrowed until ct_spawn_run returns. */
 struct ct_spawn {
@@ -17,9 +20,17 @@ struct ct_spawn {
 	const char *output;  /* -o, or NULL for the default trace name */
 	int depth;           /* backtrace depth, 1..CT_DEPTH_MAX; replaces any inherited CTRACK_DEPTH */
 	int lanes;           /* the shim's lanes (ct_parse_lanes), or 0: an inherited CTRACK_LANES stays */
+	unsigned aggregate;  /* --aggregate: the snapshot interval (ms), or 0: a full trace */
+	uint64_t sample;     /* --sample: one allocation per this many bytes is recorded, or 0: all */
 	int follow_children; /* the program's children trace themselves too */
 	int force;           /* replace an existing trace file */
 	const char *status;  /* CTRACK_STATUS (the launcher's status page), or NULL for none */
+	/* --live (live.h), NULL for none: before_exec runs in the child before the exec, with the trace's
+	 * name (0, or a negative errno: the program does not run, CT_SPAWN_SETUP); running runs in the
+	 * parent once the program runs, before waiting for it (r: its pid and trace). */
+	int (*before_exec)(const char *trace, void *arg);
+	void (*running)(const struct ct_spawn_result *r, void *arg);
+	void *hook_arg;
 };
 
 /* What failed when the program did not run. */

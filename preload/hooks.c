@@ -30,6 +30,7 @@
 
 #include "defer.h"
 #include "lsan.h"
+#include "sample.h"
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -270,7 +271,8 @@ static int retry_after_oom(size_t size, int errno_before)
 		struct ct_slot *s_; \
 		if (OUT_OF_MEMORY(p_) && retry_after_oom((size), e_)) \
 			p_ = (call); \
-		if (p_ && (how_ = tracking_on(s_ = ct_slot())) != TRACK_NO) { \
+		if (p_ && (how_ = tracking_on(s_ = ct_slot())) != TRACK_NO && \
+		    ct_sample_alloc(s_, p_, (size))) { \
 			struct ct_caller c_ = CT_CALLER(); \
 			report_alloc(s_, p_, (size), &c_, how_); \
 			scrub_dead_frames(); \
@@ -307,7 +309,7 @@ EXPORT void free(void *p)
 	int how = tracking_on(s);
 	/* The call site goes with the event: an invalid free gets a place in the program without a walk
 	 * of the stack, which would double a free's cost (match.c). */
-	if (how != TRACK_NO)
+	if (how != TRACK_NO && ct_sample_free(p))
 		report_free(s, p, (uintptr_t)__builtin_return_address(0), how);
 	ct_real.free(p);
 }
@@ -356,8 +358,9 @@ static void *realloc_boot(void *old, size_t size)
 }
 
 /* A signal handler's realloc of a block, in the middle of a report of its thread: both events
- * deferred, in a pair of entries claimed before the real call, so that its end always has room. */
-static void *realloc_deferred(void *old, size_t size, const struct ct_caller *c)
+ * deferred, in a pair of entries claimed before the real call, so that its end always has room.
+ * When sampling leaves the new block out, the realloc's end is the old block's (RFREE). */
+static void *realloc_deferred(struct ct_slot *s, void *old, size_t size, const struct ct_caller *c)
 {
 	int e = errno;
 	int64_t pair = ct_track_defer_pair();
@@ -366,9 +369,25 @@ static void *realloc_deferred(void *old, size_t size, const struct ct_caller *c)
 	errno = e;
 	void *p = ct_real.realloc(old, size);
 	e = errno;
+	int recorded = p && ct_sample_alloc(s, p, size);
 	if (pair >= 0)
-		ct_track_defer_end(pair, old, p, size, c);
+		ct_track_defer_end(pair, old, p && !recorded ? NULL : p, p && !recorded ? 0 : size, c);
+	if (!p && size)
+		ct_sample_keep(old); /* live again */
 	errno = e;
+	return p;
+}
+
+/* Sampling, and the old block was not recorded: nothing of it is, and the new block is an allocation
+ * like any other, recorded when the sampler chooses it (sample.h). */
+static void *realloc_unsampled(struct ct_slot *s, void *old, size_t size, const struct ct_caller *c, int how,
+                               int errno_before)
+{
+	void *p = ct_real.realloc(old, size);
+	if (OUT_OF_MEMORY(p) && size && retry_after_oom(size, errno_before))
+		p = ct_real.realloc(old, size);
+	if (p && ct_sample_alloc(s, p, size))
+		report_alloc(s, p, size, c, how);
 	return p;
 }
 
@@ -386,7 +405,7 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 			p = ct_real.realloc(NULL, size);
 		int how;
 		struct ct_slot *s = ct_slot();
-		if (p && (how = tracking_on(s)) != TRACK_NO)
+		if (p && (how = tracking_on(s)) != TRACK_NO && ct_sample_alloc(s, p, size))
 			report_alloc(s, p, size, c, how);
 		return p;
 	}
@@ -396,20 +415,26 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 	int how = tracking_on(s);
 	if (how == TRACK_NO)
 		return ct_real.realloc(old, size);
+	if (CT_UNLIKELY(!ct_sample_free(old)))
+		return realloc_unsampled(s, old, size, c, how, e);
 	if (CT_UNLIKELY(how == TRACK_DEFER))
-		return realloc_deferred(old, size, c);
+		return realloc_deferred(s, old, size, c);
 	report_begin(s);
 	ct_track_event(CT_EV_RBEGIN, old, c->ra);
 	errno = e;
 	void *p = ct_real.realloc(old, size);
 	int after = errno;
-	if (p)
+	if (p && ct_sample_alloc(s, p, size))
 		ct_track_alloc(s, p, size, c);
+	else if (p) /* sampling left the new block out: the old one ends here */
+		ct_track_event(CT_EV_RFREE, old, 0);
 	if (p && CT_UNLIKELY(s->lsan_disabled))
 		ct_lsan_ignore(p);
 	if (!p)
 		/* the old block is freed, or live again */
 		ct_track_event(size == 0 ? CT_EV_RFREE : CT_EV_RFAIL, old, 0);
+	if (!p && size)
+		ct_sample_keep(old);
 	report_end(s);
 	errno = after;
 	if (!p && size && after == ENOMEM && retry_after_oom(size, e))
@@ -462,7 +487,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	if (rc == ENOMEM && retry_after_oom(size, e))
 		rc = ct_real.posix_memalign(out, align, size);
 	struct ct_slot *s = ct_slot();
-	if (rc == 0 && (how = tracking_on(s)) != TRACK_NO) {
+	if (rc == 0 && (how = tracking_on(s)) != TRACK_NO && ct_sample_alloc(s, *out, size)) {
 		struct ct_caller c = CT_CALLER();
 		report_alloc(s, *out, size, &c, how);
 		scrub_dead_frames();
@@ -783,3 +808,28 @@ EXPORT int siginterrupt(int sig, int interrupt)
 	}
 	return sigaction(sig, &act, NULL);
 }
+
+/* ---- attach mode (attach.c): the entry points by their own addresses, for the GOT entries it
+ * rewrites (a reference to `malloc` inside the shim binds to libc's when gdb dlopened it) ---- */
+#define HOOK_ADDRESS(name) \
+	extern __typeof(name) ct_hook_##name __attribute__((alias(#name), copy(name), visibility("hidden")));
+HOOK_ADDRESS(malloc)
+HOOK_ADDRESS(free)
+HOOK_ADDRESS(calloc)
+HOOK_ADDRESS(realloc)
+HOOK_ADDRESS(reallocarray)
+HOOK_ADDRESS(posix_memalign)
+HOOK_ADDRESS(aligned_alloc)
+HOOK_ADDRESS(memalign)
+HOOK_ADDRESS(valloc)
+HOOK_ADDRESS(pvalloc)
+HOOK_ADDRESS(malloc_usable_size)
+HOOK_ADDRESS(dlclose)
+HOOK_ADDRESS(_exit)
+HOOK_ADDRESS(_Exit)
+HOOK_ADDRESS(execve)
+HOOK_ADDRESS(execv)
+HOOK_ADDRESS(execvp)
+HOOK_ADDRESS(execvpe)
+HOOK_ADDRESS(execveat)
+HOOK_ADDRESS(fexecve)

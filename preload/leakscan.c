@@ -376,6 +376,11 @@ static long stop_threads(pid_t skip)
 {
 	if (!stw.v || !(stw.sig = pick_signal()))
 		return 0;
+	if (!atomic_load(&stw.inside)) { /* a scan before this one (a check, a detach) left its counts */
+		atomic_store(&stw.claimed, 0);
+		atomic_store(&stw.filled, 0);
+		atomic_store(&stw.release, 0);
+	}
 	struct sigaction sa = {.sa_sigaction = stop_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigfillset(&sa.sa_mask);
 	sigaction(stw.sig, &sa, &stw.old);
@@ -569,9 +574,11 @@ static void add_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
 /* glibc: an in-use chunk's usable size reaches 8 bytes into the next chunk, whose header starts
  * there (a block's last word is the next chunk's prev_size). Asked once the blocks are sorted, so
  * the chunk headers are read in address order, not the live table's. */
+static int headers_untrusted; /* ct_leakscan_untrusted */
+
 static void set_edges(struct ct_reach_block *v, size_t n)
 {
-	for (size_t i = 0; ct_real.malloc_usable_size && i < n; i++) {
+	for (size_t i = 0; ct_real.malloc_usable_size && !headers_untrusted && i < n; i++) {
 		size_t usable = ct_real.malloc_usable_size((void *)v[i].start);
 		v[i].allocator_edge = usable >= 16 && usable - 8 < v[i].size ? (uint32_t)(usable - 8) : 0;
 	}
@@ -649,6 +656,11 @@ static void module_span(const void *p, uintptr_t span[2])
  * dlsym may allocate and take the loader's lock, which an exit from a signal handler must not. */
 static uintptr_t spans[3][2];
 static const char *(*program_suppressions)(void); /* the program's __lsan_default_suppressions */
+
+void ct_leakscan_untrusted(void)
+{
+	headers_untrusted = 1;
+}
 
 void ct_leakscan_init(void)
 {

@@ -10,6 +10,10 @@
 
 /* At start-up, outside any hook: looks up what the scan needs from libc and ld.so (dlsym). */
 void ct_leakscan_init(void);
+/* Attach mode: a live block may have been freed past the hooks (through a pointer to free the program
+ * took before the attach), its chunk given back to the system: no chunk header is read (a block's
+ * last word is scanned as the block's own, not as the next chunk's header). */
+void ct_leakscan_untrusted(void);
 /* On the exiting or asking thread, before it asks the writer to scan: sp is the lowest address of
  * its stack that holds the program's data (everything above it, up to the stack's top, is a root;
  * the caller spills its registers below its own frame first, e.g. with setjmp). at_exit: the frames

@@ -37,6 +37,7 @@ static struct {
 	uint32_t def_stacks;      /* several lanes: stack ids defined where the INFO records go */
 	uint32_t lanes, shift;    /* lanes = 1 << shift */
 	int numbered;             /* events may have taken numbers: a reset was done before */
+	void (*aggregate)(unsigned tag, uint32_t info); /* ct_match_aggregate, or NULL */
 } m = {.lanes = 1};
 
 static inline struct lane *lane_of(const struct ct_match_stream *s)
@@ -170,9 +171,20 @@ HOT struct ct_columns *hot(struct lane *L)
 	return sink_columns(&L->sink, 1);
 }
 
+/* An aggregated trace (match.h): the block's record tag of info is summed, not written. 1 if so. */
+HOT int aggregated(unsigned tag, uint32_t info)
+{
+	if (CT_LIKELY(!m.aggregate))
+		return 0;
+	m.aggregate(tag, info);
+	return 1;
+}
+
 /* ALLOC, FREE or TEMP of info. */
 HOT void put_event(struct lane *L, unsigned tag, uint32_t info)
 {
+	if (aggregated(tag, info))
+		return;
 	struct ct_columns *c = hot(L);
 	if (c)
 		ct_col_short_event(c, tag, info);
@@ -183,6 +195,8 @@ HOT void put_event(struct lane *L, unsigned tag, uint32_t info)
 /* Writes the ALLOC record of the block of info at p. */
 HOT void write_alloc(struct lane *L, uint64_t p, uint32_t info)
 {
+	if (aggregated(CT_REC_ALLOC, info)) /* no RECENT: no set to keep */
+		return;
 	put_event(L, CT_REC_ALLOC, info);
 	struct recent *set = recent_set(L, p);
 	/* p's own entry if it has one, else the older (the window drops it first) */
@@ -194,6 +208,8 @@ HOT void write_alloc(struct lane *L, uint64_t p, uint32_t info)
  * CT_RECENT_WINDOW, which is most frees (a program frees what it just allocated), else FREE. */
 HOT void write_free(struct lane *L, uint64_t p, uint32_t info)
 {
+	if (aggregated(CT_REC_FREE, info))
+		return;
 	struct recent *set = recent_set(L, p), *r = &set[set[1].p == p];
 	uint32_t age = L->alloc_records - r->number + 1;
 	if (r->p != p || r->info != info || age < 1 || age > CT_RECENT_WINDOW) {
@@ -210,6 +226,8 @@ HOT void write_free(struct lane *L, uint64_t p, uint32_t info)
 
 static void write_tempfree(struct lane *L, uint32_t info)
 {
+	if (aggregated(CT_REC_TEMPFREE, info))
+		return;
 	struct ct_columns *c = hot(L);
 	if (c)
 		ct_col_core1(c, CT_REC_TEMPFREE, info);
@@ -762,4 +780,14 @@ size_t ct_match_live_count(void)
 uint32_t ct_match_infos(void)
 {
 	return m.infos.count;
+}
+
+uint64_t ct_match_info_size(uint32_t id)
+{
+	return m.infos.sizes[id];
+}
+
+void ct_match_aggregate(void (*fn)(unsigned tag, uint32_t info))
+{
+	m.aggregate = fn;
 }

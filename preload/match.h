@@ -154,6 +154,12 @@ size_t ct_match_live(void (*fn)(uint64_t p, uint64_t size, uint32_t info, void *
 size_t ct_match_live_count(void);
 /* Alloc infos defined so far (ids are below this). */
 uint32_t ct_match_infos(void);
+/* The size of alloc info id (below ct_match_infos()). */
+uint64_t ct_match_info_size(uint32_t id);
+/* An aggregated trace (preload/aggregate.h), one lane: from the next ct_match_reset on, the records
+ * of blocks (ALLOC, FREE, TEMP, TEMPFREE; RECENT as FREE) go to fn(tag, info) instead of the
+ * sink; NULL: they are written (a full trace). */
+void ct_match_aggregate(void (*fn)(unsigned tag, uint32_t info));
 
 /* Several lanes write no INFO record: the orderer writes every id's assigned so far, in id order,
  * to to->out (FRAME records by to->define_stacks), before it appends the lanes' records that may

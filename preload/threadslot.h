@@ -35,7 +35,8 @@ struct ct_slot {
 		_Atomic uint32_t tail;  /* claimed by signal handlers (compare-and-swap: they nest) */
 		uint32_t head;          /* the first not yet written, moved by the report they wait for */
 	} defer;
-	int lsan_disabled; /* lsan.c: __lsan_disable calls not yet enabled again */
+	int lsan_disabled;    /* lsan.c: __lsan_disable calls not yet enabled again */
+	uint32_t sample_left; /* sample.c: bytes to the thread's next sampled allocation (0: not drawn) */
 };
 _Static_assert(sizeof(struct ct_slot) == 64, "one cache line per thread");
 

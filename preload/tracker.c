@@ -17,9 +17,12 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "aggregate.h"
+#include "attach.h"
 #include "defer.h"
 #include "leakscan.h"
 #include "procmaps.h"
+#include "sample.h"
 #include "shim.h"
 #include "text.h"
 #include "unwind.h"
@@ -719,7 +722,9 @@ static void unpreload_self(void)
  * inherit nothing of ctrack. unsetenv moves pointers in place: it does not allocate. */
 static void forget_settings(void)
 {
-	static const char *const names[] = {CT_ENV_DEPTH, CT_ENV_FOLLOW, CT_ENV_DIR, CT_ENV_FD, CT_ENV_SHIM};
+	static const char *const names[] = {CT_ENV_DEPTH,       CT_ENV_FOLLOW,   CT_ENV_DIR,
+	                                    CT_ENV_FD,          CT_ENV_SHIM,     CT_ENV_SAMPLE,
+	                                    CT_ENV_SAMPLE_SEED, CT_ENV_AGGREGATE};
 	unpreload_self(); /* it needs CT_ENV_SHIM */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unsetenv(names[i]);
@@ -742,6 +747,10 @@ static void read_config(void)
 	if (v && *v && ct_parse_depth(v, &ct_depth) < 0)
 		refuse_setting(CT_ENV_DEPTH,
 		               v); /* the launcher refuses it; a direct LD_PRELOAD gets a NOTE */
+	ct_agg_setting(getenv(CT_ENV_AGGREGATE)); /* a value the launcher would refuse: 1 s */
+	const char *bad = NULL;
+	if (ct_sample_init(&bad) < 0 && bad) /* sampling off: every allocation is recorded */
+		refuse_setting(bad, getenv(bad));
 	v = getenv(CT_ENV_FOLLOW);
 	follow_children = v && *v == '1';
 	v = getenv(CT_ENV_DIR);
@@ -757,12 +766,14 @@ static void atfork_prepare(void)
 		return;
 	ct_in_shim++;
 	ct_stacks_lock();
+	ct_sample_lock_all();
 }
 
 static void atfork_parent(void)
 {
 	if (atomic_load(&ct_state) != CT_ACTIVE)
 		return;
+	ct_sample_unlock_all(0);
 	ct_stacks_unlock();
 	ct_in_shim--;
 }
@@ -771,8 +782,10 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	ct_slot_after_fork();
+	ct_attach_after_fork_child();
 	if (atomic_load(&ct_state) != CT_ACTIVE)
 		return;
+	ct_sample_unlock_all(1);
 	ct_stacks_unlock();
 	pthread_mutex_init(&free_lock, NULL);
 	ct_ring_forget_all();
@@ -905,8 +918,41 @@ void ct_track_finish(void)
 
 __attribute__((constructor)) static void ct_constructor(void)
 {
-	if (atomic_load(&ct_state) == CT_UNINIT && !ct_in_shim)
+	if (atomic_load(&ct_state) != CT_UNINIT || ct_in_shim)
+		return;
+	if (ct_attach_loaded_late()) /* gdb's dlopen (ctrack -p): ctrack_attach_v1 starts tracing */
+		atomic_store(&ct_state, CT_OFF);
+	else
 		ct_init();
+}
+
+/* ---- attach mode (attach.c): tracing starts in a running process, maybe again after a detach ---- */
+
+int ct_track_attach(int fd, int depth)
+{
+	static int prepared;
+	int s = atomic_load(&ct_state);
+	if (s == CT_ACTIVE || s == CT_LATE) {
+		close(fd);
+		return -EALREADY;
+	}
+	ct_depth = depth;
+	traced_pid = getpid();
+	atomic_store(&ct_losses.no_ring, 0); /* an earlier window's trace told its own */
+	atomic_store(&ct_losses.no_stack, 0);
+	atomic_store(&ct_losses.in_signal, 0);
+	if (!prepared) { /* no crash handlers: the program's sigaction calls are not hooked */
+		have_key = pthread_key_create(&thread_key, thread_exit) == 0;
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+		at_quick_exit(finish_at_exit);
+		ct_leakscan_init();
+		ct_leakscan_untrusted();
+		prepared = 1;
+	}
+	int rc = ct_writer_attach(fd);
+	if (rc == 0)
+		atomic_store(&ct_state, CT_ACTIVE);
+	return rc;
 }
 
 /* exit runs the destructors, quick_exit the at_quick_exit handlers (glibc's quick_exit then calls

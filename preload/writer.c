@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aggregate.h"
+#include "attach.h"
 #include "ctrack/record.h"
 #include "defer.h"
 #include "drain.h"
@@ -26,6 +28,7 @@
 #include "match.h"
 #include "procmaps.h"
 #include "rules.h"
+#include "sample.h"
 #include "status.h"
 #include "text.h"
 #include "unwind.h"
@@ -67,6 +70,7 @@ enum {
 	NOTE_SETTING,
 	NOTE_UNSCANNED,
 	NOTE_FORCED,
+	NOTE_AGGREGATE,
 	NOTE_KINDS
 };
 
@@ -83,6 +87,7 @@ static struct {
 	uint32_t frames;            /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	uint64_t events_since_flush;
+	uint64_t agg_ns; /* an aggregated trace's snapshot interval (aggregate.h), 0: a full trace */
 	pthread_t thread;
 	void *stack; /* the thread's stack, from the arena: given back with the rest (give_back) */
 	int running;
@@ -159,6 +164,8 @@ static void emit_notes(void)
 	           " time(s) the writer went on without an event a thread had numbered and not published "
 	           "for 2 s (it died in the middle of a report, or stopped there): events of those "
 	           "addresses may be out of order, and frees among them may count as unmatched");
+	note_count(NOTE_AGGREGATE, warn, ct_agg_dropped(),
+	           " allocation events were not counted: out of memory for the aggregated figures");
 	note_count(NOTE_REOPENED, CT_NOTE_INFO, ct_output_reopened(),
 	           " reopening(s) of the trace file: the program closed its descriptor, and ctrack opened "
 	           "the file again by its path");
@@ -465,10 +472,61 @@ static void drain_between(void)
 	}
 }
 
+/* Every stream's held ALLOC written at this point (one lane: the writer's streams). */
+static void write_held_one_lane(void)
+{
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+		if (r->consumer_ready)
+			ct_match_write_held(&drain_of(r)->st);
+	ct_match_write_held(&w.late[0]);
+}
+
+/* ---- aggregated traces (aggregate.h) ---- */
+
+/* The figures so far as an AGG_SNAPSHOT at the clock's time: every interval, and before a record
+ * that must see them (MARK, CLASSES, EXEC, CRASH, END), after the matcher settled what came before
+ * it. Nothing in a full trace. */
+static void agg_point(void)
+{
+	if (!w.agg_ns)
+		return;
+	tick(ct_now_ns());
+	ct_agg_snapshot(&w.out, rss_bytes());
+}
+
+/* housekeeping() of an aggregated trace: the clock and the RSS samples go to the aggregator, not
+ * into TIME and SAMPLE records, and the file is written at each snapshot (the held ALLOCs counted
+ * first, as a full trace's flush writes them): a killed program's trace ends at its last snapshot. */
+static void agg_housekeeping(uint64_t now)
+{
+	ct_agg_clock((now - w.start_ns) / 1000);
+	if (ct_modules_dirty())
+		ct_modules_sync(&w.out);
+	w.bytes_since_sample += ct_match_take_bytes();
+	if (now - w.last_sample_ns >= age_step(now, 6, SAMPLE_MIN_NS, SAMPLE_NS) ||
+	    w.bytes_since_sample >= SAMPLE_BYTES) {
+		ct_agg_rss(rss_bytes());
+		w.last_sample_ns = now;
+		w.bytes_since_sample = 0;
+	}
+	if (now - w.last_flush_ns >= w.agg_ns) {
+		write_held_one_lane();
+		agg_point();
+		w.last_flush_ns = now;
+		ct_output_flush_busy(&w.out, drain_between);
+	} else if (w.out.len + ct_output_staged() >= OUT_COMPRESS_AT) {
+		ct_output_flush_busy(&w.out, drain_between);
+	}
+}
+
 static void housekeeping(int events)
 {
 	uint64_t now = ct_now_ns();
 	w.events_since_flush += (uint64_t)events;
+	if (w.agg_ns) {
+		agg_housekeeping(now);
+		return;
+	}
 	if (now - w.last_time_ns >= age_step(now, 10, TIME_STEP_MIN_NS, TIME_STEP_NS))
 		tick(now);
 	if (ct_modules_dirty())
@@ -479,10 +537,7 @@ static void housekeeping(int events)
 		sample(now);
 	if (now - w.last_flush_ns >= (w.events_since_flush ? FLUSH_BUSY_NS : FLUSH_NS)) {
 		if (ct_lanes() == 1) {
-			for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
-				if (r->consumer_ready)
-					ct_match_write_held(&drain_of(r)->st);
-			ct_match_write_held(&w.late[0]);
+			write_held_one_lane();
 		} else { /* every lane's held ALLOCs at this point, in the file a flush later */
 			ct_lanes_held();
 			ct_lanes_tick(1);
@@ -549,6 +604,8 @@ static void drain_everything(void)
  * says why, and the trace has no classes (so no check gives a verdict from it). */
 static int scan(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 {
+	if (ct_sampler.rate) /* the scan needs every block: a sampled trace has no classes (SAMPLING) */
+		return -1;
 	int rc = ct_leakscan(&w.out, lost, blocks);
 	if (rc > 0) /* the program's last scan came earlier (__lsan_do_leak_check) */
 		return 0;
@@ -590,6 +647,7 @@ static void release_memory(void)
 {
 	ct_output_release();
 	ct_match_release();
+	ct_agg_release();
 	ct_arena_unmap(w.out.data, w.out.cap);
 	w.out = (struct ct_rec_buf){0}; /* no grow function: nothing is recorded any more */
 }
@@ -622,6 +680,7 @@ static void serve_op(struct request *q)
 	if (op != REQ_SYNC) {
 		ct_match_settle_all();
 		collect_lanes();
+		agg_point();
 	}
 	switch (op) {
 	case REQ_EXEC:
@@ -720,6 +779,7 @@ static void crash_end(int sig)
 	write_crash(sig);
 	ct_match_settle_all();
 	collect_lanes();
+	agg_point();
 	const char *abbrev = sigabbrev_np(sig);
 	uint64_t lost[CT_CLASSES], blocks[CT_CLASSES];
 	int scanned = atomic_load(&w.crash_scan) && scan(lost, blocks) == 0;
@@ -759,6 +819,38 @@ static _Noreturn void exit_as_last_thread(void)
 	exit(0);
 }
 
+/* ---- attach mode (attach.c): the launcher detaches ---- */
+
+static int attached; /* the trace started at an attach (ct_writer_attach) */
+static int detached; /* the writer ended at a detach: its thread is still to be joined */
+
+/* The hooks go (their GOT entries get back what they held), tracing stops, and the trace ends as at
+ * the program's exit but for the exit machinery (every published event, the leak scan of the blocks
+ * allocated while attached, END); the writer's memory goes back to the system, the file is closed,
+ * and the launcher learns it (the end of its connection). The program runs on. */
+static void detach(void)
+{
+	ct_attach_unhook();
+	atomic_store(&ct_state, CT_OFF); /* hooks still running finish their report */
+	struct request q = {.op = REQ_FINISH};
+	ct_leakscan_prepare(__builtin_frame_address(0), 0);
+	serve_op(&q);
+	ct_output_drop();
+	release_memory();
+	w.running = 0;
+	detached = 1;
+	ct_attach_done();
+}
+
+/* ATTACH: when, and which attach into this process it is. */
+static void emit_attach(void)
+{
+	static uint64_t ordinal;
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ct_rec_attach(&w.out, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, ++ordinal);
+}
+
 static void *writer_main(void *arg)
 {
 	(void)arg;
@@ -779,12 +871,18 @@ static void *writer_main(void *arg)
 		}
 		if (req != atomic_load_explicit(&w.done, memory_order_relaxed) && serve(req))
 			break;
+		if (CT_UNLIKELY(attached) && ct_attach_poll()) {
+			detach();
+			break;
+		}
 		if (atomic_load_explicit(&w.main_gone, memory_order_relaxed) && only_writer_left())
 			exit_as_last_thread();
 		if (events < BATCH_EVENTS)
 			idle_wait((long)(events ? age_step(ct_now_ns(), 10, TIME_STEP_MIN_NS, BATCH_WAIT_NS)
 			                        : age_step(ct_now_ns(), 7, TIME_STEP_MIN_NS, IDLE_WAIT_NS)));
 	}
+	if (attached && !detached) /* the trace ended otherwise (exit, crash, out of memory): say so */
+		ct_attach_done();
 	atomic_store(&w.stopped, 1);
 	return NULL;
 }
@@ -952,6 +1050,7 @@ static int reset_matcher(unsigned lanes)
 	                                  .define_stacks = define_stacks,
 	                                  .intern = intern_stack,
 	                                  .classify = classify};
+	ct_match_aggregate(w.agg_ns ? ct_agg_block : NULL);
 	for (unsigned k = 0; k < lanes && lanes > 1; k++) {
 		sinks[k] = (struct ct_match_sink){
 		    .define_stacks = lane_define_stacks, .intern = intern_stack, .classify = lane_classify};
@@ -972,6 +1071,8 @@ static unsigned lanes_asked(void)
  * program run so). */
 static unsigned lanes_allowed(unsigned asked)
 {
+	if (w.agg_ns) /* the aggregator is the writer's alone */
+		return 1;
 	return asked > 1 && ct_headroom() != UINT64_MAX ? 1 : asked;
 }
 
@@ -1012,14 +1113,27 @@ static int open_file(int fd)
 	int no_lanes = w.lanes > 1 && reset_matcher(w.lanes) < 0; /* their compressors: one lane */
 	if (no_lanes)
 		w.lanes = 1;
-	if ((w.lanes == 1 && reset_matcher(1) < 0) || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0)
+	if ((w.lanes == 1 && reset_matcher(1) < 0) || !ct_rec_room(&w.out, OUT_FIRST) || map_stack() < 0 ||
+	    ct_agg_reset() < 0)
 		return -ENOMEM;
 	ct_output_compress(COMPRESSOR_SPARE, (int)w.lanes);
-	if (w.lanes > 1)
-		ct_rec_header_epochs(&w.out);
+	if (w.agg_ns)
+		ct_rec_header_min(&w.out, CTRACK_FORMAT_AGG_MIN);
+	else if (ct_sampler.rate) /* its min_version, 8, covers ZEPOCH's too */
+		ct_rec_header_min(&w.out, CTRACK_FORMAT_SAMPLING_MIN);
+	else if (attached) /* min_version 8 as well */
+		ct_rec_header_min(&w.out, CTRACK_FORMAT_ATTACH_MIN);
+	else if (w.lanes > 1)
+		ct_rec_header_min(&w.out, CTRACK_FORMAT_ZEPOCH_MIN);
 	else
 		ct_rec_header(&w.out);
 	emit_process();
+	if (attached)
+		emit_attach();
+	if (ct_sampler.rate)
+		ct_rec_sampling(&w.out, ct_sampler.rate, ct_sampler.seed);
+	if (w.agg_ns)
+		ct_rec_aggregate(&w.out, w.agg_ns / 1000);
 	char note[320];
 	size_t n = ct_output_rung_note(note, sizeof(note));
 	if (n)
@@ -1087,10 +1201,9 @@ static void give_up(int err)
  * starts a writer, inherited by its forked children, which may have no descriptor to open it. */
 static struct ct_status_page *status_page;
 
-int ct_writer_start(int fd)
+/* The file's first records, the lanes and the thread; when one fails, give_up. 0 or -errno. */
+static int start_writing(int fd)
 {
-	status_page = ct_status_attach(getenv(CT_ENV_STATUS));
-	w.lanes = lanes_allowed(lanes_asked());
 	int rc = open_file(fd);
 	if (rc == 0)
 		rc = start_lanes();
@@ -1101,6 +1214,37 @@ int ct_writer_start(int fd)
 	return rc;
 }
 
+/* No request is pending or served, no crash under way (a new writer after a fork or a detach). */
+static void forget_requests(void)
+{
+	atomic_store(&w.req, 0);
+	atomic_store(&w.done, 0);
+	atomic_store(&w.crash, 0);
+	atomic_store(&w.crash_done, 0);
+	atomic_store(&w.crash_walking, 0);
+	atomic_store(&w.crash_walked, 0);
+}
+
+int ct_writer_start(int fd)
+{
+	status_page = ct_status_attach(getenv(CT_ENV_STATUS));
+	w.agg_ns = ct_agg_interval_ms() * 1000000ull;
+	w.lanes = lanes_allowed(lanes_asked());
+	return start_writing(fd);
+}
+
+/* Every ring is read from where its tail is, by a drain that has announced nothing yet. */
+static void forget_drains(void)
+{
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+		for (unsigned k = 0; r->consumer_ready && k <= CT_MATCH_LANES_MAX; k++) {
+			struct ct_drain *d = ct_drain_at(r, k);
+			d->announced = d->blocked = d->settling = 0;
+			atomic_store(&d->settled, 0);
+			atomic_store(&d->pos, atomic_load(&r->tail));
+		}
+}
+
 void ct_writer_after_fork_child(int fd)
 {
 	int err = errno; /* why fd is -1: the tracker's open of the child's trace left it */
@@ -1108,13 +1252,8 @@ void ct_writer_after_fork_child(int fd)
 	pthread_mutex_init(&late_lock, NULL);
 	pthread_mutex_init(&life_lock, NULL);
 	w.running = 0;
-	atomic_store(&w.req, 0);
-	atomic_store(&w.done, 0);
+	forget_requests();
 	atomic_store(&w.main_gone, 0);
-	atomic_store(&w.crash, 0);
-	atomic_store(&w.crash_done, 0);
-	atomic_store(&w.crash_walking, 0);
-	atomic_store(&w.crash_walked, 0);
 	ct_output_drop();          /* the parent's file: never written by a child */
 	if (fd < 0 && status_page) /* a followed child that could not create its trace */
 		ct_status_note(status_page, err);
@@ -1125,22 +1264,9 @@ void ct_writer_after_fork_child(int fd)
 	w.out.data = NULL;
 	w.out.cap = w.out.len = 0;
 	ct_lanes_after_fork_child();
-	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) /* the parent's lanes are gone */
-		for (unsigned k = 0; r->consumer_ready && k <= CT_MATCH_LANES_MAX; k++) {
-			struct ct_drain *d = ct_drain_at(r, k);
-			d->announced = d->blocked = d->settling = 0;
-			atomic_store(&d->settled, 0);
-			atomic_store(&d->pos, atomic_load(&r->tail));
-		}
-	int rc = open_file(fd);
-	if (rc == 0)
-		rc = start_lanes();
-	if (rc == 0)
-		rc = start_thread();
-	if (rc < 0) {
-		give_up(-rc);
+	forget_drains(); /* the parent's lanes are gone */
+	if (start_writing(fd) < 0)
 		atomic_store(&ct_state, CT_OFF);
-	}
 }
 
 void ct_writer_sync(void)
@@ -1186,7 +1312,7 @@ void ct_writer_finish(const void *sp)
 size_t ct_writer_releasable(void)
 {
 	return ct_output_bytes() + ct_match_bytes() + w.out.cap + (w.stack ? WRITER_STACK : 0) +
-	       ct_lanes_bytes();
+	       ct_lanes_bytes() + ct_agg_bytes();
 }
 
 int ct_writer_give_back(uint64_t size)
@@ -1222,7 +1348,30 @@ void ct_writer_late(const uint64_t *ev)
 			ct_lanes_late(w.late, ev);
 		}
 		collect_lanes();
+		agg_point();
 		emit_end();
 	}
 	pthread_mutex_unlock(&late_lock);
+}
+
+/* A later attach: the writer of the last one ended at its detach (or never started: the first
+ * starts as at start-up); what its threads published after its last drain belongs to no trace. */
+int ct_writer_attach(int fd)
+{
+	pthread_mutex_lock(&life_lock);
+	attached = 1;
+	if (!detached) {
+		int rc = ct_writer_start(fd);
+		pthread_mutex_unlock(&life_lock);
+		return rc;
+	}
+	pthread_join(w.thread, NULL);
+	detached = 0;
+	forget_requests();
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
+		atomic_store(&r->tail, atomic_load(&r->head));
+	forget_drains();
+	int rc = start_writing(fd);
+	pthread_mutex_unlock(&life_lock);
+	return rc;
 }

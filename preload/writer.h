@@ -38,6 +38,9 @@ void ct_writer_late(const uint64_t *ev) CT_HIDDEN;
 /* fd < 0: the child is not traced; with --follow-children (the launcher's status page), it could
  * not create its trace, and errno, as the failed open left it, says why. */
 void ct_writer_after_fork_child(int fd) CT_HIDDEN;
+/* Attach mode (attach.c): the writer starts on the empty trace file fd, again after a detach, which
+ * it makes itself when the launcher asks (attach.h). 0 or -errno. */
+int ct_writer_attach(int fd) CT_HIDDEN;
 /* The main thread called pthread_exit: once every other program thread is gone, the writer exits
  * the process as glibc's last thread would (exit(0)). */
 void ct_writer_main_exited(void) CT_HIDDEN;

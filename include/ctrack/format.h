@@ -19,7 +19,9 @@
  *                 min_version 4; version 5 the optional EXACT, which a version 4 reader skips:
  *                 a version 5 writer still writes min_version 4; version 6 EPOCH, which only a
  *                 trace written by several lanes holds: such a trace said min_version 6;
- *                 version 7 ZEPOCH, which such a trace holds instead: it says min_version 7.)
+ *                 version 7 ZEPOCH, which such a trace holds instead: it says min_version 7;
+ *                 version 8 AGGREGATE and AGG_SNAPSHOT, which only an aggregated trace holds:
+ *                 it says min_version 8.)
  *   header_size:  bytes from the first magic byte to the first record (>= CT_HEADER_SIZE); a
  *                 reader skips header bytes it does not know.
  *   pointer_size: 8 on x86_64.  flags, features: 0 in this version.
@@ -72,12 +74,17 @@
 	"\x89" \
 	"CTRACK\n"
 #define CT_MAGIC_SIZE 8
-#define CTRACK_FORMAT_VERSION 7
-#define CTRACK_FORMAT_MIN_VERSION 1 /* oldest file version this reader accepts */
-#define CTRACK_FORMAT_READER_MIN 4  /* min_version this writer writes: readers older than 4 lack BATCH */
-#define CTRACK_FORMAT_EPOCH_MIN 6   /* the min_version of a trace that may hold EPOCH records */
-#define CTRACK_FORMAT_ZEPOCH_MIN 7  /* ... and of one that may hold ZEPOCH records */
-#define CT_HEADER_SIZE 20           /* magic + version..features */
+#define CTRACK_FORMAT_VERSION 8
+#define CTRACK_FORMAT_MIN_VERSION 1  /* oldest file version this reader accepts */
+#define CTRACK_FORMAT_READER_MIN 4   /* min_version this writer writes: readers older than 4 lack BATCH */
+#define CTRACK_FORMAT_EPOCH_MIN 6    /* the min_version of a trace that may hold EPOCH records */
+#define CTRACK_FORMAT_ZEPOCH_MIN 7   /* ... and of one that may hold ZEPOCH records */
+#define CTRACK_FORMAT_AGG_MIN 8      /* ... and of an aggregated one (AGGREGATE, AGG_SNAPSHOT) */
+#define CTRACK_FORMAT_SAMPLING_MIN 8 /* ... and of a sampled one (SAMPLING) */
+#define CTRACK_FORMAT_ATTACH_MIN 8   /* ... and of one that starts at an attach (ATTACH) */
+#define CT_HEADER_SIZE 20            /* magic + version..features */
+
+#define CT_SAMPLING_RATE_MAX (UINT64_C(1) << 26) /* SAMPLING's largest rate in bytes (64 MiB) */
 
 #define CT_STACK_ROOT 0      /* node id of the empty stack */
 #define CT_STACK_TRUNCATED 1 /* root of stacks cut at the capture depth */
@@ -175,6 +182,33 @@
  * read as an EPOCH's: by mark, RECENT per lane. The runs hold records of any kind but BATCH, EPOCH and
  * ZEPOCH; 1 <= lanes <= 8. A trace holds ZEPOCH or EPOCH records, not both.
  *
+ * AGGREGATE 0x18 | interval_us v |   (since version 8)
+ *   The trace is aggregated (ctrack --aggregate): the writer kept each alloc info's figures in the
+ *   process and wrote them as AGG_SNAPSHOT records, about every interval_us microseconds and before
+ *   every record that must see them (MARK, CLASSES, EXEC, CRASH, END), instead of one record per
+ *   event: such a trace holds no ALLOC, FREE, TEMP, TEMPFREE nor RECENT records, and a reader's
+ *   memory over time has the snapshots' resolution. Everything else (PROCESS, MODULE, FRAME, INFO,
+ *   THREAD, TIME, NOTE, MARK, CLASSES, INVALID, CRASH, END, ...) is written as in a full trace.
+ *   Written once, after PROCESS; the file says min_version 8. Example: 18 03 c0 84 3d = every 1 s.
+ * AGG_SNAPSHOT 0x19 | heap_max v | rss v | rss_max v | n v | n x (info delta z, allocations v,
+ *                     temporary v, live delta z) | peak v | [peak_us v | m v | m x (info delta z,
+ *                     at_peak v)], when peak != 0 |   (since version 8)
+ *   What changed since the previous AGG_SNAPSHOT (or the start), at the clock's time: the n alloc
+ *   infos whose figures changed, each as the allocations made of it (ALLOC + TEMP), those of them
+ *   and of earlier ones that ended as temporary allocations (TEMP, TEMPFREE) and the change of its
+ *   live blocks; its frees are allocations - live delta. Info ids increase: each is the previous
+ *   entry's id plus the delta (the first counts from 0). heap_max: the highest heap in use (bytes)
+ *   since the previous snapshot; rss and rss_max: the resident set size now and its highest sample
+ *   since.
+ *   peak: 0 when the global peak of the heap in use did not rise since the previous snapshot; else
+ *   the new peak (bytes), its time (microseconds, the clock's) and the m infos whose live blocks at
+ *   that peak differ from their live blocks after this snapshot, with their blocks live at the peak
+ *   (ids delta-coded as above); every other info had as many live at the peak as after this
+ *   snapshot. A snapshot is applied whole or not at all: a trace cut inside one ends at the
+ *   previous. The figures are exactly a full trace's of the same run (its records, in the same
+ *   order, summed). Example: 19 0a 80 01 00 00 01 0a 02 00 02 00 = heap_max 128, no RSS, info 5:
+ *   2 allocations, none temporary, 1 live block more; the peak did not rise.
+ *
  * Short events 0x80..0xff  | 1 k k c i i i i | [info >> 4 v, when c = 1] |
  *   What the writer uses for ALLOC (kk = 1), FREE (kk = 2) and TEMP (kk = 3), the bulk of a trace:
  *   iiii is info & 15, and c says whether the varint (info >> 4) follows. One byte instead of two
@@ -237,6 +271,30 @@
  *   as LeakSanitizer drops what only a suppressed block reaches. A CLASSES record without HOLDERS
  *   says nothing of who holds its indirectly lost blocks. Example: 49 01 07 05 02 = 2 indirectly
  *   lost blocks of info 7 are held by a definitely lost block of info 5.
+ * SAMPLING 0x4A | rate v | seed v |   optional, since version 8
+ *   The trace is sampled (ctrack --sample=BYTES): the shim recorded one allocation per `rate` bytes
+ *   allocated on average, chosen by a Poisson process over the bytes each thread allocates (an
+ *   allocation of s bytes is recorded with probability p(s) = 1 - exp(-s / rate), independently of
+ *   the others), and a free only when it ends a recorded block. So every count and byte figure of
+ *   the trace's records is a sample: a reader weighs each allocation of an alloc info of size s as
+ *   1 / p(s) allocations and s / p(s) bytes (s = 0 counts as 1 byte), which makes its totals, sites,
+ *   peak and charts unbiased estimates. A sampled trace has no CLASSES (the leak scan needs every
+ *   block) and its TEMP records are blocks freed by the thread's next recorded event. `seed`: the
+ *   seed of the shim's random draws (CTRACK_SAMPLE_SEED, or one it chose), to repeat the run's
+ *   choice. Written once, right after PROCESS, before any event; the file says min_version 8, since
+ *   a reader that skipped this record would take the sample for every allocation.
+ *   Example: 4a 04 80 80 20 2a = one allocation per 512 KiB, seed 42.
+ * ATTACH  0x4B  | unix_ns v | ordinal v |   optional, since version 8
+ *   The trace starts at an attach (ctrack -p PID): the shim was loaded into a process that had run
+ *   for a while, at unix_ns (Unix time, nanoseconds; the trace's clock starts there), and this is
+ *   the ordinal-th attach into that process (1 for the first; each later one follows a detach).
+ *   Blocks allocated before the attach were never seen: the trace's figures cover what was
+ *   allocated while attached, and END's unmatched_frees less the INVALID records count the frees
+ *   (and reallocs) of blocks allocated before the attach, whose bytes are not known. The trace ends
+ *   at the detach (END, with the leak classes of the blocks allocated while attached, the program
+ *   running on) or at the process's exit. Written once, right after PROCESS, before any event; the
+ *   file says min_version 8, so that no reader takes it for a whole run.
+ *   Example: 4b 0a 80 80 a8 b1 e3 9f e7 cb 17 01 = at 1,700,000,000 s (Unix time), the first attach.
  */
 /* Values carried in records' fields (on disk: never renumbered). */
 enum { CT_THREAD_STARTED = 0, CT_THREAD_EXITED = 1 }; /* THREAD's state */
@@ -264,6 +322,8 @@ enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
 	X(BATCH, 0x15) \
 	X(EPOCH, 0x16) \
 	X(ZEPOCH, 0x17) \
+	X(AGGREGATE, 0x18) \
+	X(AGG_SNAPSHOT, 0x19) \
 	X(THREAD, 0x40) \
 	X(SAMPLE, 0x41) \
 	X(NOTE, 0x42) \
@@ -273,7 +333,9 @@ enum { CT_INVALID_FREE, CT_INVALID_REALLOC };
 	X(EXACT, 0x46) \
 	X(INVALID, 0x47) \
 	X(CRASH, 0x48) \
-	X(HOLDERS, 0x49)
+	X(HOLDERS, 0x49) \
+	X(SAMPLING, 0x4A) \
+	X(ATTACH, 0x4B)
 
 enum ct_record_tag {
 #define CT_TAG_ENUM(name, tag) CT_REC_##name = tag,

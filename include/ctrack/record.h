@@ -94,11 +94,12 @@ static inline void ct_rec_header(struct ct_rec_buf *b)
 		b->len += ct_put_header(b->data + b->len);
 }
 
-/* The header of a trace that may hold ZEPOCH records. */
-static inline void ct_rec_header_epochs(struct ct_rec_buf *b)
+/* The header of a trace that only readers of min_version or later may read: one with ZEPOCH
+ * records (CTRACK_FORMAT_ZEPOCH_MIN), an aggregated, a sampled or an attached one (format.h). */
+static inline void ct_rec_header_min(struct ct_rec_buf *b, uint16_t min_version)
 {
 	if (ct_rec_room(b, CT_HEADER_SIZE))
-		b->len += ct_put_header_min(b->data + b->len, CTRACK_FORMAT_ZEPOCH_MIN);
+		b->len += ct_put_header_min(b->data + b->len, min_version);
 }
 
 /* ---- core events ---- */
@@ -359,15 +360,21 @@ static inline void ct_rec_invalid(struct ct_rec_buf *b, const struct ct_rec_inva
 	ct_rec_close(b, at);
 }
 
+/* A framed record of two varints: CRASH, SAMPLING, ATTACH. */
+static inline void ct_rec_two(struct ct_rec_buf *b, unsigned tag, uint64_t x, uint64_t y)
+{
+	size_t at = ct_rec_open(b, tag, 2 * CT_VARINT_MAX);
+	if (!at)
+		return;
+	ct_rec_v(b, x);
+	ct_rec_v(b, y);
+	ct_rec_close(b, at);
+}
+
 /* CRASH: the signal the program died of, and the backtrace of the thread that took it. */
 static inline void ct_rec_crash(struct ct_rec_buf *b, uint64_t signal, uint64_t stack)
 {
-	size_t at = ct_rec_open(b, CT_REC_CRASH, 2 * CT_VARINT_MAX);
-	if (!at)
-		return;
-	ct_rec_v(b, signal);
-	ct_rec_v(b, stack);
-	ct_rec_close(b, at);
+	ct_rec_two(b, CT_REC_CRASH, signal, stack);
 }
 
 /* The leak classes of one alloc info's live blocks (CLASSES; the classes are format.h's). */
@@ -405,6 +412,66 @@ static inline void ct_rec_holders(struct ct_rec_buf *b, const struct ct_rec_hold
 		ct_rec_v(b, v[i].info);
 		ct_rec_v(b, v[i].holder);
 		ct_rec_v(b, v[i].count);
+	}
+	ct_rec_close(b, at);
+}
+
+/* ---- aggregated traces (AGGREGATE, AGG_SNAPSHOT) ---- */
+
+static inline void ct_rec_aggregate(struct ct_rec_buf *b, uint64_t interval_us)
+{
+	ct_rec_framed1(b, CT_REC_AGGREGATE, interval_us);
+}
+
+/* One alloc info's changes in an AGG_SNAPSHOT, and one info's blocks live at a new peak. */
+struct ct_rec_agg_entry {
+	uint64_t info, allocations, temporary;
+	int64_t live_delta;
+};
+struct ct_rec_agg_peak {
+	uint64_t info, at_peak;
+};
+struct ct_rec_agg_snapshot {
+	uint64_t heap_max, rss, rss_max;
+	const struct ct_rec_agg_entry *e;
+	size_t n;
+	uint64_t peak, peak_us; /* peak 0: it did not rise (np must be 0) */
+	const struct ct_rec_agg_peak *p;
+	size_t np;
+};
+
+/* An info id as the delta from the previous one of its list (format.h). */
+static inline void ct_rec_agg_id(struct ct_rec_buf *b, uint64_t id, uint64_t *prev)
+{
+	ct_rec_v(b, ct_zigzag((int64_t)(id - *prev)));
+	*prev = id;
+}
+
+static inline void ct_rec_agg_snapshot(struct ct_rec_buf *b, const struct ct_rec_agg_snapshot *s)
+{
+	size_t at = ct_rec_open(b, CT_REC_AGG_SNAPSHOT, (7 + 4 * s->n + 2 * s->np) * (size_t)CT_VARINT_MAX);
+	if (!at)
+		return;
+	uint64_t prev = 0;
+	ct_rec_v(b, s->heap_max);
+	ct_rec_v(b, s->rss);
+	ct_rec_v(b, s->rss_max);
+	ct_rec_v(b, s->n);
+	for (size_t i = 0; i < s->n; i++) {
+		ct_rec_agg_id(b, s->e[i].info, &prev);
+		ct_rec_v(b, s->e[i].allocations);
+		ct_rec_v(b, s->e[i].temporary);
+		ct_rec_v(b, ct_zigzag(s->e[i].live_delta));
+	}
+	ct_rec_v(b, s->peak);
+	if (s->peak) {
+		ct_rec_v(b, s->peak_us);
+		ct_rec_v(b, s->np);
+		prev = 0;
+		for (size_t i = 0; i < s->np; i++) {
+			ct_rec_agg_id(b, s->p[i].info, &prev);
+			ct_rec_v(b, s->p[i].at_peak);
+		}
 	}
 	ct_rec_close(b, at);
 }
@@ -463,6 +530,20 @@ static inline int ct_rec_zepoch(struct ct_rec_buf *b, unsigned lanes, const uint
 		ct_rec_raw(b, z[l], zlen[l]);
 	ct_rec_close(b, at);
 	return 1;
+}
+
+/* ---- sampled traces (SAMPLING) ---- */
+
+static inline void ct_rec_sampling(struct ct_rec_buf *b, uint64_t rate, uint64_t seed)
+{
+	ct_rec_two(b, CT_REC_SAMPLING, rate, seed);
+}
+
+/* ---- traces that start at an attach (ATTACH) ---- */
+
+static inline void ct_rec_attach(struct ct_rec_buf *b, uint64_t unix_ns, uint64_t ordinal)
+{
+	ct_rec_two(b, CT_REC_ATTACH, unix_ns, ordinal);
 }
 
 #endif /* CTRACK_RECORD_H */

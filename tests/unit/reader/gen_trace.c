@@ -687,6 +687,192 @@ static void invalid(const char *dir)
 	enc_write(&e, dir, "invalid_bad.zst", SIZE_MAX);
 }
 
+/* A sampled trace (SAMPLING, one allocation per 4096 bytes, seed 7): info 0, 4096 bytes at node 2,
+ * allocated twice and freed once; info 1, 100 bytes, allocated once as TEMP. The figures are the
+ * weighted ones test_reader.py computes from the rate alone.
+ * sampling_zero.zst: a SAMPLING of rate 0 (offset 20): corrupt. sampling_late.zst: a SAMPLING after an
+ * INFO record (offset 27), whose events would have counted unweighted: corrupt. sampling_cut.zst: a
+ * SAMPLING whose payload ends inside its seed: corrupt. */
+static void sampled(const char *dir)
+{
+	struct enc e;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_SAMPLING_MIN);
+	process(&e, "/bin/prog", 0, NULL);
+	ct_rec_sampling(&e.b, 4096, 7);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x401010);
+	ct_rec_info(&e.b, 4096, 2);
+	ct_rec_info(&e.b, 100, 2);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_free(&e.b, 0);
+	ct_rec_temp(&e.b, 1);
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "sampled.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_SAMPLING_MIN);
+	ct_rec_sampling(&e.b, 0, 7); /* offset 20 */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "sampling_zero.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_SAMPLING_MIN);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000); /* offset 20, 4 bytes */
+	ct_rec_info(&e.b, 8, 2);                   /* offset 24, 3 bytes */
+	ct_rec_sampling(&e.b, 4096, 7);            /* offset 27 */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "sampling_late.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_SAMPLING_MIN);
+	put_raw(&e, "\x4a\x03\x80\x20\x80", 5); /* offset 20: rate 4096, a seed cut short */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "sampling_cut.zst", SIZE_MAX);
+}
+
+/* A trace that starts at an attach (ATTACH at 1,700,000,000 s, the process's second attach): info 0,
+ * 64 bytes at node 2, allocated twice, one freed; two frees of blocks allocated before the attach
+ * (END's unmatched_frees). attach_twice.zst: a second ATTACH (offset 32): corrupt. attach_late.zst: an
+ * ATTACH after an INFO record (offset 27): corrupt. attach_cut.zst: an ATTACH whose payload ends inside
+ * its time (offset 20): corrupt. attach_zero.zst: attach number 0 (offset 20): corrupt. */
+static void attached(const char *dir)
+{
+	struct enc e;
+	const uint64_t at = UINT64_C(1700000000) * 1000000000u;
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_ATTACH_MIN);
+	process(&e, "/bin/prog", 0, NULL);
+	ct_rec_attach(&e.b, at, 2);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x401010);
+	ct_rec_info(&e.b, 64, 2);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_alloc(&e.b, 0);
+	ct_rec_free(&e.b, 0);
+	end(&e, 2, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "attached.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_ATTACH_MIN);
+	ct_rec_attach(&e.b, at, 1); /* offset 20, 12 bytes */
+	ct_rec_attach(&e.b, at, 2); /* offset 32 */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "attach_twice.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_ATTACH_MIN);
+	ct_rec_frame(&e.b, CT_STACK_ROOT, 0x1000); /* offset 20, 4 bytes */
+	ct_rec_info(&e.b, 8, 2);                   /* offset 24, 3 bytes */
+	ct_rec_attach(&e.b, at, 1);                /* offset 27 */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "attach_late.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_ATTACH_MIN);
+	put_raw(&e, "\x4b\x03\x80\x80\x80", 5); /* offset 20: a time cut short, no number */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "attach_cut.zst", SIZE_MAX);
+
+	enc_init(&e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_ATTACH_MIN);
+	ct_rec_attach(&e.b, at, 0); /* offset 20 */
+	end(&e, 0, 1);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "attach_zero.zst", SIZE_MAX);
+}
+
+/* An aggregated trace (AGGREGATE, every 1 s; AGG_SNAPSHOT): info 0, 100 bytes at node 2, and info 1,
+ * 1000 bytes at node 3. At 1000 us: info 0 allocated 5 times (2 of them temporary, 1 more freed),
+ * info 1 twice, all kept; the heap rose to its peak of 2300 bytes at 800 us with 3 blocks of info 0
+ * live, and stands at 2200; RSS 4096, at most 8192. At 2000 us: one block of info 1 freed. END at
+ * 3000 us. Expected in test_reader.py. The same first snapshot, then a bad one (agg_BAD.zst): an
+ * undefined info, more frees than live blocks, infos out of order, a peak that does not rise, a
+ * snapshot without AGGREGATE (agg_none.zst), and the trace cut inside its second snapshot's part
+ * (agg_cut.zst). */
+static void agg_first(struct enc *e, int with_aggregate)
+{
+	static const struct ct_rec_agg_entry first[] = {{0, 5, 2, 2}, {1, 2, 0, 2}};
+	static const struct ct_rec_agg_peak at[] = {{0, 3}};
+	enc_init(e, CTRACK_FORMAT_VERSION, CTRACK_FORMAT_AGG_MIN);
+	process(e, "/bin/prog", 0, NULL);
+	if (with_aggregate)
+		ct_rec_aggregate(&e->b, 1000000);
+	ct_rec_frame(&e->b, CT_STACK_ROOT, 0x401010);
+	ct_rec_frame(&e->b, 2, 0x401100);
+	ct_rec_info(&e->b, 100, 2);
+	ct_rec_info(&e->b, 1000, 3);
+	ct_rec_time(&e->b, 1000);
+	ct_rec_agg_snapshot(&e->b, &(struct ct_rec_agg_snapshot){.heap_max = 2300,
+	                                                         .rss = 4096,
+	                                                         .rss_max = 8192,
+	                                                         .e = first,
+	                                                         .n = 2,
+	                                                         .peak = 2300,
+	                                                         .peak_us = 800,
+	                                                         .p = at,
+	                                                         .np = 1});
+	compress(e, ZSTD_e_flush);
+}
+
+/* The second snapshot: entries e[0 .. n), a peak when peak. */
+static void agg_second(struct enc *e, const struct ct_rec_agg_entry *v, size_t n, uint64_t peak)
+{
+	ct_rec_time(&e->b, 1000);
+	ct_rec_agg_snapshot(&e->b, &(struct ct_rec_agg_snapshot){.heap_max = 2200,
+	                                                         .rss = 4096,
+	                                                         .rss_max = 4096,
+	                                                         .e = v,
+	                                                         .n = n,
+	                                                         .peak = peak,
+	                                                         .peak_us = 1900});
+}
+
+static void aggregated(const char *dir)
+{
+	static const struct ct_rec_agg_entry second[] = {{1, 0, 0, -1}};
+	static const struct ct_rec_agg_entry undefined[] = {{9, 1, 0, 1}};
+	static const struct ct_rec_agg_entry overfree[] = {{1, 0, 0, -3}};
+	static const struct ct_rec_agg_entry unordered[] = {{1, 1, 0, 1}, {0, 1, 0, 1}};
+	static const struct {
+		const char *name;
+		const struct ct_rec_agg_entry *v;
+		size_t n;
+		uint64_t peak;
+	} bad[] = {{"agg_undefined.zst", undefined, 1, 0},
+	           {"agg_overfree.zst", overfree, 1, 0},
+	           {"agg_unordered.zst", unordered, 2, 0},
+	           {"agg_lowpeak.zst", second, 1, 2300}};
+	struct enc e;
+	agg_first(&e, 1);
+	agg_second(&e, second, 1, 0);
+	end(&e, 0, 3000);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "aggregated.zst", SIZE_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		agg_first(&e, 1);
+		agg_second(&e, bad[i].v, bad[i].n, bad[i].peak);
+		end(&e, 0, 3000);
+		compress(&e, ZSTD_e_end);
+		enc_write(&e, dir, bad[i].name, SIZE_MAX);
+	}
+	agg_first(&e, 0);
+	end(&e, 0, 3000);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "agg_none.zst", SIZE_MAX);
+	/* A second snapshot of 20000 infos of sizes zstd cannot guess, cut in the middle of its part. */
+	agg_first(&e, 1);
+	size_t keep = e.zlen;
+	struct ct_rec_agg_entry *many = xrealloc(NULL, 20000 * sizeof(*many));
+	for (uint32_t i = 0; i < 20000; i++) {
+		ct_rec_info(&e.b, (i * 2654435761u) & 0xffffff, 2);
+		many[i] = (struct ct_rec_agg_entry){2 + i, 1 + (i * 40503u) % 97, 0, 1};
+	}
+	agg_second(&e, many, 20000, 0);
+	free(many);
+	end(&e, 0, 3000);
+	compress(&e, ZSTD_e_end);
+	enc_write(&e, dir, "agg_cut.zst", keep + (e.zlen - keep) / 2);
+}
+
 static void note(struct enc *e, unsigned level, const char *text)
 {
 	ct_rec_note(&e->b, level, text, strlen(text));
@@ -929,6 +1115,9 @@ int main(int argc, char **argv)
 	corrupt(dir);
 	exact(dir);
 	invalid(dir);
+	sampled(dir);
+	attached(dir);
+	aggregated(dir);
 	other(dir);
 	return 0;
 }

@@ -3,6 +3,7 @@
 # rankings, error messages and JSON validity. --bench N: the reader's speed on an N-event trace.
 import gzip
 import json
+import math
 import os
 import re
 import subprocess
@@ -378,6 +379,113 @@ def test_invalid(exe, d):
     check("basic: no invalid frees, no fatal signal", (doc["invalid_frees"], doc["fatal_signal"]), ([], None))
 
 
+def test_sampled(exe, d):
+    """gen_trace's sampled(): the figures weighted by 1 / p(size), p(s) = 1 - exp(-s / rate) (format.h),
+    in 1/65536ths, each record rounded up or down by analyzer/sampling.h's hash of (info, kind, record);
+    the note in every report; a check refused; three bad ones."""
+    mask = (1 << 64) - 1
+
+    def step(key, j, size, rate=4096):  # what the j-th record of stream key counts (sampling.h)
+        w = round(65536 / -math.expm1(-size / rate))
+        x = (key * 0x9E3779B97F4A7C15 + j * 0xD1B54A32D192ED03) & mask
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+        x ^= x >> 31
+        return w // 65536 + (x % 65536 < w % 65536)
+    # info 0 (stream 0: ALLOC and FREE), two ALLOCs and a FREE; info 1's TEMP (stream 2 * 1 + 1)
+    big1 = step(0, 0, 4096)
+    big2, small1 = big1 + step(0, 1, 4096), step(3, 0, 100)
+    doc, err = analyze_json(exe, f"{d}/sampled.zst")
+    check("sampled: stderr", err, "")
+    check("sampled: its rate and seed", (doc["sampling"]["rate"], doc["sampling"]["seed"]), (4096, 7))
+    s = doc["summary"]
+    check("sampled: weighted totals",
+          (s["allocations"], s["frees"], s["bytes_allocated"], s["temporary_allocations"]),
+          (big2 + small1, big1 + small1, big2 * 4096 + small1 * 100, small1))
+    check("sampled: live blocks", (s["leaked_allocations"], s["leaked_bytes"]),
+          (big2 - big1, (big2 - big1) * 4096))
+    rc, out, err = analyze(exe, f"{d}/sampled.zst")
+    check("sampled: the text report says so",
+          "\nsampled: one allocation per 4096 bytes on average; figures are estimates\n" in out.decode(),
+          True)
+    rc, out, err = analyze(exe, "--fail-on=any", f"{d}/sampled.zst")
+    check("sampled: a check is refused", (rc, out, "is sampled" in err), (2, b"", True))
+    corrupt_at(exe, d, "SAMPLING",
+               (("sampling_zero", 20, "SAMPLING record's rate 0 is not from 1 to 67108864 bytes"),
+                ("sampling_late", 27, "SAMPLING record comes after allocations, or says another rate"),
+                ("sampling_cut", 20, "SAMPLING record is shorter than its fields")))
+
+
+def corrupt_at(exe, d, tag, cases):
+    """Each (name, offset, why) of cases: name.zst read as corrupt at its `tag` record at that offset."""
+    for name, near, why in cases:
+        rc, out, err = analyze(exe, "--json", f"{d}/{name}.zst")
+        check(f"{name}: corrupt at its {tag} record", (rc, f"({why}, in the record at byte {near} " in err),
+              (0, True))
+
+
+def test_attached(exe, d):
+    """gen_trace's attached(): a trace that starts at an attach says so in every report; four bad ones."""
+    doc, err = analyze_json(exe, f"{d}/attached.zst")
+    check("attached: stderr", err, "")
+    check("attached: its time and number", (doc["attach"]["unix_ns"], doc["attach"]["number"]),
+          (1700000000 * 10**9, 2))
+    s = doc["summary"]
+    check("attached: figures, and the frees of blocks allocated before it",
+          (s["allocations"], s["frees"], s["bytes_allocated"], s["unmatched_frees"], s["invalid_frees"]),
+          (2, 1, 128, 2, 0))
+    note = "trace starts at an attach at 2023-11-14 22:13:20 UTC"
+    check("attached: the JSON note", any(n["text"].startswith(note) for n in doc["notes"]), True)
+    rc, out, err = analyze(exe, f"{d}/attached.zst")
+    check("attached: the text report says so", note in out.decode(), True)
+    misplaced = "ATTACH record comes twice, after allocations, or with attach number 0"
+    corrupt_at(exe, d, "ATTACH", (("attach_twice", 32, misplaced), ("attach_late", 27, misplaced),
+                                  ("attach_zero", 20, misplaced),
+                                  ("attach_cut", 20, "ATTACH record is shorter than its fields")))
+
+
+def test_aggregated(exe, d):
+    """gen_trace's aggregated(): two snapshots; the figures their records stand for (format.h)."""
+    doc, err = analyze_json(exe, f"{d}/aggregated.zst")
+    check("aggregated: stderr", err, "")
+    check("aggregated: complete, its interval", (doc["complete"], doc["aggregated"]["interval_ns"]),
+          (True, 1000000000))
+    s = doc["summary"]
+    check("aggregated: summary", {k: s[k] for k in (
+        "allocations", "frees", "bytes_allocated", "temporary_allocations", "peak_heap_bytes", "peak_heap_time_ns",
+        "peak_rss_bytes", "leaked_bytes", "leaked_allocations", "runtime_ns")},
+          {"allocations": 7, "frees": 4, "bytes_allocated": 2500, "temporary_allocations": 2, "peak_heap_bytes": 2300,
+           "peak_heap_time_ns": 800000, "peak_rss_bytes": 8192, "leaked_bytes": 1200, "leaked_allocations": 3,
+           "runtime_ns": 3000000})
+    check("aggregated: the peak's sites (info 0 listed, info 1 as live after the snapshot)",
+          [(x["bytes"], x["allocations"]) for x in doc["peak"]], [(2000, 2), (300, 3)])
+    check("aggregated: leaks", [(x["bytes"], x["allocations"]) for x in doc["leaks"]], [(1000, 1), (200, 2)])
+    rc, out, err = analyze(exe, f"{d}/aggregated.zst")
+    check("aggregated: the text report says so",
+          "\naggregated: memory over time every 1 s (snapshots of the figures, not every event)\n" in out.decode(),
+          True)
+    # A bad second snapshot changes nothing: the figures are the first one's, with a warning.
+    first = (7, 3, 2500, 2300, 2200)
+    for name, why in (("agg_undefined", "AGG_SNAPSHOT names undefined alloc info 9"),
+                      ("agg_overfree", "AGG_SNAPSHOT frees more blocks than were live of alloc info 1"),
+                      ("agg_unordered", "AGG_SNAPSHOT lists its alloc infos out of order, near info 0"),
+                      ("agg_lowpeak", "AGG_SNAPSHOT gives a peak below the last one, in bytes: 2300"),
+                      ("agg_none", "AGG_SNAPSHOT record in a trace without AGGREGATE")):
+        rc, out, err = analyze(exe, "--json", f"{d}/{name}.zst")
+        check(f"{name}: a one-line warning naming it", (rc, f"({why}, in the record at byte " in err,
+                                                       err.count("\n")), (0, True, 1))
+        if name != "agg_none":
+            s = json.loads(out)["summary"]
+            check(f"{name}: the first snapshot's figures", (s["allocations"], s["frees"], s["bytes_allocated"],
+                                                          s["peak_heap_bytes"], s["leaked_bytes"]), first)
+    doc, err = analyze_json(exe, f"{d}/agg_cut.zst")
+    check("agg_cut: warning", err, warning(f"{d}/agg_cut.zst"))
+    s = doc["summary"]
+    check("agg_cut: the figures up to the last whole snapshot",
+          (doc["complete"], s["allocations"], s["frees"], s["bytes_allocated"], s["peak_heap_bytes"], s["leaked_bytes"]),
+          (False,) + first)
+
+
 def damage_warning(path, near, why):
     return (f"ctrack-analyze: warning: {path}: corrupt trace near byte {near} ({why}); figures cover what "
             "was read before it\n")
@@ -524,6 +632,9 @@ def main():
             test_errors(exe, d)
             test_exact(exe, d)
             test_invalid(exe, d)
+            test_sampled(exe, d)
+            test_attached(exe, d)
+            test_aggregated(exe, d)
             test_truncated(exe, d)
             test_cuts(exe, d)
             test_bombs(exe, gen, d)

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* The sampler and the set of sampled live blocks (sample.h): the countdown's draws, the set's shards
+ * and their locks. Runs inside the program's malloc: no malloc, no stdio, errno untouched, and no
+ * libm (the shim links libc alone), so the exponential draw computes its own logarithm. */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ctrack/format.h"
+#include "sample.h"
+#include "shim.h"
+
+_Static_assert(CT_SAMPLE_MAX == CT_SAMPLING_RATE_MAX, "the writer's rates are those readers take");
+
+struct ct_sampler ct_sampler;
+
+/* ---- the draws ----
+ * One stream of numbers for the process: splitmix64 of a counter, so a single-threaded program run
+ * twice with one seed samples the same allocations. A draw is made per sampled allocation (and per
+ * thread's first), next to a walk of the stack: the shared counter's cache line is no cost there, and
+ * a thread's slot has no room for a generator of its own (threadslot.h: one cache line). */
+static _Atomic uint64_t draws;
+
+static uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+#define LN2 0.69314718055994530942
+#define SQRT2 1.41421356237309504880
+
+/* -ln(k / 2^53) for k in [1, 2^53]: k = m * 2^e with m in [sqrt(1/2), sqrt(2)), ln m by atanh's
+ * series, ln m = 2 (t + t^3/3 + t^5/5 + ...) with t = (m - 1) / (m + 1), |t| < 0.172: the terms up
+ * to t^13 leave an error below 1e-11, far under what the estimates can tell. */
+static double neg_log_unit(uint64_t k)
+{
+	int e = 63 - __builtin_clzll(k);
+	double m = (double)k / (double)(1ull << e);
+	if (m > SQRT2) {
+		m /= 2;
+		e++;
+	}
+	double t = (m - 1) / (m + 1), t2 = t * t;
+	double ln_m =
+	    2 * t *
+	    (1 + t2 * (1 / 3. + t2 * (1 / 5. + t2 * (1 / 7. + t2 * (1 / 9. + t2 * (1 / 11. + t2 / 13.))))));
+	return -(ln_m + (e - 53) * LN2);
+}
+
+/* Bytes to the next sample: an exponential variable of mean rate, rounded up (so an allocation of s
+ * bytes holds the next sample exactly when the unrounded distance is at most s), 1 at least. */
+static uint32_t draw(void)
+{
+	uint64_t n = atomic_fetch_add_explicit(&draws, 1, memory_order_relaxed);
+	uint64_t k = (splitmix64(ct_sampler.seed + n * 0xD1B54A32D192ED03ull) >> 11) + 1;
+	double x = neg_log_unit(k) * (double)ct_sampler.rate;
+	if (x >= (double)UINT32_MAX)
+		return UINT32_MAX;
+	uint32_t whole = (uint32_t)x;
+	whole += (double)whole < x;
+	return whole ? whole : 1;
+}
+
+/* ---- the set ---- */
+
+#define SHARDS 16 /* a power of two */
+#define TABLE_MIN 256
+#define EMPTY 0
+#define GONE 1 /* a key taken out: probes go on past it (heap addresses are never 0 nor 1) */
+
+/* p's hash in the set: its shard in its low bits, where its probe starts above them. */
+static uint32_t set_hash(uintptr_t p)
+{
+	return (uint32_t)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+struct shard {
+	_Alignas(64) _Atomic uintptr_t holder; /* the slot of the thread that holds it; 0: free */
+	uintptr_t *keys;                       /* cap keys, or NULL */
+	uint32_t cap, used, live;              /* used: keys not EMPTY (live ones and GONE) */
+};
+static struct shard shards[SHARDS];
+
+static struct shard *shard_of(uint32_t h)
+{
+	return &shards[h & (SHARDS - 1)];
+}
+
+/* 0 with the shard held, or -1 when the calling thread holds it already: a signal handler that
+ * interrupted its thread in the set, which cannot wait for itself. */
+static int shard_lock(struct shard *sh)
+{
+	uintptr_t me = (uintptr_t)ct_slot();
+	for (unsigned spins = 0;; spins++) {
+		uintptr_t seen = 0;
+		if (atomic_compare_exchange_weak_explicit(&sh->holder, &seen, me, memory_order_acquire,
+		                                          memory_order_relaxed))
+			return 0;
+		if (seen == me)
+			return -1;
+		if (spins < 100)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+}
+
+static void shard_unlock(struct shard *sh)
+{
+	atomic_store_explicit(&sh->holder, 0, memory_order_release);
+}
+
+/* A fresh table for the live keys, a quarter full at most (taking the GONE ones out). 0 or -1. */
+static int shard_rehash(struct shard *sh)
+{
+	uint32_t cap = TABLE_MIN;
+	while (cap < (sh->live + 1) * 4)
+		cap *= 2;
+	uintptr_t *keys = ct_arena_map(cap * sizeof(*keys));
+	if (!keys)
+		return -1;
+	for (uint32_t j = 0; j < sh->cap; j++) {
+		uintptr_t p = sh->keys[j];
+		if (p <= GONE)
+			continue;
+		uint32_t i = (set_hash(p) >> 4) & (cap - 1);
+		while (keys[i] != EMPTY)
+			i = (i + 1) & (cap - 1);
+		keys[i] = p;
+	}
+	if (sh->keys)
+		ct_arena_unmap(sh->keys, sh->cap * sizeof(*keys));
+	sh->keys = keys;
+	sh->cap = cap;
+	sh->used = sh->live;
+	return 0;
+}
+
+/* With the shard held. A table three quarters used is rehashed first, so probes always end. */
+static int shard_insert(struct shard *sh, uintptr_t p, uint32_t h)
+{
+	if ((sh->used + 1) * 4 > sh->cap * 3 && shard_rehash(sh) < 0)
+		return -1;
+	uint32_t mask = sh->cap - 1;
+	for (uint32_t i = (h >> 4) & mask;; i = (i + 1) & mask)
+		if (sh->keys[i] <= GONE) {
+			sh->used += sh->keys[i] == EMPTY;
+			sh->keys[i] = p;
+			sh->live++;
+			return 0;
+		}
+}
+
+/* With the shard held: 1 when p was there (now taken out), else 0. */
+static int shard_remove(struct shard *sh, uintptr_t p, uint32_t h)
+{
+	if (!sh->keys)
+		return 0;
+	uint32_t mask = sh->cap - 1;
+	for (uint32_t i = (h >> 4) & mask; sh->keys[i] != EMPTY; i = (i + 1) & mask)
+		if (sh->keys[i] == p) {
+			sh->keys[i] = GONE;
+			sh->live--;
+			return 1;
+		}
+	return 0;
+}
+
+static _Atomic uint16_t *filter_at(uintptr_t p)
+{
+	return &ct_sampler.filter[ct_sample_counter(p)];
+}
+
+/* p enters the set: 0, or -1 (a handler inside its own thread's set operation: counted as lost; or
+ * no memory for a larger table). */
+static int set_add(uintptr_t p)
+{
+	uint32_t h = set_hash(p);
+	struct shard *sh = shard_of(h);
+	if (shard_lock(sh) < 0) {
+		atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
+		return -1;
+	}
+	int e = errno; /* a rehash maps memory */
+	int rc = shard_insert(sh, p, h);
+	errno = e;
+	if (rc == 0)
+		atomic_fetch_add_explicit(filter_at(p), 1, memory_order_relaxed);
+	shard_unlock(sh);
+	return rc;
+}
+
+/* The countdown crossed zero at this allocation of n bytes, or was not drawn (0). Until the new
+ * countdown is stored, the slot says 0: a signal handler's allocation meanwhile (the draw's shared
+ * counter and the set's lock make this the thread's slowest stretch in the shim, where handlers
+ * land) draws a countdown of its own, as good as the thread's (memoryless), rather than find the
+ * one this allocation used up and be sampled nearly for sure. */
+int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n)
+{
+	uint32_t before = s->sample_left + n; /* the countdown before this allocation took its bytes */
+	s->sample_left = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!before) { /* the thread's first allocation, or one a handler made in the stretch above */
+		before = draw();
+		if (n < before) {
+			s->sample_left = before - n;
+			return 0;
+		}
+	}
+	uint32_t next = draw(); /* memoryless: the distance past this block is a fresh draw */
+	int sampled = set_add((uintptr_t)p) == 0;
+	s->sample_left = next;
+	return sampled;
+}
+
+int ct_sample_forget_slow(uintptr_t p)
+{
+	uint32_t h = set_hash(p);
+	struct shard *sh = shard_of(h);
+	if (shard_lock(sh) < 0) {
+		atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
+		return 0;
+	}
+	int was = shard_remove(sh, p, h);
+	if (was)
+		atomic_fetch_sub_explicit(filter_at(p), 1, memory_order_relaxed);
+	shard_unlock(sh);
+	return was;
+}
+
+void ct_sample_keep(void *p)
+{
+	if (ct_sampler.rate)
+		set_add((uintptr_t)p);
+}
+
+/* ---- the settings, fork ---- */
+
+/* A whole number ("42"): 0, or -1. */
+static int parse_seed(const char *s, uint64_t *v)
+{
+	uint64_t r = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || r > (UINT64_MAX - 9) / 10)
+			return -1;
+		r = r * 10 + (uint64_t)(*s - '0');
+	}
+	*v = r;
+	return 0;
+}
+
+int ct_sample_init(const char **bad)
+{
+	const char *v = getenv(CT_ENV_SAMPLE), *sv = getenv(CT_ENV_SAMPLE_SEED);
+	uint64_t rate, seed = 0;
+	if (!v || !*v)
+		return 0;
+	if (ct_parse_sample(v, &rate) < 0) {
+		*bad = CT_ENV_SAMPLE;
+		return -1;
+	}
+	if (sv && *sv && parse_seed(sv, &seed) < 0) {
+		*bad = CT_ENV_SAMPLE_SEED;
+		return -1;
+	}
+	return ct_sample_start(rate, seed, sv && *sv);
+}
+
+int ct_sample_start(uint64_t rate, uint64_t seed, int seeded)
+{
+	if (!seeded) /* the time stamp counter, the pid and where the stack lies */
+		seed = splitmix64(__builtin_ia32_rdtsc() ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&seed);
+	if (!ct_sampler.filter)
+		ct_sampler.filter = ct_arena_map(sizeof(*ct_sampler.filter) << CT_SAMPLE_FILTER_BITS);
+	if (!ct_sampler.filter || !rate || rate > CT_SAMPLE_MAX)
+		return -1;
+	ct_sampler.seed = seed;
+	__atomic_store_n(&ct_sampler.rate, rate, __ATOMIC_RELEASE); /* last: the hooks test it first */
+	return 0;
+}
+
+void ct_sample_lock_all(void)
+{
+	for (unsigned i = 0; ct_sampler.rate && i < SHARDS; i++)
+		shard_lock(&shards[i]);
+}
+
+void ct_sample_unlock_all(int child)
+{
+	if (!ct_sampler.rate)
+		return;
+	for (unsigned i = 0; i < SHARDS; i++)
+		shard_unlock(&shards[i]);
+	if (child) { /* the parent goes on with the same draws: the child's must differ */
+		ct_sampler.seed = splitmix64(ct_sampler.seed ^ (uint64_t)getpid());
+		atomic_store(&draws, 0);
+	}
+}

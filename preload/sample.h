@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* Sampling (ctrack --sample=BYTES, CTRACK_SAMPLE): the shim records one allocation per `rate` bytes
+ * on average, chosen by a Poisson process over the bytes each thread allocates (heapprofd's and
+ * tcmalloc's sampler): each thread counts down an exponentially distributed number of bytes, and an
+ * allocation that reaches zero is recorded, the countdown drawn again. An allocation of s bytes is
+ * so recorded with probability 1 - exp(-s / rate), whatever came before it (format.h's SAMPLING: the
+ * analyzer weighs it by the inverse). An allocation that is not recorded costs its thread a
+ * countdown and a compare: no walk, no event.
+ *
+ * A free is recorded only when it ends a recorded block: the recorded live blocks are a set of
+ * addresses (sharded open-addressing tables under spin locks, in the arena), with a counting filter
+ * in front, so the free of a block that was not recorded costs a hash and one load when no recorded
+ * block hashes where it does (nearly always at useful rates). An address enters the set after the
+ * real allocation and leaves it before the real free, so a reused address is never mistaken for the
+ * block it had before. The set's locks know their holder's slot: a signal handler that interrupts
+ * its own thread inside the set cannot wait for it, and drops its event (ct_losses.in_signal).
+ *
+ * Everything here may run inside the program's malloc: no malloc, no stdio, errno untouched. */
+#ifndef CTRACK_SAMPLE_H
+#define CTRACK_SAMPLE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "threadslot.h"
+
+#define CT_SAMPLE_FILTER_BITS 16
+
+/* rate: 0 when every allocation is recorded (no sampling); filter: the counting filter, mapped
+ * with the set when sampling starts. Written once, by ct_sample_init, before any hook reports. */
+struct ct_sampler {
+	uint64_t rate;
+	_Atomic uint16_t *filter;
+	uint64_t seed; /* the seed of the draws, as the SAMPLING record gives it */
+};
+extern struct ct_sampler ct_sampler CT_HIDDEN;
+
+/* Reads CTRACK_SAMPLE and CTRACK_SAMPLE_SEED (at the shim's start): 0, or -1 when CTRACK_SAMPLE is
+ * set but refused (*bad names it; tracing records every allocation then). Without memory for the
+ * set, sampling stays off too (-1). */
+int ct_sample_init(const char **bad) CT_HIDDEN;
+/* Starts sampling at one allocation per rate bytes (1 to CT_SAMPLE_MAX) with seed, or one from the
+ * clock when seeded is 0: what ct_sample_init does with the environment's values, for a start whose
+ * settings come another way (ctrack -p, attached to a running process: hooks may be running, and
+ * see the rate only once the filter is there). 0, or -1 without memory for the filter (sampling
+ * stays off: every allocation is recorded). */
+int ct_sample_start(uint64_t rate, uint64_t seed, int seeded) CT_HIDDEN;
+
+/* The slow paths of the inline functions below. */
+int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n) CT_HIDDEN;
+int ct_sample_forget_slow(uintptr_t p) CT_HIDDEN;
+
+/* p's counter in the filter. Neighbouring blocks have neighbouring counters (a cache line of them
+ * covers 512 bytes of heap), so a program's working set reads a few lines of the filter, not one at
+ * random per free (that load was two thirds of the free hook's time on churn); the address's high
+ * bits, hashed, place arenas apart. */
+static inline uint32_t ct_sample_counter(uintptr_t p)
+{
+	uint64_t arena = ((p >> 26) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SAMPLE_FILTER_BITS);
+	return (uint32_t)((p >> 4) + arena) & ((1u << CT_SAMPLE_FILTER_BITS) - 1);
+}
+
+/* A block of size bytes came back from the real allocator at p, to be reported by thread s: 1 when
+ * it is to be recorded (always, without sampling; when sampled, p is in the set now), 0 when not. */
+static inline int ct_sample_alloc(struct ct_slot *s, void *p, size_t size)
+{
+	if (CT_LIKELY(!ct_sampler.rate))
+		return 1;
+	/* malloc(0) counts as a byte (it is an allocation); a size past the countdown's range crosses it. */
+	uint32_t n = size > UINT32_MAX ? UINT32_MAX : size ? (uint32_t)size : 1;
+	/* One instruction subtracts and says whether the countdown reached zero (borrow or zero), so a
+	 * signal handler's allocation on this thread comes wholly before or after it, never in between. */
+	int crossed;
+	__asm__("subl %2, %0" : "+m"(s->sample_left), "=@ccbe"(crossed) : "r"(n));
+	if (CT_LIKELY(!crossed))
+		return 0;
+	return ct_sample_hit(s, p, n);
+}
+
+/* p is about to be freed (or realloc'ed): 1 when its free is to be recorded (always, without
+ * sampling; when sampled, p was a recorded block, and has left the set), 0 when not. */
+static inline int ct_sample_free(const void *p)
+{
+	if (CT_LIKELY(!ct_sampler.rate))
+		return 1;
+	if (CT_LIKELY(!atomic_load_explicit(&ct_sampler.filter[ct_sample_counter((uintptr_t)p)],
+	                                    memory_order_relaxed)))
+		return 0;
+	return ct_sample_forget_slow((uintptr_t)p);
+}
+
+/* A recorded block that a failed realloc left live goes back into the set. */
+void ct_sample_keep(void *p) CT_HIDDEN;
+
+/* Around fork: the set's locks are taken before, and let go after in both processes; the child
+ * draws from a seed of its own. */
+void ct_sample_lock_all(void) CT_HIDDEN;
+void ct_sample_unlock_all(int child) CT_HIDDEN;
+
+#endif

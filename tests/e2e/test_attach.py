@@ -1,0 +1,296 @@
+# SPDX-License-Identifier: MIT
+# ctrack -p PID (issue 26): tests/progs/attach_loop.c runs phases on command and prints its own count
+# of each. Phase 0 runs untraced; ctrack attaches, phase 1 runs, ctrack detaches (SIGINT, as Ctrl-C);
+# phase 2 runs untraced; ctrack attaches again into a second file, phase 3 runs and the program
+# dlopens tests/progs/dlib.c, whose allocation must be traced (a module loaded after the attach);
+# ctrack detaches; the program exits. Its stdout and exit status equal an untraced run's, and each
+# trace's figures are the program's own for its window: allocations, bytes, frees, frees of blocks
+# allocated before the attach (none an invalid free), leaks by class. A phase starts only once
+# ctrack said it is attached, and the next command waits for the phase's line: the windows'
+# boundaries are exact. Then: --duration, a process that exits while attached, and the refusals
+# (no such process, a process under a debugger, attaching twice, a process that exits at once, a
+# static program, an existing trace file). Skipped (77) without gdb or without ptrace.
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import ctrack_test as ct
+
+env = ct.Env(sys.argv)
+prog, lib = env.progs[0], env.progs[1]
+
+if not shutil.which("gdb"):
+    print("SKIP: gdb is not installed (Debian: apt-get install gdb)")
+    sys.exit(77)
+try:
+    with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+        if f.read().strip() not in ("0", "") and os.geteuid() != 0:
+            print("SKIP: ptrace_scope forbids attaching to a non-child as this user")
+            sys.exit(77)
+except FileNotFoundError:
+    pass
+
+PHASE = re.compile(r"phase (\d+) allocs (\d+) bytes (\d+) frees (\d+) prefrees (\d+) live (\d+) lost (\d+)")
+LOST_BYTES = 64  # attach_loop.c: each lost block is a calloc of 64 bytes
+SCRIPT = ["phase 0", "where", "W1", "where", "phase 1", "thread 7", "D", "where", "phase 2", "W2",
+          "phase 3", "dlopen " + lib, "D", "where", "exit"]
+THREAD = re.compile(r"thread allocs (\d+) bytes (\d+)")
+
+
+class Prog:
+    """attach_loop with a pipe to its stdin; cmd() sends a line and returns the line it prints."""
+
+    def __init__(self, cwd):
+        self.p = subprocess.Popen([prog], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, preexec_fn=ct.no_core)
+        self.out = []
+
+    def cmd(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        if line == "exit":
+            self.p.stdin.close()
+            return None
+        if line == "where":  # on stderr
+            return self.p.stderr.readline().strip()
+        got = self.p.stdout.readline()
+        self.out.append(got)
+        return got.strip()
+
+    def finish(self):
+        self.out.append(self.p.stdout.read())
+        return self.p.wait(timeout=60), "".join(self.out)
+
+
+def attach(pid, trace, cwd, *opts):
+    """Starts ctrack -p; returns it once it said it is attached (or ended)."""
+    a = subprocess.Popen([env.ctrack, "-p", str(pid), "-o", trace, *opts], cwd=cwd,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=ct.no_core)
+    first = a.stderr.readline()
+    a.first = first
+    return a
+
+
+def detach(a):
+    a.send_signal(signal.SIGINT)
+    rest = a.stderr.read()
+    return a.wait(timeout=120), a.first + rest
+
+
+def phase_figures(line):
+    m = PHASE.match(line or "")
+    return [int(x) for x in m.groups()[1:]] if m else None
+
+
+def check_window(name, trace, phases, extra_allocs=0, extra_bytes=0, extra_live=0):
+    """The trace's figures against the sum of the program's own for the phases of its window."""
+    rep = env.report(trace)
+    if not rep or not phases or None in phases:
+        env.check(name + ": report and phase figures", False, repr(phases))
+        return None
+    allocs, nbytes, frees, prefrees, live, lost = (sum(p[i] for p in phases) for i in range(6))
+    s = rep["summary"]
+    env.eq(name + ": the trace is complete (END at the detach)", rep["complete"], True)
+    env.eq(name + ": allocations, bytes, frees", (s["allocations"], s["bytes_allocated"], s["frees"]),
+           (allocs + extra_allocs, nbytes + extra_bytes, frees))
+    env.eq(name + ": frees of blocks allocated before the attach", s["unmatched_frees"], prefrees)
+    env.eq(name + ": no invalid frees", (s["invalid_frees"], rep["invalid_frees"]), (0, []))
+    env.eq(name + ": leaks (blocks live at the end, definitely lost, still reachable)",
+           (s["leaked_allocations"], s["definitely_lost_blocks"], s["definitely_lost_bytes"],
+            s["still_reachable_blocks"]),
+           (live + lost + extra_live, lost, lost * LOST_BYTES, live + extra_live))
+    att = rep.get("attach") or {}
+    env.check(name + ": the report says the trace starts at an attach",
+              "starts at an attach" in (att.get("note") or "")
+              and any("starts at an attach" in n["text"] for n in rep["notes"]), repr(att))
+    return rep
+
+
+# ---- the reference: the same commands, untraced ----
+d = env.fresh_dir("plain")
+ref = Prog(d)
+for line in SCRIPT:
+    if line not in ("W1", "W2", "D"):
+        ref.cmd(line)
+ref_status, ref_out = ref.finish()
+
+# ---- attach, detach, attach again, detach ----
+d = env.fresh_dir("windows")
+p = Prog(d)
+figures, ctr, closing = {}, None, {}
+traces = {"W1": os.path.join(d, "w1.zst"), "W2": os.path.join(d, "w2.zst")}
+for line in SCRIPT:
+    if line in traces:
+        ctr = attach(p.p.pid, traces[line], d)
+        env.check(line + ": ctrack says it is attached", "attached to process" in ctr.first, ctr.first)
+        window = line
+    elif line == "D":
+        rc, closing[window] = detach(ctr)
+        env.eq(window + ": ctrack -p exits 0 after the detach", rc, 0)
+        env.check(window + ": the closing message says the trace covers the attached window",
+                  "covers the attached window" in closing[window], closing[window])
+    else:
+        got = p.cmd(line)
+        if line.startswith("phase"):
+            figures[line] = phase_figures(got)
+        if line.startswith("thread"):  # a thread started before the attach: its first hooked call
+            m = THREAD.match(got or "")
+            figures["thread"] = [int(m.group(1)), int(m.group(2))] if m else None
+        if line == "where":  # the GOT entry: the hook while attached, libc's malloc again after
+            want = "libctrack.so" if ctr and ctr.returncode is None else "libc.so.6"
+            env.eq("malloc's GOT entry %s" % ("while attached" if want == "libctrack.so" else "untraced"),
+                   got, "malloc in " + want)
+status, out = p.finish()
+env.eq("the program's exit status equals an untraced run's", status, ref_status)
+env.eq("the program's output equals an untraced run's", out, ref_out)
+env.check("the program's dlopen worked while attached", "dlopen ok" in out, out)
+
+t = figures.get("thread") or [0, 0]
+check_window("window 1", traces["W1"], [figures.get("phase 1")], extra_allocs=t[0], extra_bytes=t[1],
+             extra_live=t[0])
+rep = check_window("window 2", traces["W2"], [figures.get("phase 3")], extra_allocs=1, extra_bytes=777,
+                   extra_live=1)
+if rep:
+    env.eq("window 2: the library dlopened while attached is traced (ct_test_dlib_leak)",
+           ct.sites(rep["leaks"], "ct_test_dlib_leak"), (777, 1))
+    env.eq("window 2: the second attach into the process", rep["attach"]["number"], 2)
+for w, t in traces.items():
+    with open(t, "rb") as f:
+        st = os.fstat(f.fileno())
+    env.eq(w + ": the trace is private (mode 0600)", st.st_mode & 0o777, 0o600)
+
+# ---- --duration, and a process that exits while attached ----
+d = env.fresh_dir("exit")
+p = Prog(d)
+p.cmd("phase 0")
+a = attach(p.p.pid, "t.zst", d, "--duration", "600")
+env.check("exit: attached", "attached to process" in a.first, a.first)
+fig = phase_figures(p.cmd("phase 1"))
+p.cmd("exit")
+status, _ = p.finish()
+rc = a.wait(timeout=120)
+rest = a.stderr.read()
+env.eq("exit: ctrack -p ends with the process, exit 0", rc, 0)
+env.check("exit: the closing message says the trace ends at the process's exit",
+          "from the attach to the process's exit" in rest, rest)
+rep = env.report(os.path.join(d, "t.zst"))
+if rep and fig:
+    env.eq("exit: the trace is complete (END at the exit)", rep["complete"], True)
+    env.eq("exit: allocations and bytes of phase 1", (rep["summary"]["allocations"],
+                                                     rep["summary"]["bytes_allocated"]), (fig[0], fig[1]))
+
+d = env.fresh_dir("duration")
+p = Prog(d)
+p.cmd("phase 0")
+a = attach(p.p.pid, "t.zst", d, "--duration", "1")
+fig = phase_figures(p.cmd("phase 1"))
+rc = a.wait(timeout=120)
+rest = a.stderr.read()
+env.eq("--duration: ctrack -p detaches by itself, exit 0", rc, 0)
+env.check("--duration: the process still runs", p.p.poll() is None)
+p.cmd("exit")
+p.finish()
+rep = env.report(os.path.join(d, "t.zst"))
+if rep and fig:
+    env.eq("--duration: allocations of phase 1", rep["summary"]["allocations"], fig[0])
+
+# ---- refusals: one line, exit 1, the process untouched ----
+d = env.fresh_dir("refusals")
+
+
+def refused(name, pid, want, *opts):
+    r = subprocess.run([env.ctrack, "-p", str(pid), *opts], cwd=d, capture_output=True, text=True,
+                       timeout=120, preexec_fn=ct.no_core)
+    lines = r.stderr.strip().splitlines()
+    env.check(name + ": exit 1 and one line saying " + repr(want),
+              r.returncode == 1 and len(lines) == 1 and want in lines[0], "exit %d: %r" % (r.returncode, r.stderr))
+    env.eq(name + ": no trace left", ct.traces(d), [])
+
+
+dead = subprocess.Popen(["true"])
+dead.wait()
+refused("no such process", dead.pid, "no process with pid")
+
+p = Prog(d)
+p.cmd("phase 0")
+gdb = subprocess.Popen(["gdb", "-q", "-nx", "-p", str(p.p.pid)], stdin=subprocess.PIPE,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+for _ in range(300):  # until gdb holds it
+    with open("/proc/%d/status" % p.p.pid) as f:
+        if re.search(r"TracerPid:\s*[1-9]", f.read()):
+            break
+    time.sleep(0.1)
+refused("under a debugger", p.p.pid, "being traced by process %d" % gdb.pid)
+gdb.stdin.write(b"detach\nquit\n")
+gdb.stdin.close()
+gdb.wait(timeout=60)
+
+a = attach(p.p.pid, os.path.join(d, "..", "twice.zst"), d)
+env.check("twice: the first attach", "attached to process" in a.first, a.first)
+refused("attaching twice", p.p.pid, "traced by ctrack already")
+fig = phase_figures(p.cmd("phase 1"))
+rc, _ = detach(a)
+env.eq("twice: the first ctrack detaches, exit 0", rc, 0)
+p.cmd("exit")
+status, _ = p.finish()
+env.eq("twice: the program exits 0", status, 0)
+
+static = os.path.join(d, "..", "static-sleep")
+r = subprocess.run(["gcc", "-static", "-O1", "-o", static, "-x", "c", "-"], capture_output=True, text=True,
+                   input="#include <unistd.h>\nint main(void) { sleep(60); return 0; }\n")
+if env.check("a static program builds (gcc -static)", r.returncode == 0, r.stderr):
+    s = subprocess.Popen([static])
+    refused("static", s.pid, "statically linked")
+    s.kill()
+    s.wait()
+
+# A process that exits right away, while ctrack attaches: a one-line message, no hang.
+# (its parent, sh, ends at once: init reaps it, so it leaves no zombie behind for ctrack to find)
+sh = subprocess.run(["sh", "-c", "sleep 0.3 >/dev/null & echo $!"], capture_output=True, text=True)
+r = subprocess.run([env.ctrack, "-p", sh.stdout.strip(), "-o", "gone.zst"], cwd=d, capture_output=True,
+                   text=True, timeout=120)
+lines = r.stderr.strip().splitlines()
+env.check("a process that exits during the attach: exit 1, one line", r.returncode == 1 and len(lines) == 1,
+          "exit %d: %r" % (r.returncode, r.stderr))
+
+# Another user's process, ctrack not root (as root: nobody's sleep, ctrack as daemon, uid 1).
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    as_user = ["setpriv", "--reuid=%d", "--regid=%d", "--clear-groups"]
+    nobody = subprocess.Popen([a % 65534 if "%" in a else a for a in as_user] + ["sleep", "60"])
+    # setpriv runs as root until it has changed its ids and exec'd sleep: wait for that, or the check
+    # below would find a root process (seen under load).
+    for _ in range(500):
+        try:
+            with open("/proc/%d/status" % nobody.pid) as f:
+                uids = [l.split()[1] for l in f if l.startswith("Uid:")]
+            with open("/proc/%d/comm" % nobody.pid) as f:
+                comm = f.read().strip()
+        except OSError:
+            break
+        if uids == ["65534"] and comm == "sleep":
+            break
+        time.sleep(0.01)
+    r = subprocess.run([a % 1 if "%" in a else a for a in as_user] + [env.ctrack, "-p", str(nobody.pid)],
+                       cwd="/", capture_output=True, text=True, timeout=120)
+    if "ermission denied" in r.stderr and "ctrack: " not in r.stderr:
+        print("(another user's process: not checked, uid 1 cannot run %s)" % env.ctrack)
+    else:
+        env.check("another user's process: exit 1 and one line naming its user",
+                  r.returncode == 1 and r.stderr.strip() == "ctrack: process %d belongs to user 65534: "
+                  "run ctrack as that user or as root" % nobody.pid, "exit %d: %r" % (r.returncode, r.stderr))
+    nobody.kill()
+    nobody.wait()
+
+open(os.path.join(d, "exists.zst"), "w").close()
+p = Prog(d)
+r = subprocess.run([env.ctrack, "-p", str(p.p.pid), "-o", "exists.zst"], cwd=d, capture_output=True,
+                   text=True, timeout=120)
+env.check("an existing trace file: exit 1, --force named", r.returncode == 1 and "--force" in r.stderr,
+          r.stderr)
+p.cmd("exit")
+p.finish()
+env.finish()
