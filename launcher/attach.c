@@ -32,6 +32,7 @@
 #include "closing.h"
 #include "elf_static.h"
 #include "family.h"
+#include "liveview.h"
 #include "locate.h"
 #include "spawn.h"
 #include "tracefile.h"
@@ -469,6 +470,24 @@ static int inject(const struct ct_attach *a, int lsock, int trace_fd, const char
 	return fail("gdb could not load the shim into process %ld: %s", (long)a->pid, gdb_error(&g));
 }
 
+/* --live: the view of the trace while attached. Closing it (q, Ctrl-C, SIGTERM, SIGHUP) detaches,
+ * as those signals do without it; the trace's end (the process's exit or exec) closes it. */
+static void watch_live(const struct ct_attach *a, const char *name)
+{
+	struct ct_model m;
+	struct ct_liveview_end end = {0};
+	char err[512];
+	const struct ct_liveview_opts o = {
+	    .trace = name, .writer = (uint64_t)a->pid, .plain = stderr, .own_signals = 1};
+	int rc = ct_model_init(&m) < 0 ? (snprintf(err, sizeof(err), "out of memory"), -1)
+	                               : ct_liveview_run(&o, &m, &end, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "ctrack: --live: %s\n", err);
+	if (rc < 0 || end.state == CT_FOLLOW_STOPPED)
+		stop_signal = end.signal ? end.signal : SIGINT; /* the detach */
+	ct_model_destroy(&m);
+}
+
 /* How the trace ended. */
 enum ending { ENDED_DETACH, ENDED_EXIT, ENDED_EXEC };
 
@@ -574,6 +593,8 @@ int ct_attach_run(const struct ct_attach *a)
 	if (!a->quiet)
 		fprintf(stderr, "ctrack: attached to process %ld (%s), tracing into %s; Ctrl-C detaches\n",
 		        (long)a->pid, exe, name);
+	if (a->live)
+		watch_live(a, name);
 	enum ending how = wait_attached(a, conn);
 	close(conn);
 	close(lsock); /* held until now: its name tells another ctrack that the process is traced */

@@ -15,6 +15,7 @@ struct ct_attach {
 	int force;
 	int quiet;
 	double duration; /* seconds, 0: until Ctrl-C or the process's exit */
+	int live;        /* --live: the view while attached; closing it detaches (liveview.h) */
 };
 /* Attaches, waits, detaches, says where the trace went. Returns ctrack's exit status: 0, or 1 after
  * a one-line reason on stderr (the process untouched). */

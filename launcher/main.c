@@ -227,7 +227,8 @@ static const struct ct_opt option_table[] = {
              "backtrace, l/a/b/t sort, q closes the view and lets the program run on, traced). The "
              "program's stdin is /dev/null and its output goes to a file beside the trace "
              "(ctrack.NAME.PID.out) when they are the terminal; without a terminal, a line of "
-             "figures per second on stderr",
+             "figures per second on stderr. With -p: the attached process, and closing the view "
+             "detaches",
      .kind = CT_OPT_FLAG,
      .offset = OPT(live)},
     {.name = "force",
@@ -409,9 +410,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("-p attaches to a running process: no program may be given");
 	if (o->duration && !o->pid)
 		return usage_error("--duration goes with -p");
-	if (o->pid && (o->follow_children || o->lanes > 1 || o->check_flag || o->ca.rules || o->sample ||
-	               o->aggregate || o->live))
-		return usage_error("-p takes -o, --force, --depth, --duration and -q only");
+	if (o->pid &&
+	    (o->follow_children || o->lanes > 1 || o->check_flag || o->ca.rules || o->sample || o->aggregate))
+		return usage_error("-p takes -o, --force, --depth, --duration, --live and -q only");
+	if (o->pid && o->live && o->duration)
+		return usage_error(
+		    "--live with -p detaches when the view is closed: --duration cannot go with it");
 	if (o->pid)
 		return CT_OPT_GO_ON;
 	if (optind >= argc)
@@ -572,7 +576,8 @@ static int trace(struct options *o)
 		                            .depth = o->depth,
 		                            .force = o->force,
 		                            .quiet = o->quiet,
-		                            .duration = o->duration};
+		                            .duration = o->duration,
+		                            .live = o->live};
 		return ct_attach_run(&a);
 	}
 	rc = find_program(o->argv[0], exe, sizeof(exe));

@@ -12,6 +12,7 @@
 # static program, an existing trace file). Skipped (77) without gdb or without ptrace.
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -197,6 +198,44 @@ p.finish()
 rep = env.report(os.path.join(d, "t.zst"))
 if rep and fig:
     env.eq("--duration: allocations of phase 1", rep["summary"]["allocations"], fig[0])
+
+# ---- --live with -p: the view of the attached process; closing it (SIGINT, as Ctrl-C) detaches ----
+# Without a terminal the view prints a line of figures a second on stderr: once phase 1 ran, a line
+# must show its allocations and its live blocks (the program's own counts), then SIGINT detaches and
+# the process runs on.
+d = env.fresh_dir("live")
+p = Prog(d)
+p.cmd("phase 0")
+trace = os.path.join(d, "live.zst")
+ctr = attach(p.p.pid, trace, d, "--live")
+env.check("--live -p: ctrack says it is attached", "attached to process" in ctr.first, ctr.first)
+ph = phase_figures(p.cmd("phase 1"))
+want = "allocations=%d " % ph[0] if ph else None
+seen, buf, deadline = None, b"", time.monotonic() + 60
+fd = ctr.stderr.fileno()  # read raw, with a deadline: a view that prints nothing must fail, not hang
+while seen is None and time.monotonic() < deadline:
+    ready, _, _ = select.select([fd], [], [], 1.0)
+    chunk = os.read(fd, 65536) if ready else b""
+    if ready and not chunk:
+        break
+    buf += chunk
+    seen = next((l for l in buf.decode(errors="replace").splitlines() if want and want in l), None)
+env.check("--live -p: a line shows the phase's allocations (%s)" % want, seen is not None, repr(seen))
+blocks = re.search(r" blocks=(\d+) ", seen or "")
+env.eq("--live -p: ... and its live blocks", int(blocks.group(1)) if blocks else None,
+       ph[4] + ph[5] if ph else -1)
+rc, text = detach(ctr)
+env.eq("--live -p: SIGINT closes the view and detaches: exit 0", rc, 0)
+env.check("--live -p: the closing message says the trace covers the attached window",
+          "covers the attached window" in text, text[-400:])
+env.check("--live -p: the process runs on after the detach", p.p.poll() is None, str(p.p.poll()))
+check_window("--live -p", trace, [ph])
+p.cmd("exit")
+status, _ = p.finish()
+env.eq("--live -p: the program's exit status", status, ref_status)
+r = subprocess.run([env.ctrack, "-p", "1", "--live", "--duration", "1"], capture_output=True, text=True)
+env.check("--live -p with --duration: a usage error, exit 2", r.returncode == 2 and "--duration" in r.stderr,
+          r.stderr)
 
 # ---- refusals: one line, exit 1, the process untouched ----
 d = env.fresh_dir("refusals")
