@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "follow.h"
+#include "procstat.h"
 #include "reader.h"
 
 #define WAIT_MS 100                 /* a wait at the end of the bytes: the shim flushes every 100 ms */
@@ -47,30 +48,11 @@ static uint64_t clock_ns(clockid_t id)
  * that took its pid. */
 static int process_gone(uint64_t pid, uint64_t start_ns)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the command name may hold anything */
-	if (!p || p[1] != ' ' || !p[2])
-		return 0;
-	if (p[2] == 'Z' || p[2] == 'X')
-		return 1;
-	if (!start_ns)
-		return 0;
-	p += 3; /* fields 4 (ppid) to 22 (starttime, in clock ticks since boot) */
-	unsigned long long start = 0;
-	for (int i = 4; i <= 22 && *p; i++)
-		start = strtoull(p, &p, 10);
-	long tick = sysconf(_SC_CLK_TCK);
-	uint64_t boot = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
-	return boot + start * (1000000000ull / (uint64_t)(tick > 0 ? tick : 100)) > start_ns + PID_SLACK_NS;
+	uint64_t ppid, start;
+	int rc = ct_proc_stat(pid, &ppid, &start);
+	if (rc < 0)
+		return rc == -ENOENT; /* another error (no permission): it may run */
+	return start_ns && start > start_ns + PID_SLACK_NS;
 }
 
 /* 1 when the trace's writer is gone, 0 when it runs or is not known yet, -1 (err) when the trace has

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "family.h"
+#include "procstat.h"
 #include "rules.h"
 #include "tracefile.h"
 
@@ -27,13 +28,6 @@
 	"nothing was traced: the shim never wrote to this trace (the program did not load it, or ended " \
 	"before it started: under a memory limit such as ulimit -v the loader may find no room for it, " \
 	"and says so on stderr)"
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec t;
-	clock_gettime(id, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 /* ---- the status page (the launcher's side) ---- */
 
@@ -79,40 +73,12 @@ static void status_read(struct ct_family *f)
 
 /* ---- processes ---- */
 
-/* Process pid's parent and start (Unix time, to a clock tick) from /proc/PID/stat: 0, or -1 when
- * there is no such process, or only its zombie. */
-static int proc_stat(uint64_t pid, uint64_t *ppid, uint64_t *start_ns)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the command name may hold anything */
-	if (!p || p[1] != ' ' || !p[2] || p[2] == 'Z' || p[2] == 'X')
-		return -1;
-	p += 3;
-	uint64_t field[19]; /* fields 4 (ppid) to 22 (starttime) */
-	for (int i = 0; i < 19; i++)
-		field[i] = strtoull(p, &p, 10);
-	long tick = sysconf(_SC_CLK_TCK);
-	uint64_t boot = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
-	*ppid = field[0];
-	*start_ns = boot + field[18] * (1000000000ull / (uint64_t)(tick > 0 ? tick : 100));
-	return 0;
-}
-
 /* Whether the process that started the trace m still runs: pid m->pid is alive and started before
  * the trace did (a later one reused the pid). */
 static int still_running(const struct ct_member *m)
 {
 	uint64_t ppid, start;
-	if (!m->pid || proc_stat(m->pid, &ppid, &start) < 0)
+	if (!m->pid || ct_proc_stat(m->pid, &ppid, &start) < 0)
 		return 0;
 	return !m->start_ns || start <= m->start_ns + SLACK_NS;
 }
@@ -349,7 +315,7 @@ static int belongs(const struct ct_family *f, const struct candidate *c)
 	uint64_t ppid, start;
 	if (!c->o.pid)
 		return 0;
-	if (proc_stat(c->o.pid, &ppid, &start) < 0)
+	if (ct_proc_stat(c->o.pid, &ppid, &start) < 0)
 		return ours(f, c->o.pid, 0);
 	return start + SLACK_NS >= f->start_ns &&
 	       (ours(f, c->o.pid, 0) || ours(f, ppid, 0) || carries_status(f, c->o.pid));
@@ -412,7 +378,7 @@ static void collect_running(struct ct_family *f)
 		char *end, exe[PATH_MAX], name[PATH_MAX];
 		uint64_t pid = strtoull(e->d_name, &end, 10), ppid, start;
 		if (*end || !pid || pid == (uint64_t)getpid() || has_member(f, pid) ||
-		    proc_stat(pid, &ppid, &start) < 0 || start + SLACK_NS < f->start_ns ||
+		    ct_proc_stat(pid, &ppid, &start) < 0 || start + SLACK_NS < f->start_ns ||
 		    !carries_status(f, pid))
 			continue;
 		snprintf(name, sizeof(name), "/proc/%" PRIu64 "/exe", pid);
