@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "aggregated.h"
+#include "cursor.h"
 
 int ct_model_aggregate(struct ct_model *m, uint64_t interval_us)
 {
@@ -19,28 +20,15 @@ int ct_model_aggregate(struct ct_model *m, uint64_t interval_us)
 
 /* A snapshot as it is read. */
 struct snap {
-	const uint8_t *p, *end;
-	int shorted, unordered;
+	struct ct_cursor c;
+	int unordered;
 	uint64_t heap_max, rss, rss_max, n;
 };
-
-static uint64_t get_v(struct snap *s)
-{
-	uint64_t v = 0;
-	int k = ct_get_varint(s->p, s->end, &v);
-	if (k <= 0) {
-		s->shorted = 1;
-		s->p = s->end;
-		return 0;
-	}
-	s->p += k;
-	return v;
-}
 
 /* The next id of an increasing list: the previous plus the delta; *first: none before. */
 static uint64_t get_id(struct snap *s, uint64_t *prev, int *first)
 {
-	int64_t d = ct_unzigzag(get_v(s));
+	int64_t d = ct_unzigzag(ct_cur_v(&s->c));
 	if (!*first && d <= 0)
 		s->unordered = 1;
 	*first = 0;
@@ -64,9 +52,9 @@ struct entry {
 static void get_entry(struct snap *s, struct entry *e, uint64_t *prev, int *first)
 {
 	e->id = get_id(s, prev, first);
-	e->a = get_v(s);
-	e->t = get_v(s);
-	e->d = ct_unzigzag(get_v(s));
+	e->a = ct_cur_v(&s->c);
+	e->t = ct_cur_v(&s->c);
+	e->d = ct_unzigzag(ct_cur_v(&s->c));
 }
 
 /* Checks an entry against the model: 0, or -EINVAL with why. */
@@ -88,28 +76,28 @@ static int check(const struct ct_model *m, struct snap s, char *why, size_t len)
 {
 	uint64_t prev = 0;
 	int first = 1;
-	s.heap_max = get_v(&s), s.rss = get_v(&s), s.rss_max = get_v(&s), s.n = get_v(&s);
-	for (uint64_t k = 0; k < s.n && !s.shorted; k++) {
+	s.heap_max = ct_cur_v(&s.c), s.rss = ct_cur_v(&s.c), s.rss_max = ct_cur_v(&s.c), s.n = ct_cur_v(&s.c);
+	for (uint64_t k = 0; k < s.n && !s.c.shorted; k++) {
 		struct entry e;
 		get_entry(&s, &e, &prev, &first);
-		if (!s.shorted && check_entry(m, &e, why, len) < 0)
+		if (!s.c.shorted && check_entry(m, &e, why, len) < 0)
 			return -EINVAL;
 	}
-	uint64_t peak = get_v(&s);
-	if (peak && !s.shorted && peak <= m->t.peak)
+	uint64_t peak = ct_cur_v(&s.c);
+	if (peak && !s.c.shorted && peak <= m->t.peak)
 		return bad(why, len, "gives a peak below the last one, in bytes:", peak);
 	if (peak) {
-		get_v(&s); /* its time */
-		uint64_t np = get_v(&s);
+		ct_cur_v(&s.c); /* its time */
+		uint64_t np = ct_cur_v(&s.c);
 		prev = 0, first = 1;
-		for (uint64_t k = 0; k < np && !s.shorted; k++) {
+		for (uint64_t k = 0; k < np && !s.c.shorted; k++) {
 			uint64_t id = get_id(&s, &prev, &first);
-			get_v(&s);
-			if (!s.shorted && id >= m->ninfos)
+			ct_cur_v(&s.c);
+			if (!s.c.shorted && id >= m->ninfos)
 				return bad(why, len, "gives the peak of undefined alloc info", id);
 		}
 	}
-	if (s.shorted)
+	if (s.c.shorted)
 		return snprintf(why, len, "AGG_SNAPSHOT record is shorter than its fields"), -EINVAL;
 	if (s.unordered)
 		return bad(why, len, "lists its alloc infos out of order, near info", prev);
@@ -172,26 +160,26 @@ static void note_heap(struct ct_model *m, uint64_t heap)
 /* The new peak: every info's value there is its live count now, but for those listed. */
 static void new_peak(struct ct_model *m, struct snap *s, uint64_t peak)
 {
-	uint64_t at = get_v(s), np = get_v(s), prev = 0;
+	uint64_t at = ct_cur_v(&s->c), np = ct_cur_v(&s->c), prev = 0;
 	int first = 1;
 	m->t.peak = peak;
 	m->t.peak_time_us = at;
 	m->peak_version++;
 	for (uint64_t k = 0; k < np; k++) {
 		struct ct_info *info = &m->infos[get_id(s, &prev, &first)];
-		info->peak_live = get_v(s);
+		info->peak_live = ct_cur_v(&s->c);
 		info->version = m->peak_version;
 	}
 }
 
 int ct_model_agg_snapshot(struct ct_model *m, const uint8_t *p, const uint8_t *end, char *why, size_t len)
 {
-	struct snap s = {.p = p, .end = end};
+	struct snap s = {.c = {.p = p, .end = end}};
 	if (!m->aggregate_us)
 		return snprintf(why, len, "AGG_SNAPSHOT record in a trace without AGGREGATE"), -EINVAL;
 	if (check(m, s, why, len) < 0)
 		return -EINVAL;
-	s.heap_max = get_v(&s), s.rss = get_v(&s), s.rss_max = get_v(&s), s.n = get_v(&s);
+	s.heap_max = ct_cur_v(&s.c), s.rss = ct_cur_v(&s.c), s.rss_max = ct_cur_v(&s.c), s.n = ct_cur_v(&s.c);
 	uint64_t prev = 0;
 	int first = 1;
 	m->work += s.n;
@@ -202,7 +190,7 @@ int ct_model_agg_snapshot(struct ct_model *m, const uint8_t *p, const uint8_t *e
 			return -ENOMEM;
 	}
 	note_heap(m, s.heap_max);
-	uint64_t peak = get_v(&s);
+	uint64_t peak = ct_cur_v(&s.c);
 	if (peak)
 		new_peak(m, &s, peak);
 	ct_model_sample(m, s.rss_max > s.rss ? s.rss_max : s.rss);

@@ -23,6 +23,7 @@
 #include "ctrack/format.h"
 #include "ctrack/zraw.h"
 #include "aggregated.h"
+#include "cursor.h"
 #include "reader.h"
 #include "rec_heap.h"
 #include "regfile.h"
@@ -375,38 +376,10 @@ static int read_header(struct reader *r)
 
 /* ---- framed records ---- */
 
-/* A cursor over a framed record's payload; reading past its end marks it short. */
-struct cursor {
-	const uint8_t *p, *end;
-	int shorted, nomem;
-};
-
-static uint64_t cur_v(struct cursor *c)
-{
-	uint64_t v = 0;
-	int k = ct_get_varint(c->p, c->end, &v);
-	if (k <= 0) {
-		c->shorted = 1;
-		c->p = c->end;
-		return 0;
-	}
-	c->p += k;
-	return v;
-}
-
-static uint8_t cur_u8(struct cursor *c)
-{
-	if (c->p >= c->end) {
-		c->shorted = 1;
-		return 0;
-	}
-	return *c->p++;
-}
-
 /* A NUL-terminated heap copy of a byte string. */
-static struct ct_bytes cur_s(struct cursor *c)
+static struct ct_bytes cur_s(struct ct_cursor *c)
 {
-	uint64_t n = cur_v(c);
+	uint64_t n = ct_cur_v(c);
 	if (c->shorted || n > (uint64_t)(c->end - c->p)) {
 		c->shorted = 1;
 		c->p = c->end;
@@ -430,11 +403,11 @@ static void free_argv(struct ct_bytes *argv, size_t argc)
 	free(argv);
 }
 
-static int rec_process(struct reader *r, struct cursor *c)
+static int rec_process(struct reader *r, struct ct_cursor *c)
 {
-	uint64_t pid = cur_v(c), ppid = cur_v(c), start = cur_v(c);
+	uint64_t pid = ct_cur_v(c), ppid = ct_cur_v(c), start = ct_cur_v(c);
 	struct ct_bytes exe = cur_s(c);
-	uint64_t argc = cur_v(c);
+	uint64_t argc = ct_cur_v(c);
 	/* Each argument takes at least one byte: a count beyond the payload is corruption. */
 	if (c->shorted || argc > (uint64_t)(c->end - c->p)) {
 		free(exe.data);
@@ -456,28 +429,28 @@ static int rec_process(struct reader *r, struct cursor *c)
 	return 0;
 }
 
-static int rec_module(struct reader *r, struct cursor *c)
+static int rec_module(struct reader *r, struct ct_cursor *c)
 {
 	struct ct_module mod = {0};
-	uint64_t id = cur_v(c);
+	uint64_t id = ct_cur_v(c);
 	mod.id = (uint32_t)id;
 	if (r->m->proc.seen) /* whether its file changed since, without a build-id to tell (symbolize.c) */
 		mod.loaded_unix_ns = r->m->proc.start_unix_ns + r->m->t.now_us * 1000;
-	mod.base = cur_v(c);
+	mod.base = ct_cur_v(c);
 	struct ct_bytes path = cur_s(c), build_id = cur_s(c);
 	mod.path = path.data;
 	mod.build_id = (uint8_t *)build_id.data;
 	mod.build_id_len = build_id.len;
-	uint64_t nseg = cur_v(c);
+	uint64_t nseg = ct_cur_v(c);
 	if (!c->shorted && nseg <= (uint64_t)(c->end - c->p) / 4) /* a segment takes at least 4 bytes */
 		mod.segs = calloc(nseg ? nseg : 1, sizeof(*mod.segs));
 	else
 		c->shorted = 1;
 	for (uint64_t i = 0; mod.segs && i < nseg; i++) {
-		mod.segs[i].vaddr = cur_v(c);
-		mod.segs[i].memsz = cur_v(c);
-		mod.segs[i].offset = cur_v(c);
-		mod.segs[i].prot = cur_u8(c);
+		mod.segs[i].vaddr = ct_cur_v(c);
+		mod.segs[i].memsz = ct_cur_v(c);
+		mod.segs[i].offset = ct_cur_v(c);
+		mod.segs[i].prot = ct_cur_u8(c);
 	}
 	mod.nseg = nseg;
 	if (!c->shorted && !mod.segs)
@@ -492,22 +465,22 @@ static int rec_module(struct reader *r, struct cursor *c)
 	return ct_model_module(r->m, &mod);
 }
 
-static int rec_end(struct reader *r, struct cursor *c)
+static int rec_end(struct reader *r, struct ct_cursor *c)
 {
-	cur_v(c); /* allocations, frees, bytes_allocated: the model counts them itself */
-	cur_v(c);
-	cur_v(c);
-	uint64_t unmatched = cur_v(c), lost = cur_v(c), end_us = cur_v(c);
+	ct_cur_v(c); /* allocations, frees, bytes_allocated: the model counts them itself */
+	ct_cur_v(c);
+	ct_cur_v(c);
+	uint64_t unmatched = ct_cur_v(c), lost = ct_cur_v(c), end_us = ct_cur_v(c);
 	if (!c->shorted)
 		ct_model_end(r->m, unmatched, lost, end_us);
 	return 0;
 }
 
 /* The text is used where it lies: a long one is not copied whole, only the part the model keeps. */
-static int rec_note(struct reader *r, struct cursor *c)
+static int rec_note(struct reader *r, struct ct_cursor *c)
 {
-	unsigned level = cur_u8(c);
-	uint64_t n = cur_v(c);
+	unsigned level = ct_cur_u8(c);
+	uint64_t n = ct_cur_v(c);
 	if (c->shorted || n > (uint64_t)(c->end - c->p)) {
 		c->shorted = 1;
 		return 0;
@@ -519,14 +492,14 @@ static int rec_note(struct reader *r, struct cursor *c)
 
 /* CLASSES: | n v | n x (info v, 4 counts v) |. A count that exceeds what a payload can hold stops at
  * the shortened cursor, so a hostile n costs nothing. */
-static int rec_classes(struct reader *r, struct cursor *c)
+static int rec_classes(struct reader *r, struct ct_cursor *c)
 {
-	uint64_t n = cur_v(c);
+	uint64_t n = ct_cur_v(c);
 	ct_model_classes_begin(r->m);
 	for (uint64_t i = 0; i < n && !c->shorted; i++) {
-		uint64_t id = cur_v(c), count[CT_CLASSES];
+		uint64_t id = ct_cur_v(c), count[CT_CLASSES];
 		for (int k = 0; k < CT_CLASSES; k++)
-			count[k] = cur_v(c);
+			count[k] = ct_cur_v(c);
 		if (!c->shorted && ct_model_classes(r->m, id, count) < 0)
 			return -EINVAL;
 	}
@@ -534,9 +507,9 @@ static int rec_classes(struct reader *r, struct cursor *c)
 }
 
 /* SAMPLING: | rate v | seed v |, before any INFO record (format.h). */
-static int rec_sampling(struct reader *r, const uint8_t *rec, struct cursor *c)
+static int rec_sampling(struct reader *r, const uint8_t *rec, struct ct_cursor *c)
 {
-	uint64_t rate = cur_v(c), seed = cur_v(c);
+	uint64_t rate = ct_cur_v(c), seed = ct_cur_v(c);
 	if (c->shorted || ct_model_sampling(r->m, rate, seed) == 0)
 		return 0;
 	if (!rate || rate > CT_SAMPLING_RATE_MAX)
@@ -546,9 +519,9 @@ static int rec_sampling(struct reader *r, const uint8_t *rec, struct cursor *c)
 }
 
 /* ATTACH: | unix_ns v | ordinal v |, once, before any event. */
-static int rec_attach(struct reader *r, const uint8_t *rec, struct cursor *c)
+static int rec_attach(struct reader *r, const uint8_t *rec, struct ct_cursor *c)
 {
-	uint64_t unix_ns = cur_v(c), ordinal = cur_v(c);
+	uint64_t unix_ns = ct_cur_v(c), ordinal = ct_cur_v(c);
 	if (c->shorted) /* said by the caller */
 		return 0;
 	int rc = ct_model_attach(r->m, unix_ns, ordinal);
@@ -561,14 +534,14 @@ static int rec_attach(struct reader *r, const uint8_t *rec, struct cursor *c)
 }
 
 /* HOLDERS: | n v | n x (info v, holder v, count v) |, after a CLASSES record. */
-static int rec_holders(struct reader *r, struct cursor *c)
+static int rec_holders(struct reader *r, struct ct_cursor *c)
 {
-	uint64_t n = cur_v(c);
+	uint64_t n = ct_cur_v(c);
 	if (!r->m->classified)
 		return -EINVAL;
 	r->m->has_holders = 1;
 	for (uint64_t i = 0; i < n && !c->shorted; i++) {
-		uint64_t info = cur_v(c), holder = cur_v(c), count = cur_v(c);
+		uint64_t info = ct_cur_v(c), holder = ct_cur_v(c), count = ct_cur_v(c);
 		int rc = c->shorted ? 0 : ct_model_holder(r->m, info, holder, count);
 		if (rc < 0)
 			return rc;
@@ -585,8 +558,8 @@ static int rec_aggregated(struct reader *r, const uint8_t *rec, unsigned tag, co
 	if (r->version < 8)
 		return corrupt(r, rec, "%s record in a version %u file", ct_record_name(tag), r->version);
 	if (tag == CT_REC_AGGREGATE) {
-		struct cursor c = {p, end, 0, 0};
-		uint64_t us = cur_v(&c);
+		struct ct_cursor c = {p, end, 0, 0};
+		uint64_t us = ct_cur_v(&c);
 		if (c.shorted || ct_model_aggregate(r->m, us) < 0)
 			return corrupt(r, rec, "AGGREGATE record of %llu us, short, repeated or after events",
 			               (unsigned long long)us);
@@ -789,7 +762,7 @@ static int zepoch(struct reader *r, const uint8_t *rec, const uint8_t *p, const 
 /* Applies one framed record's payload. Returns 0, or -1 after setting the error. */
 static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint8_t *p, const uint8_t *end)
 {
-	struct cursor c = {p, end, 0, 0};
+	struct ct_cursor c = {p, end, 0, 0};
 	int rc = 0;
 	switch (tag) {
 	case CT_REC_PROCESS:
@@ -799,7 +772,7 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		rc = rec_module(r, &c);
 		break;
 	case CT_REC_UNMODULE: {
-		uint64_t id = cur_v(&c);
+		uint64_t id = ct_cur_v(&c);
 		if (!c.shorted && ct_model_unmodule(r->m, id) < 0)
 			return corrupt(r, rec, "UNMODULE of undefined module %llu", (unsigned long long)id);
 		break;
@@ -814,7 +787,7 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		break;
 	}
 	case CT_REC_SAMPLE: {
-		uint64_t rss = cur_v(&c);
+		uint64_t rss = ct_cur_v(&c);
 		if (!c.shorted)
 			ct_model_sample(r->m, rss);
 		break;
@@ -841,13 +814,13 @@ static int framed(struct reader *r, const uint8_t *rec, unsigned tag, const uint
 		rc = ct_model_exact(r->m);
 		break;
 	case CT_REC_INVALID: {
-		unsigned kind = cur_u8(&c), call = cur_u8(&c);
-		uint64_t stack = cur_v(&c), freed = cur_v(&c), block = cur_v(&c);
+		unsigned kind = ct_cur_u8(&c), call = ct_cur_u8(&c);
+		uint64_t stack = ct_cur_v(&c), freed = ct_cur_v(&c), block = ct_cur_v(&c);
 		rc = c.shorted ? 0 : ct_model_invalid(r->m, kind, call, stack, freed, block);
 		break;
 	}
 	case CT_REC_CRASH: {
-		uint64_t sig = cur_v(&c), stack = cur_v(&c);
+		uint64_t sig = ct_cur_v(&c), stack = ct_cur_v(&c);
 		rc = c.shorted ? 0 : ct_model_crash(r->m, sig, stack);
 		break;
 	}

@@ -117,28 +117,27 @@ static void put_notes(FILE *out, const struct ct_model *m)
 	fputs("</ul>\n", out);
 }
 
-/* A sampled trace: the line saying its figures are estimates, above them. */
-static void put_sampling(FILE *out, const struct ct_model *m)
+/* One line that qualifies every figure below it, id naming it for the page and its tests. */
+static void put_qualifier(FILE *out, const char *id, const char *line)
 {
-	char line[160];
-	if (!m->sample_rate)
-		return;
-	ct_sampling_note(line, sizeof(line), m->sample_rate);
-	fputs("<p class=\"note info\" id=\"sampled\" data-test=\"sampled\"><b>note:</b> ", out);
+	fprintf(out, "<p class=\"note info\" id=\"%s\" data-test=\"%s\"><b>note:</b> ", id, id);
 	ct_xml_text(out, line);
 	fputs("</p>\n", out);
 }
 
-/* An aggregated trace: the line saying its charts have the snapshots' resolution. */
-static void put_aggregated(FILE *out, const struct ct_model *m)
+/* A sampled trace's line saying its figures are estimates, an aggregated trace's saying its charts
+ * have the snapshots' resolution: above the figures. */
+static void put_qualifiers(FILE *out, const struct ct_model *m)
 {
 	char line[160];
-	if (!m->aggregate_us)
-		return;
-	ct_aggregated_note(line, sizeof(line), m->aggregate_us);
-	fputs("<p class=\"note info\" id=\"aggregated\" data-test=\"aggregated\"><b>note:</b> ", out);
-	ct_xml_text(out, line);
-	fputs("</p>\n", out);
+	if (m->sample_rate) {
+		ct_sampling_note(line, sizeof(line), m->sample_rate);
+		put_qualifier(out, "sampled", line);
+	}
+	if (m->aggregate_us) {
+		ct_aggregated_note(line, sizeof(line), m->aggregate_us);
+		put_qualifier(out, "aggregated", line);
+	}
 }
 
 /* One figure: its exact value in data-value, its text as the text report words it. */
@@ -553,8 +552,7 @@ static int put_symbols(FILE *out, const struct ct_report *r)
 static int write_page(FILE *out, const struct ct_report *r, const struct ct_html_diff *diff)
 {
 	int rc = put_head(out, r, diff);
-	put_sampling(out, r->m);
-	put_aggregated(out, r->m);
+	put_qualifiers(out, r->m);
 	put_notes(out, r->m);
 	put_summary(out, r);
 	put_wrappers(out, r);

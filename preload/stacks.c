@@ -151,18 +151,17 @@ static uint32_t child(uint32_t parent, uintptr_t ip, uint32_t h)
  * without this came one after the other (cc1: 15,000 re-interns of about 21 frames, most of the
  * program thread's time in the shim spent waiting for them). Reading the slots waits for the slot
  * misses together; the nodes then arrive together too. */
+static int any(const void *ctx, uint32_t id)
+{
+	(void)ctx, (void)id;
+	return 1;
+}
+
 static inline void prefetch_node(uint32_t h)
 {
-	uint32_t mask = index_.cap - 1;
-	for (uint32_t i = h & mask;; i = (i + 1) & mask) {
-		const struct ct_idx_slot *s = &index_.slots[i];
-		if (!s->id)
-			return;
-		if (s->hash == h) {
-			__builtin_prefetch(&NODE(s->id));
-			return;
-		}
-	}
+	const struct ct_idx_slot *s = ct_idx_find(&index_, h, any, NULL); /* the first of hash h */
+	if (s->id)
+		__builtin_prefetch(&NODE(s->id));
 }
 
 /* Called with the lock held. frames[] is innermost first: depth d is frames[n - 1 - d]. */
