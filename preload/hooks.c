@@ -34,6 +34,10 @@
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
+/* A hook that makes no call but by a jump needs no frame of its own: without one, it reaches the real
+ * function in a few instructions, and its return address is found at the stack pointer. (The shim is
+ * built with frame pointers, which CT_CALLER() and the walk through the shim's frames use.) */
+#define FRAMELESS __attribute__((optimize("omit-frame-pointer")))
 
 struct ct_real ct_real;
 
@@ -96,13 +100,18 @@ static inline int *errno_at(void)
 
 static int resolve_slow(void);
 
+/* 1 when ct_real is usable, without resolving: for a hook's fast path, which leaves the rest to the
+ * general one. */
+static inline int resolved(void)
+{
+	return atomic_load_explicit(&resolve_state, memory_order_acquire) == 2;
+}
+
 /* Returns 1 when ct_real is usable; 0 while dlsym is running (the caller uses the pool). Inline: the
  * first thing every hook does. */
 static inline int resolve(void)
 {
-	if (CT_LIKELY(atomic_load_explicit(&resolve_state, memory_order_acquire) == 2))
-		return 1;
-	return resolve_slow();
+	return CT_LIKELY(resolved()) ? 1 : resolve_slow();
 }
 
 static __attribute__((noinline)) int resolve_slow(void)
@@ -260,37 +269,128 @@ static int retry_after_oom(size_t size, int errno_before)
 
 #define OUT_OF_MEMORY(p) (CT_UNLIKELY(!(p)) && errno == ENOMEM)
 
-/* Reports a block the real allocator returned (NULL: nothing happened) and hands it on. A macro,
- * so that CT_CALLER() reads the frame of the exported function the program called; call may be
- * evaluated twice (retry_after_oom). */
-#define TRACKED(call, size) \
+/* The real allocation, tried again after a failure for want of memory the shim holds. A macro, so
+ * that call may be any allocation function (it may be evaluated twice). */
+#define ALLOCATED(call, size) \
 	__extension__({ \
 		int e_ = *errno_at(); \
-		void *p_ = (call); \
+		void *q_ = (call); \
+		if (OUT_OF_MEMORY(q_) && retry_after_oom((size), e_)) \
+			q_ = (call); \
+		q_; \
+	})
+
+/* ---- sampling's fast path ----
+ * While sampling (sample.h) most allocations are left out, and most frees end a block that was left
+ * out. The hooks decide that first and go on to the real function without a report's preparations
+ * (the slot's and the guard's checks after the call, the prefetches, the scrub: nothing of the
+ * block's address is left in the shim's frames but the real function's, as untraced). */
+
+/* What the countdown says of an allocation of size bytes, before the real call. SAMPLE_SKIP: left
+ * out, its bytes taken. SAMPLE_CROSSED: its bytes took the countdown to zero (*n of them): the caller
+ * asks ct_sample_cross whether to record it, and records it after the call (CROSSED). The take is
+ * one instruction, as after the call (sample.h), so a signal handler's allocation comes wholly
+ * before or after it. SAMPLE_GENERAL: nothing taken, the thread is reporting or tracing is not on;
+ * TRACKED decides everything, as without sampling. */
+enum { SAMPLE_GENERAL, SAMPLE_SKIP, SAMPLE_CROSSED };
+
+static inline int sample_before(size_t size, uint32_t *n)
+{
+	/* The slot found where the thread pointer hashes, or the general path: no call, no frame. */
+	uintptr_t tp = ct_slot_tp();
+	struct ct_slot *s = &ct_slot_table[ct_slot_hash(tp)];
+	if (CT_UNLIKELY(atomic_load_explicit(&s->owner, memory_order_relaxed) != tp) ||
+	    CT_UNLIKELY(s->in_shim) ||
+	    CT_UNLIKELY(atomic_load_explicit(&ct_state, memory_order_relaxed) != CT_ACTIVE))
+		return SAMPLE_GENERAL;
+	*n = ct_sample_bytes(size);
+	return CT_LIKELY(!ct_sample_take(s, *n)) ? SAMPLE_SKIP : SAMPLE_CROSSED;
+}
+
+/* The blocks the countdown left out: out of line, for the FRAMELESS hooks' jump. */
+static __attribute__((noinline)) FRAMELESS void *malloc_unrecorded(size_t size)
+{
+	return ALLOCATED(ct_real.malloc(size), size);
+}
+
+/* While sampling, 1 when free(p) is certainly no recorded block's end and needs nothing of the shim
+ * but the real free: p is the heap's (neither the bootstrap pool's nor a cell), no
+ * __lsan_ignore_object may name it, and the sampled set's filter has no entry where p hashes. */
+static inline int sample_skips_free(const void *p)
+{
+	return ct_sample_unrecorded(p) && CT_LIKELY(!is_boot(p)) && CT_LIKELY(resolved()) &&
+	       CT_LIKELY(!ct_is_cell(p)) &&
+	       CT_LIKELY(!atomic_load_explicit(&ct_lsan_ignoring, memory_order_relaxed));
+}
+
+/* Reports a block the real allocator returned (NULL: nothing happened) and hands it on, when recorded
+ * (an expression of the thread's slot s_ and the block p_) says so; called from caller. A macro, so
+ * that CT_CALLER() reads the frame of the exported function the program called; call may be
+ * evaluated twice (ALLOCATED). */
+#define TRACKED_AS(call, size, caller, recorded) \
+	__extension__({ \
+		void *p_ = ALLOCATED(call, size); \
 		int how_; \
 		struct ct_slot *s_; \
-		if (OUT_OF_MEMORY(p_) && retry_after_oom((size), e_)) \
-			p_ = (call); \
-		if (p_ && (how_ = tracking_on(s_ = ct_slot())) != TRACK_NO && \
-		    ct_sample_alloc(s_, p_, (size))) { \
-			struct ct_caller c_ = CT_CALLER(); \
+		if (p_ && (how_ = tracking_on(s_ = ct_slot())) != TRACK_NO && (recorded)) { \
+			struct ct_caller c_ = caller; \
 			report_alloc(s_, p_, (size), &c_, how_); \
 			scrub_dead_frames(); \
 		} \
 		p_; \
 	})
 
-EXPORT void *malloc(size_t size)
+#define TRACKED(call, size) TRACKED_AS(call, size, CT_CALLER(), ct_sample_alloc(s_, p_, (size)))
+
+/* An allocation whose n bytes took the countdown to zero before the call (SAMPLE_CROSSED): recorded
+ * when ct_sample_cross says so and the block goes into the set. */
+#define CROSSED(call, size, n, caller) \
+	(ct_sample_cross(ct_slot(), (n)) ? TRACKED_AS(call, size, caller, ct_sample_enter(p_)) \
+	                                 : ALLOCATED(call, size))
+
+/* The program's frame as CT_CALLER() would read it, read at the entry of a FRAMELESS hook: its return
+ * address, the stack pointer above it (the call's frame address), and the frame pointer, which a
+ * FRAMELESS hook never changes (with nothing to keep across a call, it has no use for a callee-saved
+ * register). Passed on to the hook's general path, where they stay right whether the compiler made
+ * the call a jump or not; every test of an exact backtrace through a frame-pointer frame relies on
+ * them. */
+#define CALLER_AT_ENTRY(ra, sp, bp) \
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0), sp = (uintptr_t)__builtin_dwarf_cfa(), bp; \
+	__asm__("mov %%rbp, %0" : "=r"(bp))
+
+/* malloc past sampling's fast path, called from the program's frame ra, sp, bp (CALLER_AT_ENTRY). */
+static __attribute__((noinline)) void *malloc_traced(size_t size, uintptr_t ra, uintptr_t sp, uintptr_t bp)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 16);
-	return TRACKED(ct_real.malloc(size), size);
+	return TRACKED_AS(ct_real.malloc(size), size, ((struct ct_caller){ra, sp, bp}),
+	                  ct_sample_alloc(s_, p_, size));
 }
 
-EXPORT void free(void *p)
+static __attribute__((noinline)) void *malloc_crossed(size_t size, uint32_t n, uintptr_t ra, uintptr_t sp,
+                                                      uintptr_t bp)
 {
-	if (!p)
-		return;
+	return CROSSED(ct_real.malloc(size), size, n, ((struct ct_caller){ra, sp, bp}));
+}
+
+EXPORT FRAMELESS void *malloc(size_t size)
+{
+	CALLER_AT_ENTRY(ra, sp, bp);
+	if (CT_UNLIKELY(ct_sampler.rate) && CT_LIKELY(resolved())) {
+		uint32_t n;
+		int v = sample_before(size, &n);
+		if (CT_LIKELY(v == SAMPLE_SKIP))
+			return malloc_unrecorded(size);
+		if (v == SAMPLE_CROSSED)
+			return malloc_crossed(size, n, ra, sp, bp);
+	}
+	return malloc_traced(size, ra, sp, bp);
+}
+
+/* free(p) past sampling's fast path, p not NULL, called at ra (the return address into the
+ * program). */
+static __attribute__((noinline)) void free_traced(void *p, uintptr_t ra)
+{
 	/* The block's header, which the real free reads, and its address's counter, which the report's
 	 * locked add waits for: a block freed long after its allocation has both out of the cache, and
 	 * asked for together here the two misses overlap instead of following each other (perl's hash
@@ -310,8 +410,20 @@ EXPORT void free(void *p)
 	/* The call site goes with the event: an invalid free gets a place in the program without a walk
 	 * of the stack, which would double a free's cost (match.c). */
 	if (how != TRACK_NO && ct_sample_free(p))
-		report_free(s, p, (uintptr_t)__builtin_return_address(0), how);
+		report_free(s, p, ra, how);
 	ct_real.free(p);
+}
+
+/* Without a frame (the only calls are jumps): sampling's fast path ends in the real free after a few
+ * loads, and ra is read here, at the entry, where the return address is the program's. */
+EXPORT FRAMELESS void free(void *p)
+{
+	if (CT_UNLIKELY(ct_sampler.rate) && sample_skips_free(p)) {
+		ct_real.free(p); /* NULL too */
+		return;
+	}
+	if (p)
+		free_traced(p, (uintptr_t)__builtin_return_address(0));
 }
 
 EXPORT void *calloc(size_t n, size_t m)
@@ -325,7 +437,14 @@ EXPORT void *calloc(size_t n, size_t m)
 		if (cell)
 			return cell;
 	}
-	return TRACKED(ct_real.calloc(n, m), overflow ? SIZE_MAX : total);
+	size_t size = overflow ? SIZE_MAX : total;
+	uint32_t bytes;
+	int v = CT_UNLIKELY(ct_sampler.rate) ? sample_before(size, &bytes) : SAMPLE_GENERAL;
+	if (CT_LIKELY(v == SAMPLE_GENERAL))
+		return TRACKED(ct_real.calloc(n, m), size);
+	if (v == SAMPLE_SKIP)
+		return ALLOCATED(ct_real.calloc(n, m), size);
+	return CROSSED(ct_real.calloc(n, m), size, bytes, CT_CALLER());
 }
 
 /* glibc reallocs a piece of the shim's pool of cells (a thread vector of one of the shim's threads,
@@ -444,6 +563,16 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 
 EXPORT void *realloc(void *old, size_t size)
 {
+	/* Sampling, and the old block was not recorded: the realloc is an allocation like any other
+	 * (realloc_unsampled), decided before the call. (A size of 0 frees: the general path, which
+	 * never retries it.) */
+	uint32_t n;
+	int v = CT_UNLIKELY(ct_sampler.rate) && size && sample_skips_free(old) ? sample_before(size, &n)
+	                                                                       : SAMPLE_GENERAL;
+	if (v == SAMPLE_SKIP)
+		return ALLOCATED(ct_real.realloc(old, size), size);
+	if (v == SAMPLE_CROSSED)
+		return CROSSED(ct_real.realloc(old, size), size, n, CT_CALLER());
 	if (CT_UNLIKELY(!resolve()))
 		return old ? NULL : boot_alloc(size, 16);
 	if (CT_UNLIKELY(is_boot(old)))

@@ -196,10 +196,10 @@ static int set_add(uintptr_t p)
 
 /* The countdown crossed zero at this allocation of n bytes, or was not drawn (0). Until the new
  * countdown is stored, the slot says 0: a signal handler's allocation meanwhile (the draw's shared
- * counter and the set's lock make this the thread's slowest stretch in the shim, where handlers
- * land) draws a countdown of its own, as good as the thread's (memoryless), rather than find the
- * one this allocation used up and be sampled nearly for sure. */
-int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n)
+ * counter makes this the thread's slowest stretch in the shim, where handlers land) draws a
+ * countdown of its own, as good as the thread's (memoryless), rather than find the one this
+ * allocation used up and be sampled nearly for sure. */
+int ct_sample_cross(struct ct_slot *s, uint32_t n)
 {
 	uint32_t before = s->sample_left + n; /* the countdown before this allocation took its bytes */
 	s->sample_left = 0;
@@ -211,10 +211,18 @@ int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n)
 			return 0;
 		}
 	}
-	uint32_t next = draw(); /* memoryless: the distance past this block is a fresh draw */
-	int sampled = set_add((uintptr_t)p) == 0;
-	s->sample_left = next;
-	return sampled;
+	s->sample_left = draw(); /* memoryless: the distance past this block is a fresh draw */
+	return 1;
+}
+
+int ct_sample_enter(void *p)
+{
+	return set_add((uintptr_t)p) == 0;
+}
+
+int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n)
+{
+	return ct_sample_cross(s, n) && ct_sample_enter(p);
 }
 
 int ct_sample_forget_slow(uintptr_t p)

@@ -48,7 +48,14 @@ int ct_sample_init(const char **bad) CT_HIDDEN;
  * stays off: every allocation is recorded). */
 int ct_sample_start(uint64_t rate, uint64_t seed, int seeded) CT_HIDDEN;
 
-/* The slow paths of the inline functions below. */
+/* After ct_sample_take crossed zero at an allocation of n bytes on thread s: draws the next
+ * countdown, and says whether the allocation is to be recorded (1; 0 at the thread's first, when
+ * the first draw lies past it). The block goes into the set with ct_sample_enter once it exists: 1
+ * when it did (0 when the set has no room, or a signal handler found its own thread inside it). */
+int ct_sample_cross(struct ct_slot *s, uint32_t n) CT_HIDDEN;
+int ct_sample_enter(void *p) CT_HIDDEN;
+
+/* The slow paths of the inline functions below: ct_sample_cross, then ct_sample_enter. */
 int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n) CT_HIDDEN;
 int ct_sample_forget_slow(uintptr_t p) CT_HIDDEN;
 
@@ -62,21 +69,42 @@ static inline uint32_t ct_sample_counter(uintptr_t p)
 	return (uint32_t)((p >> 4) + arena) & ((1u << CT_SAMPLE_FILTER_BITS) - 1);
 }
 
+/* The bytes an allocation of size bytes takes off the countdown: malloc(0) counts as a byte (it is
+ * an allocation); a size past the countdown's range crosses it. */
+static inline uint32_t ct_sample_bytes(size_t size)
+{
+	return size > UINT32_MAX ? UINT32_MAX : size ? (uint32_t)size : 1;
+}
+
+/* Takes n bytes off thread s's countdown: 1 when it reached zero (ct_sample_hit decides then), 0
+ * when not. One instruction subtracts and says whether the
+ * countdown reached zero (borrow or zero), so a signal handler's allocation on this thread comes
+ * wholly before or after it, never in between. */
+static inline int ct_sample_take(struct ct_slot *s, uint32_t n)
+{
+	int crossed;
+	__asm__("subl %2, %0" : "+m"(s->sample_left), "=@ccbe"(crossed) : "r"(n));
+	return crossed;
+}
+
 /* A block of size bytes came back from the real allocator at p, to be reported by thread s: 1 when
  * it is to be recorded (always, without sampling; when sampled, p is in the set now), 0 when not. */
 static inline int ct_sample_alloc(struct ct_slot *s, void *p, size_t size)
 {
 	if (CT_LIKELY(!ct_sampler.rate))
 		return 1;
-	/* malloc(0) counts as a byte (it is an allocation); a size past the countdown's range crosses it. */
-	uint32_t n = size > UINT32_MAX ? UINT32_MAX : size ? (uint32_t)size : 1;
-	/* One instruction subtracts and says whether the countdown reached zero (borrow or zero), so a
-	 * signal handler's allocation on this thread comes wholly before or after it, never in between. */
-	int crossed;
-	__asm__("subl %2, %0" : "+m"(s->sample_left), "=@ccbe"(crossed) : "r"(n));
-	if (CT_LIKELY(!crossed))
+	uint32_t n = ct_sample_bytes(size);
+	if (CT_LIKELY(!ct_sample_take(s, n)))
 		return 0;
 	return ct_sample_hit(s, p, n);
+}
+
+/* 1 when p, about to be freed, is certainly not a recorded block (a hash and a load); 0 when it
+ * may be (ct_sample_free decides). Only while sampling. */
+static inline int ct_sample_unrecorded(const void *p)
+{
+	return !atomic_load_explicit(&ct_sampler.filter[ct_sample_counter((uintptr_t)p)],
+	                             memory_order_relaxed);
 }
 
 /* p is about to be freed (or realloc'ed): 1 when its free is to be recorded (always, without
@@ -85,8 +113,7 @@ static inline int ct_sample_free(const void *p)
 {
 	if (CT_LIKELY(!ct_sampler.rate))
 		return 1;
-	if (CT_LIKELY(!atomic_load_explicit(&ct_sampler.filter[ct_sample_counter((uintptr_t)p)],
-	                                    memory_order_relaxed)))
+	if (CT_LIKELY(ct_sample_unrecorded(p)))
 		return 0;
 	return ct_sample_forget_slow((uintptr_t)p);
 }

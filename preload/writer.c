@@ -877,9 +877,13 @@ static void *writer_main(void *arg)
 		}
 		if (atomic_load_explicit(&w.main_gone, memory_order_relaxed) && only_writer_left())
 			exit_as_last_thread();
+		/* A few events: more may follow at once (a batch); none, or a sampled run's few: the idle
+		 * step (a sampled run records one allocation in thousands, and its writer woke every 0.2 ms
+		 * for each; a ring that fills wakes the writer anyway). */
 		if (events < BATCH_EVENTS)
-			idle_wait((long)(events ? age_step(ct_now_ns(), 10, TIME_STEP_MIN_NS, BATCH_WAIT_NS)
-			                        : age_step(ct_now_ns(), 7, TIME_STEP_MIN_NS, IDLE_WAIT_NS)));
+			idle_wait((long)(events && !ct_sampler.rate
+			                     ? age_step(ct_now_ns(), 10, TIME_STEP_MIN_NS, BATCH_WAIT_NS)
+			                     : age_step(ct_now_ns(), 7, TIME_STEP_MIN_NS, IDLE_WAIT_NS)));
 	}
 	if (attached && !detached) /* the trace ended otherwise (exit, crash, out of memory): say so */
 		ct_attach_done();

@@ -126,10 +126,12 @@ class Pty:
         return ANSI.sub(b"", last).decode(errors="replace").replace("\r", "").split("\n")
 
     def wait_screen(self, what, pred):
+        """The first whole screen for which pred holds: one that ends in 'erase below', the view's last
+        write (a read may end inside a screen, its header new and its rows not yet drawn)."""
         deadline = time.monotonic() + HANG
         while True:
             s = self.screen()
-            if pred(s):
+            if b"\x1b[J" in self.out.rsplit(b"\x1b[H", 1)[-1] and pred(s):
                 return s
             if time.monotonic() > deadline:
                 raise SystemExit("hang: waited %d s for %s; screen:\n%s" % (HANG, what, "\n".join(s)))
