@@ -2,7 +2,8 @@
 # Runtime control (include/ctrack/ctrack.h) on tests/progs/marks.c: ctrack_check_leaks()'s answer
 # against the program's own figure and valgrind's definitely lost; the marks in the reports;
 # --between warm,done (the per-request leak and nothing of the warm-up); a process killed after a
-# check (its later blocks "unscanned"); and the calls as no-ops without ctrack.
+# check (its later blocks "unscanned"); the calls as no-ops without ctrack; and tests/progs/check_threads.c:
+# forty checks in a row while four threads allocate, each answering the bytes lost.
 import re
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-prog, src = env.progs
+prog, src, check_threads, check_src = env.progs
 LINES = ct.line_markers(src)
 with open(src) as f:
     text = f.read()
@@ -91,4 +92,16 @@ if rep:
                         capture_output=True, timeout=60)
     env.eq("killed: --max-leaked at the lost bytes passes (unscanned count only at reachable)",
            ok.returncode, 0)
+
+# Checks over and over while threads allocate: each stops the others and lets them go; every answer is
+# the bytes main lost, and the process lives through them all (a check that found the counts of the
+# one before it once let SIGRTMAX's default action end the process).
+with open(check_src) as f:
+    K = {k: int(v) for k, v in re.findall(r"#define (\w+) (\d+)", f.read())}
+d = env.fresh_dir("checks")
+r, _ = env.run_ctrack([check_threads], d, opts=("-o", d + "/trace.zst"))
+env.eq("checks in a row: exit 0", r.returncode, 0)
+env.eq("checks in a row: each answers LOST * LEAK_SIZE", r.stdout,
+       b"checks:" + b" %d" % (K["LOST"] * K["LEAK_SIZE"]) * K["CHECKS"] + b"\n")
+
 env.finish()
