@@ -295,8 +295,9 @@ static void draw_head(struct view *v, const struct ct_model *m, const struct ct_
 	const struct ct_totals *t = &m->t;
 	char a[64], b[64];
 	const char *prog = m->proc.argc ? m->proc.argv[0].data : m->proc.exe.data;
-	row(v, 1, " ctrack live: %s (pid %" PRIu64 ")   %s   %s, %.1f s", prog ? base_name(prog) : "?",
-	    st->writer, base_name(st->path), state_text(st, m), (double)st->elapsed_us / 1e6);
+	row(v, 1, " ctrack live: %s (pid %" PRIu64 ")   %s   %s, %.1f s%s", prog ? base_name(prog) : "?",
+	    st->writer, base_name(st->path), state_text(st, m), (double)st->elapsed_us / 1e6,
+	    m->sample_rate ? "   sampled: figures are estimates" : "");
 	row(v, 0, " heap in use: %s in %" PRIu64 " blocks    peak: %s at %.3f s",
 	    ct_fmt_bytes(a, sizeof(a), t->current), t->live_allocations, ct_fmt_bytes(b, sizeof(b), t->peak),
 	    (double)t->peak_time_us / 1e6);

@@ -24,6 +24,7 @@
 #include "ctrack/zraw.h"
 #include "aggregated.h"
 #include "cursor.h"
+#include "readahead.h"
 #include "reader.h"
 #include "rec_heap.h"
 #include "regfile.h"
@@ -33,6 +34,10 @@
 #define SMALL_WINDOW (64u << 10)
 #define WINDOW_LOG_MAX 25     /* zstd's window: 32 MiB at most (zstd's own default limit is 128 MiB) */
 #define MAX_FRAMED (1u << 30) /* a framed record longer than this is corruption, not data */
+/* The compressed size from which a thread reads ahead (CTRACK_READ_AHEAD unset). Below it the thread
+ * gained nothing measurable in wall time (the model's updates, not the decompression, decide a small
+ * trace's reading) and cost CPU and a few MiB of slots: docs/benchmarks.md, "Reading on two cores". */
+#define READ_AHEAD_MIN (16u << 20)
 
 /* What a small file may cost. zstd expands a run of equal bytes 30,000-fold, so a few KiB can
  * hold 50 million INFO records (gigabytes of model). Real traces define at most ~1.6 ids (stack
@@ -95,6 +100,12 @@ struct reader {
 	const uint8_t *batch;     /* that BATCH record (in buf), or NULL */
 	/* Following a trace being written (reader.h), or NULL. */
 	const struct ct_follow_hooks *follow;
+	/* Reading ahead (readahead.h): the thread, the slot whose bytes were added last, and the reader
+	 * the thread fills from (the decompression handed over to it after the header), or NULL. */
+	struct ct_readahead *ahead;
+	struct ct_ra_slot *slot;
+	struct reader *src;
+	int framing; /* src's: its records are framed (a record it cannot frame ends the joins ahead) */
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -273,16 +284,26 @@ static int zstd_damaged(struct reader *r, size_t err)
 	return damaged(r, r->block_at, "a damaged zstd block: %s", why);
 }
 
+/* Moves the undecoded tail of buf to its front. */
+static void compact(struct reader *r)
+{
+	if (!r->pos)
+		return;
+	memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+	r->base += r->pos;
+	r->len -= r->pos;
+	r->pos = 0;
+}
+
+static int take_ahead(struct reader *r);
+
 /* Appends decompressed bytes to buf, moving the undecoded tail to the front first.
  * Returns 1 if bytes were added, 0 at the end of the file or at damage (r->damaged), -1 on error. */
 static int fill(struct reader *r)
 {
-	if (r->pos) {
-		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-		r->base += r->pos;
-		r->len -= r->pos;
-		r->pos = 0;
-	}
+	if (r->ahead)
+		return take_ahead(r);
+	compact(r);
 	if (r->len == r->cap) {
 		uint8_t *b = realloc(r->buf, r->cap * 2);
 		if (!b)
@@ -574,33 +595,122 @@ static int rec_aggregated(struct reader *r, const uint8_t *rec, unsigned tag, co
 static long record(struct reader *r, const uint8_t *p, const uint8_t *end);
 static int within_bounds(struct reader *r, const uint8_t *p);
 
-/* A BATCH record at rec, payload [p, end): its records joined back from the columns, then decoded
- * like any others. Returns 0, or -1 after setting the error. */
-static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+/* Whether a record of tag may add to what within_bounds counts. An event (ALLOC, FREE, TEMP, TEMPFREE,
+ * RECENT, TIME: nearly every record) adds no id, module or work, and the bytes read only grow: the
+ * bounds hold after it if they held before, and are not asked again. */
+static inline int may_grow(unsigned tag)
+{
+	return !ct_tag_is_short(tag) && (!ct_tag_is_core(tag) || tag == CT_REC_INFO || tag == CT_REC_FRAME);
+}
+
+#define JOIN_LENGTHS (-1) /* the columns' lengths do not add up to the payload's */
+#define JOIN_CORRUPT (-2) /* the columns are corrupt at record n */
+
+/* Joins the records of the BATCH payload [p, end) into j (emptied first), counting them in *n.
+ * 0, JOIN_LENGTHS, JOIN_CORRUPT or -ENOMEM. On the reader's thread, or on the read-ahead's. */
+static int join_batch(const uint8_t *p, const uint8_t *end, struct ct_rec_buf *j, unsigned long long *n)
 {
 	struct ct_columns c;
-	if (r->version < 4)
-		return corrupt(r, rec, "BATCH record in a version %u file", r->version);
+	*n = 0;
 	if (ct_columns_open(p, end, &c) < 0)
-		return corrupt(r, rec, "BATCH column lengths do not add up to its length");
-	struct ct_rec_buf *j = &r->joined;
+		return JOIN_LENGTHS;
 	j->len = 0;
 	j->grow = ct_rec_grow_heap;
 	j->dropped = 0;
 	int k;
-	unsigned long long n = 0;
 	while ((k = ct_columns_join_one(&c, j)) > 0)
-		n++;
+		++*n;
 	if (k < 0)
-		return j->dropped ? fail(r, "out of memory")
-		                  : corrupt(r, rec, "BATCH columns are corrupt at its record %llu", n);
+		return j->dropped ? -ENOMEM : JOIN_CORRUPT;
+	return 0;
+}
+
+/* The BATCH at rec, payload [p, end), joined into r->joined: by the read-ahead's thread when it did
+ * (its buffer and the reader's change hands), else here. join_batch's value. */
+static int joined_batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end,
+                        unsigned long long *n)
+{
+	struct ct_ra_join *ahead =
+	    r->slot ? ct_ra_slot_join_at(r->slot, r->base + (uint64_t)(rec - r->buf)) : NULL;
+	if (!ahead)
+		return join_batch(p, end, &r->joined, n);
+	struct ct_rec_buf mine = r->joined;
+	r->joined = ahead->rows;
+	ahead->rows = mine;
+	*n = ahead->n;
+	return ahead->rc;
+}
+
+static long record_len(const uint8_t *p, const uint8_t *end);
+
+/* A cursor PREFETCH records ahead of the decoding in a BATCH's records, asking the cache for the alloc
+ * info of each event it passes and, PREFETCH / 2 records later, for that info's timeline entry (model.h):
+ * on a trace of many stacks, those reads were most of the reading's time, waiting. With fewer than
+ * PREFETCH_INFOS infos (1 MiB of them: a core's cache) they hit the cache anyway, and in a file below
+ * PREFETCH_FILE the events are too few for the misses to add up to the cursor's parsing (a tenth more
+ * instructions): docs/benchmarks.md, "Reading on two cores". */
+#define PREFETCH 16
+#define PREFETCH_INFOS 8192
+#define PREFETCH_FILE (2u << 20)
+struct prefetcher {
+	const uint8_t *p, *end;
+	uint64_t info[PREFETCH]; /* of the records passed, by their count modulo PREFETCH */
+	unsigned n;
+};
+
+static void prefetch_start(struct prefetcher *f, const uint8_t *p, const uint8_t *end)
+{
+	f->p = p;
+	f->end = end;
+	f->n = 0;
+	memset(f->info, 0xff, sizeof(f->info));
+}
+
+/* Moves f one record on. */
+static void prefetch_step(const struct ct_model *m, struct prefetcher *f)
+{
+	uint64_t info = UINT64_MAX;
+	unsigned tag = 0;
+	long n = f->p == f->end           ? 0
+	         : ct_tag_is_short(*f->p) ? ct_get_short_event(f->p, f->end, &tag, &info)
+	                                  : record_len(f->p, f->end);
+	if (n <= 0 || tag == CT_REC_RECENT) /* a RECENT's is an age */
+		info = UINT64_MAX;
+	ct_model_prefetch_info(m, info);
+	f->p = n > 0 ? f->p + n : f->end;
+	ct_model_prefetch_entry(m, f->info[(f->n + PREFETCH / 2) % PREFETCH]);
+	f->info[f->n++ % PREFETCH] = info;
+}
+
+/* A BATCH record at rec, payload [p, end): its records joined back from the columns, then decoded
+ * like any others. Returns 0, or -1 after setting the error. */
+static int batch(struct reader *r, const uint8_t *rec, const uint8_t *p, const uint8_t *end)
+{
+	if (r->version < 4)
+		return corrupt(r, rec, "BATCH record in a version %u file", r->version);
+	unsigned long long n;
+	int rc = joined_batch(r, rec, p, end, &n);
+	if (rc == JOIN_LENGTHS)
+		return corrupt(r, rec, "BATCH column lengths do not add up to its length");
+	if (rc == -ENOMEM)
+		return fail(r, "out of memory");
+	if (rc < 0)
+		return corrupt(r, rec, "BATCH columns are corrupt at its record %llu", n);
+	struct ct_rec_buf *j = &r->joined;
 	if (!j->len) /* an empty BATCH: nothing joined, and maybe no buffer yet */
 		return 0;
 	r->batch = rec;
 	const uint8_t *q = j->data, *qend = j->data + j->len;
+	struct prefetcher f;
+	int ahead = r->m->ninfos >= PREFETCH_INFOS && r->file_size >= PREFETCH_FILE;
+	prefetch_start(&f, q, ahead ? qend : q);
+	for (int i = 0; i < PREFETCH && ahead; i++)
+		prefetch_step(r->m, &f);
 	while (q < qend && !r->stop) {
+		if (ahead)
+			prefetch_step(r->m, &f);
 		long m = record(r, q, qend);
-		if (m < 0 || within_bounds(r, q) < 0)
+		if (m < 0 || (may_grow(*q) && within_bounds(r, q) < 0))
 			return -1;
 		if (!m)
 			return corrupt(r, q, "record cut short at the end of its BATCH");
@@ -623,7 +733,7 @@ static int epoch_bytes(struct reader *r, unsigned lane, const uint8_t **q, const
 		if (**q == CT_REC_BATCH || **q == CT_REC_EPOCH || **q == CT_REC_ZEPOCH)
 			return corrupt(r, *q, "%s record inside an EPOCH", ct_record_name(**q));
 		long m = record(r, *q, lim);
-		if (m < 0 || within_bounds(r, *q) < 0)
+		if (m < 0 || (may_grow(**q) && within_bounds(r, *q) < 0))
 			return -1;
 		if (!m)
 			return corrupt(r, *q, "record cut short at the end of its EPOCH mark");
@@ -980,7 +1090,7 @@ static int decode(struct reader *r)
 	const uint8_t *p = r->buf + r->pos, *end = r->buf + r->len;
 	while (p < end && !r->stop) {
 		long n = record(r, p, end);
-		if (n < 0 || within_bounds(r, p) < 0)
+		if (n < 0 || (may_grow(*p) && within_bounds(r, p) < 0))
 			return -1;
 		if (!n)
 			break;
@@ -990,6 +1100,180 @@ static int decode(struct reader *r)
 	}
 	r->pos = (size_t)(p - r->buf);
 	return 0;
+}
+
+/* ---- reading ahead ----
+ * After the header, a thread may take over the decompression (readahead.h): it runs fill() on a reader
+ * of its own, src, whose state the reader's was until then, and hands each call's new bytes over with
+ * what fill() left behind (bytes read, the block, whether inside a frame; at the end the damage or
+ * the error): the reader then decodes exactly the bytes it would have, at the same points, and its
+ * bounds and messages say what they would have said. The thread also frames the records and joins
+ * each BATCH's columns; the reader takes those joins by their offset, and joins itself any other. */
+
+/* The length of the record at p as record() would take it, without decoding it: 0 when it continues
+ * past end, -1 when it is no record. */
+static long record_len(const uint8_t *p, const uint8_t *end)
+{
+	unsigned tag = *p;
+	uint64_t v;
+	int k;
+	if (ct_tag_is_short(tag))
+		return ct_get_short_event(p, end, &tag, &v);
+	if (ct_tag_is_core(tag)) {
+		const uint8_t *q = p + 1;
+		int fields = ct_core_fields(tag);
+		for (int f = 0; f < fields; f++, q += k)
+			if ((k = ct_get_varint(q, end, &v)) <= 0)
+				return k;
+		return fields ? q - p : -1;
+	}
+	if (!ct_tag_is_framed(tag))
+		return -1;
+	if ((k = ct_get_varint(p + 1, end, &v)) <= 0)
+		return k;
+	if (v > MAX_FRAMED)
+		return -1;
+	return (uint64_t)(end - p) < 1 + k + v ? 0 : (long)(1 + k + v);
+}
+
+/* The read-ahead's: the BATCH record [rec, end) of src's window joined into a new join of slot (none
+ * when out of memory: the reader then joins it itself). */
+static void join_ahead(const struct reader *s, struct ct_ra_slot *slot, const uint8_t *rec,
+                       const uint8_t *end)
+{
+	uint64_t len;
+	int k = ct_get_varint(rec + 1, end, &len); /* framed already: it is whole */
+	struct ct_ra_join *j = ct_ra_slot_add_join(slot, s->base + (uint64_t)(rec - s->buf));
+	if (j)
+		j->rc = join_batch(rec + 1 + k, end, &j->rows, &j->n);
+}
+
+/* The read-ahead's: frames the whole records in src's window, joining each BATCH into slot. */
+static void frame_ahead(struct reader *s, struct ct_ra_slot *slot)
+{
+	const uint8_t *p = s->buf + s->pos, *end = s->buf + s->len;
+	long n = 0;
+	while (s->framing && p < end && (n = record_len(p, end)) > 0) {
+		if (*p == CT_REC_BATCH)
+			join_ahead(s, slot, p, p + n);
+		p += n;
+	}
+	s->framing = s->framing && n >= 0;
+	s->pos = s->framing ? (size_t)(p - s->buf) : s->len; /* bytes it cannot frame are only passed on */
+}
+
+/* The read-ahead thread's producer (readahead.h): src's next fill into slot. */
+static int produce_ahead(void *arg, struct ct_ra_slot *slot)
+{
+	struct reader *s = arg;
+	uint64_t before = s->base + s->len; /* the stream offset of the first new byte */
+	int rc = fill(s);
+	slot->rc = rc;
+	slot->bytes_read = bytes_read(s);
+	slot->out_block = s->out_block;
+	slot->mid_frame = s->mid_frame;
+	if (rc <= 0)
+		return rc;
+	size_t n = (size_t)(s->base + s->len - before);
+	if (!ct_rec_room(&slot->bytes, n))
+		return slot->rc = fail(s, "out of memory");
+	memcpy(slot->bytes.data, s->buf + (before - s->base), n);
+	slot->bytes.len = n;
+	frame_ahead(s, slot);
+	return rc;
+}
+
+/* fill() while a thread reads ahead: the next slot's bytes and the state they leave. */
+static int take_ahead(struct reader *r)
+{
+	const struct reader *s = r->src;
+	if (r->slot && r->slot->rc <= 0) /* the end, already taken */
+		return r->slot->rc;
+	compact(r);
+	struct ct_ra_slot *slot = r->slot = ct_readahead_next(r->ahead);
+	uint64_t was = bytes_read(r);
+	r->file_off = slot->bytes_read;
+	r->out_block = slot->out_block;
+	r->mid_frame = slot->mid_frame;
+	if (r->progress && bytes_read(r) != was)
+		r->progress(bytes_read(r), r->file_size, r->progress_arg);
+	if (slot->rc < 0)
+		return fail(r, "%s", s->err);
+	if (!slot->rc) {
+		if (s->damaged)
+			damaged(r, s->damage_at, "%s", s->damage);
+		return 0;
+	}
+	size_t cap = r->cap;
+	while (cap - r->len < slot->bytes.len)
+		cap *= 2;
+	uint8_t *b = cap == r->cap ? r->buf : realloc(r->buf, cap);
+	if (!b)
+		return fail(r, "out of memory");
+	r->buf = b;
+	r->cap = cap;
+	memcpy(r->buf + r->len, slot->bytes.data, slot->bytes.len);
+	r->len += slot->bytes.len;
+	return 1;
+}
+
+/* Whether to read ahead: CTRACK_READ_AHEAD=0 never, =1 always (after the header, for a regular file
+ * read to its end), else from READ_AHEAD_MIN compressed bytes on. */
+static int wants_ahead(const struct reader *r)
+{
+	const char *env = getenv("CTRACK_READ_AHEAD");
+	if (r->follow || r->fifo || r->process_only || r->damaged || (env && !strcmp(env, "0")))
+		return 0;
+	return (env && !strcmp(env, "1")) || r->file_size >= READ_AHEAD_MIN;
+}
+
+/* Hands the decompression over to a read-ahead thread, if it pays. Nothing changes when it cannot start. */
+static void start_ahead(struct reader *r)
+{
+	if (!wants_ahead(r))
+		return;
+	struct reader *s = malloc(sizeof(*s));
+	char *err = malloc(r->errlen);
+	uint8_t *buf = malloc(r->cap);
+	if (!s || !err || !buf)
+		goto fail;
+	*s = *r;
+	s->err = err;
+	s->buf = buf;
+	s->len = r->len - r->pos; /* the records not decoded yet, to frame from */
+	memcpy(s->buf, r->buf + r->pos, s->len);
+	s->pos = 0;
+	s->base = r->base + r->pos;
+	s->m = NULL;
+	s->progress = NULL;
+	s->joined = (struct ct_rec_buf){0};
+	s->zl = (struct ct_zlanes){0};
+	s->framing = 1;
+	r->file_off = bytes_read(r); /* what the records still in buf were read with, then the slots' */
+	r->zin = (ZSTD_inBuffer){0};
+	r->src = s;
+	r->ahead = ct_readahead_start(produce_ahead, s);
+	if (r->ahead)
+		return;
+	r->src = NULL;
+fail:
+	free(buf);
+	free(err);
+	free(s);
+}
+
+/* Stops the read-ahead thread and takes the decompression back, to be freed. */
+static void stop_ahead(struct reader *r)
+{
+	if (!r->ahead)
+		return;
+	ct_readahead_stop(r->ahead);
+	r->ahead = NULL;
+	r->slot = NULL;
+	free(r->src->buf);
+	free(r->src->err);
+	free(r->src);
+	r->src = NULL;
 }
 
 /* Decodes the records up to the end of the file, the PROCESS record (process_only) or damage.
@@ -1008,7 +1292,10 @@ static int read_records(struct reader *r)
 
 static int read_all(struct reader *r)
 {
-	if (read_header(r) < 0 || read_records(r) < 0)
+	if (read_header(r) < 0)
+		return -1;
+	start_ahead(r);
+	if (read_records(r) < 0)
 		return -1;
 	if (r->stop)
 		return 0;
@@ -1108,6 +1395,7 @@ static int read_trace(struct reader *r)
 	int rc = r->fd < 0 ? open_trace(r) : open_regular(r);
 	if (!rc)
 		rc = read_all(r);
+	stop_ahead(r);
 	if (r->own_fd && r->fd >= 0)
 		close(r->fd);
 	ZSTD_freeDStream(r->z);

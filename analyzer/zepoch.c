@@ -85,8 +85,7 @@ static int split_part(struct ct_zlane *l, struct ct_zpart *out, char *why, size_
 		snprintf(why, whylen, "its columns are corrupt at its record %llu", n);
 		return -EINVAL;
 	}
-	*out = (struct ct_zpart){l->rows.len ? l->rows.data : none, q + cols, l->rows.len,
-	                         (size_t)(end - q - cols)};
+	*out = (struct ct_zpart){l->rows.data, q + cols, l->rows.len, (size_t)(end - q - cols)};
 	return 0;
 }
 
@@ -94,7 +93,13 @@ int ct_zlanes_part(struct ct_zlanes *zl, unsigned lane, const uint8_t *z, size_t
                    struct ct_zpart *out, char *why, size_t whylen)
 {
 	struct ct_zlane *l = &zl->lane[lane];
-	*out = (struct ct_zpart){none, none, 0, 0};
+	/* A run, even an empty one, points into its lane's rows, so that a message about a record at its
+	 * end says whose it is (ct_zlanes_holding). */
+	l->rows.len = 0;
+	l->rows.grow = ct_rec_grow_heap;
+	if (!ct_rec_room(&l->rows, 1))
+		return -ENOMEM;
+	*out = (struct ct_zpart){l->rows.data, none, 0, 0};
 	if (!zlen)
 		return 0;
 	int rc = inflate_part(l, z, zlen, fresh, why, whylen);
@@ -105,7 +110,7 @@ int ct_zlanes_holding(const struct ct_zlanes *zl, const uint8_t *p)
 {
 	for (int i = 0; i < CT_EPOCH_LANES_MAX; i++) {
 		const struct ct_rec_buf *b = &zl->lane[i].rows;
-		if (b->data && p >= b->data && p < b->data + b->len)
+		if (b->data && p >= b->data && p <= b->data + b->len) /* its end too: a run that ran out */
 			return i;
 	}
 	return -1;

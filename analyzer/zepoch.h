@@ -31,7 +31,7 @@ struct ct_zpart {
  * 0; -ENOMEM; or -EINVAL with what is wrong in why. */
 int ct_zlanes_part(struct ct_zlanes *zl, unsigned lane, const uint8_t *z, size_t zlen, int fresh,
                    struct ct_zpart *out, char *why, size_t whylen);
-/* The lane whose records [p, ...) lie in, or -1. */
+/* The lane whose records [p, ...) lie in, or end at p (a run that ran out), or -1. */
 int ct_zlanes_holding(const struct ct_zlanes *zl, const uint8_t *p);
 void ct_zlanes_free(struct ct_zlanes *zl);
 

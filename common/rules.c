@@ -57,6 +57,20 @@ int ct_parse_sample(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+int ct_parse_seed(const char *s, uint64_t *seed)
+{
+	uint64_t r = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || r > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		r = r * 10 + (uint64_t)(*s - '0');
+	}
+	*seed = r;
+	return 0;
+}
+
 const char *ct_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');

@@ -59,6 +59,8 @@ int ct_parse_snapshot_ms(const char *s, unsigned *ms);
 /* Parses a sampling rate, a size as ct_parse_size takes it ("512KiB", "4096"): 0 with *bytes set,
  * or -EINVAL for anything else, 0 and rates above CT_SAMPLE_MAX included. */
 int ct_parse_sample(const char *s, uint64_t *bytes);
+/* Parses CTRACK_SAMPLE_SEED, a whole number ("42"): 0 with *seed set, or -EINVAL. */
+int ct_parse_seed(const char *s, uint64_t *seed);
 
 /* The last component of path (path itself when it has no '/'). */
 const char *ct_basename(const char *path);

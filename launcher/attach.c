@@ -34,6 +34,7 @@
 #include "family.h"
 #include "liveview.h"
 #include "locate.h"
+#include "rules.h"
 #include "spawn.h"
 #include "tracefile.h"
 
@@ -255,18 +256,22 @@ static int accept_shim(int lsock, pid_t pid)
 	return c;
 }
 
-/* The hello with the trace's descriptor; then the shim's answer: 0, or a positive errno. */
-static int hand_over(int c, int trace_fd, int depth)
+/* The hello with the trace's descriptor, and the settings when one is on (a plain attach sends what
+ * a shim of an older build reads); then the shim's answer: 0, or a positive errno. */
+static int hand_over(int c, int trace_fd, int depth, const struct ct_attach_settings *set)
 {
-	uint8_t hello[CT_ATTACH_HELLO_BYTES], ans[4];
-	ct_attach_put_u32(hello, CT_ATTACH_MAGIC);
+	uint8_t hello[CT_ATTACH_HELLO_BYTES + CT_ATTACH_SETTINGS_BYTES], ans[4];
+	int plain = !set->sample_rate && !set->snapshot_ms;
+	size_t len = plain ? CT_ATTACH_HELLO_BYTES : sizeof(hello);
+	ct_attach_put_u32(hello, plain ? CT_ATTACH_MAGIC : CT_ATTACH_MAGIC_SETTINGS);
 	ct_attach_put_u32(hello + 4, (uint32_t)depth);
+	ct_attach_settings_put(hello + CT_ATTACH_HELLO_BYTES, set);
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct iovec io = {hello, sizeof(hello)};
+	struct iovec io = {hello, len};
 	struct msghdr m = {
 	    .msg_iov = &io, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
@@ -274,7 +279,7 @@ static int hand_over(int c, int trace_fd, int depth)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &trace_fd, sizeof(int));
-	if (sendmsg(c, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+	if (sendmsg(c, &m, MSG_NOSIGNAL) != (ssize_t)len)
 		return errno ? errno : EPROTO;
 	struct timeval tv = {30, 0};
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -420,7 +425,8 @@ static void catch_stops(void)
 /* Runs gdb until the shim connected and answered (0), or gdb ended or gave up (the exit status
  * after the reason). Then waits for gdb to detach, so that the process runs freely once this says
  * it is attached. */
-static int inject(const struct ct_attach *a, int lsock, int trace_fd, const char *name, int *conn)
+static int inject(const struct ct_attach *a, const struct ct_attach_settings *set, int lsock, int trace_fd,
+                  const char *name, int *conn)
 {
 	char gdb_path[PATH_MAX];
 	if (ct_locate_program("gdb", gdb_path, sizeof(gdb_path)) < 0)
@@ -437,7 +443,7 @@ static int inject(const struct ct_attach *a, int lsock, int trace_fd, const char
 		if (gdb_read(&g) && !waiting)
 			waiting = now_ns();
 		if (pf[0].revents & POLLIN && *conn < 0 && (*conn = accept_shim(lsock, a->pid)) >= 0)
-			answer = hand_over(*conn, trace_fd, a->depth);
+			answer = hand_over(*conn, trace_fd, a->depth, set);
 		int status;
 		if (waitpid(g.pid, &status, WNOHANG) == g.pid) {
 			gdb_read(&g);
@@ -460,6 +466,10 @@ static int inject(const struct ct_attach *a, int lsock, int trace_fd, const char
 	close(g.out);
 	if (answer == 0)
 		return 0;
+	if (answer == EPROTO && (set->sample_rate || set->snapshot_ms))
+		return fail("the shim loaded in process %ld is of an older ctrack, which cannot %s while "
+		            "attached: attach without it",
+		            (long)a->pid, set->sample_rate ? "sample (--sample)" : "aggregate (--aggregate)");
 	if (answer > 0)
 		return fail("the shim could not start tracing in process %ld: %s", (long)a->pid,
 		            answer == EALREADY ? "it is traced by ctrack already" : strerror(answer));
@@ -566,10 +576,26 @@ static void close_run(const struct ct_attach *a, const char *name, int trace_fd,
 	ct_family_release(&family);
 }
 
+/* The shim's settings: the options', and the seed of CTRACK_SAMPLE_SEED when sampling (a launch's
+ * shim reads it from the environment; this one's environment is the process's). 0, or 1 after the
+ * reason. */
+static int settings(const struct ct_attach *a, struct ct_attach_settings *set)
+{
+	const char *seed = getenv(CT_ENV_SAMPLE_SEED);
+	*set = (struct ct_attach_settings){.sample_rate = a->sample, .snapshot_ms = a->snapshot_ms};
+	if (!a->sample || !seed || !*seed)
+		return 0;
+	if (ct_parse_seed(seed, &set->seed) < 0)
+		return fail("%s: expected a whole number, got '%s'", CT_ENV_SAMPLE_SEED, seed);
+	set->seeded = 1;
+	return 0;
+}
+
 int ct_attach_run(const struct ct_attach *a)
 {
 	char exe[PATH_MAX], name[PATH_MAX], sock[CT_ATTACH_NAME_MAX];
-	if (check_target(a->pid, exe, sizeof(exe)))
+	struct ct_attach_settings set;
+	if (settings(a, &set) || check_target(a->pid, exe, sizeof(exe)))
 		return 1;
 	int lsock = listen_for(a->pid, sock, sizeof(sock));
 	if (lsock < 0)
@@ -582,7 +608,7 @@ int ct_attach_run(const struct ct_attach *a)
 	uint64_t start = unix_ns();
 	int conn = -1;
 	catch_stops();
-	if (inject(a, lsock, trace_fd, sock, &conn)) {
+	if (inject(a, &set, lsock, trace_fd, sock, &conn)) {
 		if (conn >= 0)
 			close(conn);
 		close(lsock);

@@ -6,6 +6,7 @@
  * the detach, and the closing summary. */
 #ifndef CTRACK_LAUNCHER_ATTACH_H
 #define CTRACK_LAUNCHER_ATTACH_H
+#include <stdint.h>
 #include <sys/types.h>
 struct ct_attach {
 	pid_t pid;
@@ -14,8 +15,10 @@ struct ct_attach {
 	int depth;
 	int force;
 	int quiet;
-	double duration; /* seconds, 0: until Ctrl-C or the process's exit */
-	int live;        /* --live: the view while attached; closing it detaches (liveview.h) */
+	double duration;      /* seconds, 0: until Ctrl-C or the process's exit */
+	int live;             /* --live: the view while attached; closing it detaches (liveview.h) */
+	uint64_t sample;      /* --sample: one allocation per so many bytes recorded, 0: every one */
+	unsigned snapshot_ms; /* --aggregate: the snapshot interval, 0: a full trace */
 };
 /* Attaches, waits, detaches, says where the trace went. Returns ctrack's exit status: 0, or 1 after
  * a one-line reason on stderr (the process untouched). */

@@ -206,7 +206,8 @@ static const struct ct_opt option_table[] = {
      .arg = "PID",
      .group = G_TRACING,
      .help = "attach to the running process PID instead of running a program (gdb loads the shim); "
-             "Ctrl-C, --duration or the process's exit detaches, and the process runs on",
+             "Ctrl-C, --duration or the process's exit detaches, and the process runs on. Goes with "
+             "-o, --force, --depth, --duration, --live, --sample, --aggregate, --snapshot and -q",
      .kind = CT_OPT_CALL,
      .call = set_pid},
     {.name = "duration",
@@ -256,7 +257,8 @@ static void get_tables(struct ct_opttab t[NTABLES])
 	t[1] = (struct ct_opttab){ct_check_options, ct_check_noptions, OPT(ca)};
 }
 
-static const char *const synopsis[] = {"[OPTIONS] PROGRAM [ARGS...]", "-p PID [--duration SECONDS] [-o FILE]",
+static const char *const synopsis[] = {"[OPTIONS] PROGRAM [ARGS...]",
+                                       "-p PID [--duration SECONDS] [-o FILE] [--sample=SIZE | --aggregate]",
                                        NULL};
 static const char *const groups[] = {G_TRACING, CT_CHECK_GROUP, G_GENERAL, NULL};
 static const char *const description[] = {
@@ -410,21 +412,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("-p attaches to a running process: no program may be given");
 	if (o->duration && !o->pid)
 		return usage_error("--duration goes with -p");
-	if (o->pid &&
-	    (o->follow_children || o->lanes > 1 || o->check_flag || o->ca.rules || o->sample || o->aggregate))
-		return usage_error("-p takes -o, --force, --depth, --duration, --live and -q only");
+	if (o->pid && (o->follow_children || o->lanes > 1 || o->check_flag || o->ca.rules))
+		return usage_error("-p takes -o, --force, --depth, --duration, --live, --sample, "
+		                   "--aggregate, --snapshot and -q only");
 	if (o->pid && o->live && o->duration)
 		return usage_error(
 		    "--live with -p detaches when the view is closed: --duration cannot go with it");
+	if (o->sample && o->aggregate)
+		return usage_error(
+		    "--sample cannot go with --aggregate yet: a snapshot's figures are not weighed");
 	if (o->pid)
 		return CT_OPT_GO_ON;
 	if (optind >= argc)
 		return usage_error("no program given");
 	o->argv = argv + optind;
 	finish_check(o);
-	if (o->sample && o->aggregate)
-		return usage_error(
-		    "--sample cannot go with --aggregate yet: a snapshot's figures are not weighed");
 	if (o->sample && o->checking)
 		return usage_error("--sample cannot go with --check or a check option: a sampled trace sees "
 		                   "one allocation in many, and a leak check needs every block");
@@ -577,7 +579,9 @@ static int trace(struct options *o)
 		                            .force = o->force,
 		                            .quiet = o->quiet,
 		                            .duration = o->duration,
-		                            .live = o->live};
+		                            .live = o->live,
+		                            .sample = o->sample,
+		                            .snapshot_ms = o->aggregate ? o->snapshot_ms : 0};
 		return ct_attach_run(&a);
 	}
 	rc = find_program(o->argv[0], exe, sizeof(exe));

@@ -56,6 +56,13 @@ int ct_agg_setting(const char *value)
 	return 0;
 }
 
+int ct_agg_set_interval(unsigned ms)
+{
+	int ok = ms == 0 || (ms >= CT_SNAPSHOT_MS_MIN && ms <= CT_SNAPSHOT_MS_MAX);
+	a.interval_ms = ok ? ms : 0;
+	return ok ? 0 : -EINVAL;
+}
+
 unsigned ct_agg_interval_ms(void)
 {
 	return a.interval_ms;

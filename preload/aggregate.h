@@ -22,6 +22,11 @@
  * or NULL / anything else for a full trace (a refused value: the caller says so). 0, or -EINVAL. */
 int ct_agg_setting(const char *value) CT_HIDDEN;
 unsigned ct_agg_interval_ms(void) CT_HIDDEN; /* 0: the trace is full, not aggregated */
+/* Attach mode (ctrack -p): the interval the launcher sent, in place of CTRACK_AGGREGATE, which the
+ * process never had; 0: a full trace. Set before each attach's writer starts (the tables are the
+ * writer's: it empties them at its start and gives them back at its end). 0, or -EINVAL for an
+ * interval out of range (a full trace then). */
+int ct_agg_set_interval(unsigned ms) CT_HIDDEN;
 
 /* A new trace file: every figure zeroed. 0, or -ENOMEM. */
 int ct_agg_reset(void) CT_HIDDEN;

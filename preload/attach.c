@@ -24,9 +24,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "aggregate.h"
 #include "attach.h"
 #include "attach_proto.h"
 #include "procmaps.h"
+#include "sample.h"
 #include "shim.h"
 
 #define CT_EXPORTED __attribute__((visibility("default")))
@@ -73,6 +75,9 @@ static const struct hook hooks[] = {
     HOOK(execvpe, PASS_ALLOCS),
     HOOK(execveat, PASS_ALLOCS),
     HOOK(fexecve, PASS_ALLOCS),
+    HOOK(execl, PASS_ALLOCS),
+    HOOK(execle, PASS_ALLOCS),
+    HOOK(execlp, PASS_ALLOCS),
     {"dlopen", (uintptr_t)&attach_dlopen, PASS_ALLOCS},
 };
 #define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))
@@ -376,8 +381,22 @@ static int connect_launcher(const char *name)
 	return s;
 }
 
-/* The launcher's hello: the trace's descriptor (an empty regular file) and the depth. */
-static int receive_trace(int s, int *depth)
+/* The settings that follow a hello of CT_ATTACH_MAGIC_SETTINGS: 0, or a negative errno. */
+static int receive_settings(int s, struct ct_attach_settings *set)
+{
+	uint8_t b[CT_ATTACH_SETTINGS_BYTES];
+	ssize_t got = recv(s, b, sizeof(b), MSG_WAITALL);
+	if (got != (ssize_t)sizeof(b))
+		return got < 0 ? -errno : -EPROTO;
+	ct_attach_settings_get(b, set);
+	if (set->sample_rate > CT_SAMPLE_MAX || (set->sample_rate && set->snapshot_ms))
+		return -EINVAL; /* the launcher refuses both together, as for a launch */
+	return 0;
+}
+
+/* The launcher's hello: the trace's descriptor (an empty regular file), the depth and the settings
+ * (all zero in a plain hello). */
+static int receive_trace(int s, int *depth, struct ct_attach_settings *set)
 {
 	uint8_t hello[CT_ATTACH_HELLO_BYTES];
 	union {
@@ -393,16 +412,22 @@ static int receive_trace(int s, int *depth)
 	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 	    c->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	if (got != (ssize_t)sizeof(hello) || ct_attach_get_u32(hello) != CT_ATTACH_MAGIC || fd < 0) {
+	uint32_t magic = got == (ssize_t)sizeof(hello) ? ct_attach_get_u32(hello) : 0;
+	*set = (struct ct_attach_settings){0};
+	if ((magic != CT_ATTACH_MAGIC && magic != CT_ATTACH_MAGIC_SETTINGS) || fd < 0) {
 		if (fd >= 0)
 			close(fd);
 		return got < 0 ? -errno : -EPROTO;
 	}
+	int rc = magic == CT_ATTACH_MAGIC_SETTINGS ? receive_settings(s, set) : 0;
 	uint32_t d = ct_attach_get_u32(hello + 4);
 	struct stat st;
-	if (d < 1 || d > CT_DEPTH_MAX || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0) {
+	if (rc == 0 &&
+	    (d < 1 || d > CT_DEPTH_MAX || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != 0))
+		rc = -EINVAL;
+	if (rc < 0) {
 		close(fd);
-		return -EINVAL;
+		return rc;
 	}
 	*depth = (int)d;
 	return fd;
@@ -416,26 +441,47 @@ static void answer(int s, int err)
 	(void)rc; /* a launcher gone: the writer's first look at conn detaches */
 }
 
+/* The settings of this attach, before its writer starts (it writes SAMPLING and AGGREGATE from
+ * them) and before anything is hooked; what an earlier attach left is gone first (ct_sample_stop,
+ * in case a thread held inside a hook at that detach left something since). 0, or a negative errno
+ * (fd is closed then, as ct_track_attach would). */
+static int apply_settings(int fd, const struct ct_attach_settings *set)
+{
+	ct_sample_stop();
+	int rc = ct_agg_set_interval(set->snapshot_ms);
+	if (rc == 0 && set->sample_rate && ct_sample_start(set->sample_rate, set->seed, (int)set->seeded) < 0)
+		rc = -ENOMEM; /* no filter: refused rather than record every allocation unweighed */
+	if (rc < 0)
+		close(fd);
+	return rc;
+}
+
 static long attach(const char *name)
 {
 	if (!name)
 		return -EINVAL;
-	if (conn >= 0 || atomic_load(&ct_state) == CT_ACTIVE)
+	int state = atomic_load(&ct_state);
+	if (conn >= 0 || state == CT_ACTIVE || state == CT_LATE) /* LATE: the process is exiting */
 		return -EALREADY;
 	int s = connect_launcher(name), depth = 0;
 	if (s < 0)
 		return s;
-	int fd = receive_trace(s, &depth);
+	struct ct_attach_settings set;
+	int fd = receive_trace(s, &depth, &set);
 	struct stat st;
 	fstat(s, &st);
 	conn_dev = st.st_dev;
 	conn_ino = st.st_ino;
 	last_poll_ns = 0;
 	conn = s; /* before the writer starts: its first look is at this connection */
-	int rc = fd < 0 ? fd : ct_track_attach(fd, depth);
+	int rc = fd < 0 ? fd : apply_settings(fd, &set);
+	if (rc == 0)
+		rc = ct_track_attach(fd, depth);
 	if (rc == 0) {
 		hook_all();
 		hooked = 1;
+	} else {
+		ct_sample_stop();
 	}
 	answer(s, rc < 0 ? -rc : 0);
 	if (rc < 0) {

@@ -35,6 +35,9 @@ extern int ct_hook_execvp(const char *, char *const[]) CT_HIDDEN;
 extern int ct_hook_execvpe(const char *, char *const[], char *const[]) CT_HIDDEN;
 extern int ct_hook_execveat(int, const char *, char *const[], char *const[], int) CT_HIDDEN;
 extern int ct_hook_fexecve(int, char *const[], char *const[]) CT_HIDDEN;
+extern int ct_hook_execl(const char *, const char *, ...) CT_HIDDEN;
+extern int ct_hook_execle(const char *, const char *, ...) CT_HIDDEN;
+extern int ct_hook_execlp(const char *, const char *, ...) CT_HIDDEN;
 
 /* tracker.c: tracing starts, again after a detach, into the empty trace file fd with backtraces of
  * depth frames at most: the writer runs and the hooks report once this returns 0; else a negative

@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "defer.h"
 #include "lsan.h"
 #include "sample.h"
@@ -700,7 +701,8 @@ EXEC_HOOK(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, 
 
 /* execl, execle and execlp take their arguments as a list, which glibc turns into an argv and hands
  * to its internal execve, out of the hooks' reach: the list is turned into an argv here (on the
- * stack, as glibc does) and goes through the hooks above. */
+ * stack, as glibc does) and goes through the hooks above, by their own addresses (attach.h: in a
+ * shim that gdb dlopened, a reference to execve binds to libc's). */
 
 /* The list's length after its first argument, up to its NULL. */
 static size_t list_length(va_list ap)
@@ -734,7 +736,7 @@ EXPORT int execl(const char *path, const char *arg, ...)
 	va_list ap;
 	LIST_ARGV(argv, ap, arg);
 	va_end(ap);
-	return execve(path, argv, environ);
+	return ct_hook_execve(path, argv, environ);
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
@@ -742,7 +744,7 @@ EXPORT int execlp(const char *file, const char *arg, ...)
 	va_list ap;
 	LIST_ARGV(argv, ap, arg);
 	va_end(ap);
-	return execvp(file, argv);
+	return ct_hook_execvp(file, argv);
 }
 
 /* The environment follows the list's NULL. */
@@ -752,7 +754,7 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	LIST_ARGV(argv, ap, arg);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
-	return execve(path, argv, envp);
+	return ct_hook_execve(path, argv, envp);
 }
 
 EXPORT int dlclose(void *handle)
@@ -962,3 +964,6 @@ HOOK_ADDRESS(execvp)
 HOOK_ADDRESS(execvpe)
 HOOK_ADDRESS(execveat)
 HOOK_ADDRESS(fexecve)
+HOOK_ADDRESS(execl)
+HOOK_ADDRESS(execle)
+HOOK_ADDRESS(execlp)

@@ -248,21 +248,6 @@ void ct_sample_keep(void *p)
 
 /* ---- the settings, fork ---- */
 
-/* A whole number ("42"): 0, or -1. */
-static int parse_seed(const char *s, uint64_t *v)
-{
-	uint64_t r = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || r > (UINT64_MAX - 9) / 10)
-			return -1;
-		r = r * 10 + (uint64_t)(*s - '0');
-	}
-	*v = r;
-	return 0;
-}
-
 int ct_sample_init(const char **bad)
 {
 	const char *v = getenv(CT_ENV_SAMPLE), *sv = getenv(CT_ENV_SAMPLE_SEED);
@@ -273,7 +258,7 @@ int ct_sample_init(const char **bad)
 		*bad = CT_ENV_SAMPLE;
 		return -1;
 	}
-	if (sv && *sv && parse_seed(sv, &seed) < 0) {
+	if (sv && *sv && ct_parse_seed(sv, &seed) < 0) {
 		*bad = CT_ENV_SAMPLE_SEED;
 		return -1;
 	}
@@ -293,20 +278,59 @@ int ct_sample_start(uint64_t rate, uint64_t seed, int seeded)
 	return 0;
 }
 
+/* The locks ct_sample_lock_all took, for its unlock: the rate may change in between (a detach). */
+static int fork_held;
+
 void ct_sample_lock_all(void)
 {
-	for (unsigned i = 0; ct_sampler.rate && i < SHARDS; i++)
+	fork_held = ct_sampler.rate != 0;
+	for (unsigned i = 0; fork_held && i < SHARDS; i++)
 		shard_lock(&shards[i]);
 }
 
 void ct_sample_unlock_all(int child)
 {
-	if (!ct_sampler.rate)
-		return;
-	for (unsigned i = 0; i < SHARDS; i++)
+	for (unsigned i = 0; fork_held && i < SHARDS; i++)
 		shard_unlock(&shards[i]);
-	if (child) { /* the parent goes on with the same draws: the child's must differ */
+	fork_held = 0;
+	if (child && ct_sampler.rate) { /* the parent goes on with the same draws: the child's must differ */
 		ct_sampler.seed = splitmix64(ct_sampler.seed ^ (uint64_t)getpid());
 		atomic_store(&draws, 0);
 	}
+}
+
+static void undraw(struct ct_slot *s)
+{
+	s->sample_left = 0;
+}
+
+/* With every shard held (sample.h says why that is enough). */
+static void empty_all(void)
+{
+	for (uint32_t i = 0; ct_sampler.filter && i < 1u << CT_SAMPLE_FILTER_BITS; i++)
+		atomic_store_explicit(&ct_sampler.filter[i], 0, memory_order_relaxed);
+	for (unsigned i = 0; i < SHARDS; i++) {
+		struct shard *sh = &shards[i];
+		if (sh->keys)
+			ct_arena_unmap(sh->keys, sh->cap * sizeof(*sh->keys));
+		sh->keys = NULL;
+		sh->cap = sh->used = sh->live = 0;
+	}
+}
+
+void ct_sample_stop(void)
+{
+	int held[SHARDS], all = 1;
+	for (unsigned i = 0; i < SHARDS; i++) {
+		held[i] = shard_lock(&shards[i]) == 0; /* never this thread's already (sample.h) ... */
+		all &= held[i];
+	}
+	if (all) /* ... else it is inside a set operation of its own: leave the set to it */
+		empty_all();
+	__atomic_store_n(&ct_sampler.rate, 0, __ATOMIC_RELEASE);
+	ct_slot_each(undraw);
+	atomic_store(&draws, 0);
+	for (unsigned i = 0; i < SHARDS; i++)
+		if (held[i])
+			shard_unlock(&shards[i]);
 }

@@ -55,6 +55,25 @@ int ct_sample_start(uint64_t rate, uint64_t seed, int seeded) CT_HIDDEN;
 int ct_sample_cross(struct ct_slot *s, uint32_t n) CT_HIDDEN;
 int ct_sample_enter(void *p) CT_HIDDEN;
 
+/* Sampling stops, and nothing of it is left for a later start to misread (ctrack -p: at a detach, and
+ * again at the next attach before its settings apply): the rate is 0, the set and the filter are
+ * empty (the set's tables back to the system; the filter stays mapped, since a hook may still load
+ * from it), every thread's countdown is undrawn (its next sampled allocation draws one at the next
+ * rate, not what is left of one drawn at this rate), and the draws start again from the seed.
+ * Why this is safe while hooks may run on other threads: the unhooking sends new calls straight
+ * to libc, and tracing is off, so a hook consults the sampler only if it checked the tracing state
+ * before it went off (a thread inside a hook). Every change to the set and the filter is made under
+ * a shard's lock, and this holds all of them, so no insert or remove is halfway while they are
+ * emptied; the filter's words are zeroed, never unmapped, and the fast path only loads them. What
+ * such a thread does after this is its own event of the window that ended: a block it then puts in
+ * the set is one allocated before the next attach, whose free that attach would count as such (it
+ * is cleared again at that attach, so only a thread held inside a hook from the detach to the next
+ * attach can leave one), and a countdown it stores then is one drawn at the old rate. A fork
+ * meanwhile holds the locks from its prepare handler to its parent's (ct_sample_lock_all): this
+ * waits for them. Not from a signal handler; on a thread that holds no shard (the writer; gdb's
+ * thread, stopped at an allocator's entry, outside the hooks' set operations). */
+void ct_sample_stop(void) CT_HIDDEN;
+
 /* The slow paths of the inline functions below: ct_sample_cross, then ct_sample_enter. */
 int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n) CT_HIDDEN;
 int ct_sample_forget_slow(uintptr_t p) CT_HIDDEN;
@@ -121,8 +140,8 @@ static inline int ct_sample_free(const void *p)
 /* A recorded block that a failed realloc left live goes back into the set. */
 void ct_sample_keep(void *p) CT_HIDDEN;
 
-/* Around fork: the set's locks are taken before, and let go after in both processes; the child
- * draws from a seed of its own. */
+/* Around fork: the set's locks are taken before (when sampling), and the same let go after in both
+ * processes (glibc runs one fork's handlers at a time); the child draws from a seed of its own. */
 void ct_sample_lock_all(void) CT_HIDDEN;
 void ct_sample_unlock_all(int child) CT_HIDDEN;
 

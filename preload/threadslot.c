@@ -153,3 +153,17 @@ void ct_slot_after_fork(void)
 	for (struct table *t = atomic_load(&more); t; t = atomic_load(&t->next))
 		free_others(t->s, tp);
 }
+
+static void each_in(struct ct_slot *t, void (*fn)(struct ct_slot *))
+{
+	for (uint32_t i = 0; i < CT_SLOT_COUNT; i++)
+		if (atomic_load_explicit(&t[i].owner, memory_order_acquire) > FREE)
+			fn(&t[i]);
+}
+
+void ct_slot_each(void (*fn)(struct ct_slot *))
+{
+	each_in(ct_slot_table, fn);
+	for (struct table *t = atomic_load(&more); t; t = atomic_load(&t->next))
+		each_in(t->s, fn);
+}

@@ -760,9 +760,14 @@ static void read_config(void)
 
 /* ---- life cycle ---- */
 
+/* The prepare handler took the locks: the handlers after the fork let them go even when tracing
+ * went off meanwhile (a detach on the writer). glibc runs one fork's handlers at a time. */
+static int fork_locked;
+
 static void atfork_prepare(void)
 {
-	if (atomic_load(&ct_state) != CT_ACTIVE)
+	fork_locked = atomic_load(&ct_state) == CT_ACTIVE;
+	if (!fork_locked)
 		return;
 	ct_in_shim++;
 	ct_stacks_lock();
@@ -771,8 +776,9 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
-	if (atomic_load(&ct_state) != CT_ACTIVE)
+	if (!fork_locked)
 		return;
+	fork_locked = 0;
 	ct_sample_unlock_all(0);
 	ct_stacks_unlock();
 	ct_in_shim--;
@@ -783,10 +789,17 @@ static void atfork_child(void)
 {
 	ct_slot_after_fork();
 	ct_attach_after_fork_child();
-	if (atomic_load(&ct_state) != CT_ACTIVE)
+	int locked = fork_locked;
+	fork_locked = 0;
+	if (locked) {
+		ct_sample_unlock_all(1);
+		ct_stacks_unlock();
+	}
+	if (atomic_load(&ct_state) != CT_ACTIVE) {
+		ct_in_shim -= locked;
 		return;
-	ct_sample_unlock_all(1);
-	ct_stacks_unlock();
+	}
+	ct_in_shim += !locked; /* tracing started during the fork (an attach): as if prepared */
 	pthread_mutex_init(&free_lock, NULL);
 	ct_ring_forget_all();
 	struct ct_thread *self = ct_slot()->thread;

@@ -835,6 +835,7 @@ static void detach(void)
 	struct request q = {.op = REQ_FINISH};
 	ct_leakscan_prepare(__builtin_frame_address(0), 0);
 	serve_op(&q);
+	ct_sample_stop(); /* after the last drain: no event of the window is recorded unsampled */
 	ct_output_drop();
 	release_memory();
 	w.running = 0;
@@ -1229,11 +1230,17 @@ static void forget_requests(void)
 	atomic_store(&w.crash_walked, 0);
 }
 
+/* The settings a writer takes at its start (an attach's come from the launcher, aggregate.h). */
+static void take_settings(void)
+{
+	w.agg_ns = ct_agg_interval_ms() * 1000000ull;
+	w.lanes = lanes_allowed(lanes_asked());
+}
+
 int ct_writer_start(int fd)
 {
 	status_page = ct_status_attach(getenv(CT_ENV_STATUS));
-	w.agg_ns = ct_agg_interval_ms() * 1000000ull;
-	w.lanes = lanes_allowed(lanes_asked());
+	take_settings();
 	return start_writing(fd);
 }
 
@@ -1375,6 +1382,7 @@ int ct_writer_attach(int fd)
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next)
 		atomic_store(&r->tail, atomic_load(&r->head));
 	forget_drains();
+	take_settings(); /* this attach's, not the last one's */
 	int rc = start_writing(fd);
 	pthread_mutex_unlock(&life_lock);
 	return rc;

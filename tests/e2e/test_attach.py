@@ -20,6 +20,7 @@ import sys
 import time
 
 import ctrack_test as ct
+from test_sample import close, var_bytes, var_count
 
 env = ct.Env(sys.argv)
 prog, lib = env.progs[0], env.progs[1]
@@ -67,10 +68,12 @@ class Prog:
         return self.p.wait(timeout=60), "".join(self.out)
 
 
-def attach(pid, trace, cwd, *opts):
-    """Starts ctrack -p; returns it once it said it is attached (or ended)."""
+def attach(pid, trace, cwd, *opts, seed=None):
+    """Starts ctrack -p (with CTRACK_SAMPLE_SEED=seed in its environment when given); returns it once
+    it said it is attached (or ended)."""
     a = subprocess.Popen([env.ctrack, "-p", str(pid), "-o", trace, *opts], cwd=cwd,
-                         stderr=subprocess.PIPE, text=True, preexec_fn=ct.no_core)
+                         stderr=subprocess.PIPE, text=True, preexec_fn=ct.no_core,
+                         env=dict(os.environ, CTRACK_SAMPLE_SEED=seed) if seed else None)
     first = a.stderr.readline()
     a.first = first
     return a
@@ -199,6 +202,24 @@ rep = env.report(os.path.join(d, "t.zst"))
 if rep and fig:
     env.eq("--duration: allocations of phase 1", rep["summary"]["allocations"], fig[0])
 
+# ---- execl while attached: the trace ends with its EXEC record, as an execve's does ----
+d = env.fresh_dir("execl")
+p = Prog(d)
+p.cmd("phase 0")
+a = attach(p.p.pid, "t.zst", d)
+fig = phase_figures(p.cmd("phase 1"))
+p.p.stdin.write("execl /bin/true\n")
+p.p.stdin.flush()
+status = p.p.wait(timeout=60)
+rc = a.wait(timeout=120)
+rest = a.stderr.read()
+env.eq("execl: the process became /bin/true, which exits 0; ctrack -p exits 0", (status, rc), (0, 0))
+env.check("execl: the closing message names the exec", "ran '/bin/true' (exec)" in rest, rest)
+rep = env.report(os.path.join(d, "t.zst"))
+if rep and fig:
+    env.eq("execl: the trace is complete (its EXEC record), with phase 1's allocations",
+           (rep["complete"], rep["summary"]["allocations"]), (True, fig[0]))
+
 # ---- --live with -p: the view of the attached process; closing it (SIGINT, as Ctrl-C) detaches ----
 # Without a terminal the view prints a line of figures a second on stderr: once phase 1 ran, a line
 # must show its allocations and its live blocks (the program's own counts), then SIGINT detaches and
@@ -235,6 +256,172 @@ status, _ = p.finish()
 env.eq("--live -p: the program's exit status", status, ref_status)
 r = subprocess.run([env.ctrack, "-p", "1", "--live", "--duration", "1"], capture_output=True, text=True)
 env.check("--live -p with --duration: a usage error, exit 2", r.returncode == 2 and "--duration" in r.stderr,
+          r.stderr)
+
+# ---- --sample and --aggregate with -p ----
+# One process, attached to eight times in a row; each window runs commands of attach_loop and the
+# test checks that window's trace alone. Sampled windows: the estimates of a burst's allocations and
+# bytes within 4 standard deviations of the sampler's own variance (test_sample.py's bound), at two
+# rates, with a fixed seed. What a detach must leave behind: nothing. A window sampled at 1 byte
+# (every block recorded, and put in the sampled set) keeps phase 1's blocks; the next sampled
+# window frees ten of them (phase 3): they are blocks allocated before its attach, which a sampled
+# attach never sees, so its trace counts no such free (a set not emptied at the detach would
+# count 10). A window sampled at 64 MiB leaves the main thread a countdown of megabytes; the next,
+# at 4 KiB, must sample the burst from its first bytes (countdowns left would record few or none of
+# its 40 MB). An unsampled window after a sampled one records every event exactly; a sampled one
+# after an unsampled one samples. Aggregated windows: the phase's figures equal the program's own,
+# the report says aggregated and attached, the tables start empty at each attach, an unaggregated
+# attach after an aggregated one writes every event (and the reverse), and the trace holds snapshots,
+# not events: a tenth of the full trace of the same burst or less (that one grows tenfold with 100
+# times the events: its sizes are scattered, zstd cannot fold them away).
+BURST = re.compile(r"burst allocs (\d+) bytes (\d+) frees (\d+)")
+BURST_N, BURST_SIZES = 400000, 256  # sizes 1 to 256: about 51 MB
+SEED = "20261206"
+
+
+def window(p, trace, cwd, opts, lines, seed=None):
+    """Attaches with opts, runs lines, detaches; the program's answers, or None if not attached."""
+    a = attach(p.p.pid, trace, cwd, *opts, seed=seed)
+    if not env.check(os.path.basename(trace) + ": attached", "attached to process" in a.first, a.first):
+        a.kill()
+        a.wait()
+        return None
+    got = [p.cmd(line) for line in lines]
+    rc, text = detach(a)
+    env.eq(os.path.basename(trace) + ": ctrack -p exits 0 after the detach", rc, 0)
+    return got
+
+
+def burst_figures(line):
+    m = BURST.match(line or "")
+    return [int(x) for x in m.groups()] if m else None
+
+
+def burst_variances(n, sizes, rate):
+    """Variances of the estimates of a burst's allocations and bytes (attach_loop.c's sizes)."""
+    count, x = {}, 1
+    for _ in range(n):
+        x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+        size = 1 + (x >> 16) % sizes
+        count[size] = count.get(size, 0) + 1
+    return (sum(var_count(c, size, rate) for size, c in count.items()),
+            sum(var_bytes(c, size, rate) for size, c in count.items()))
+
+
+def says_attached(name, rep):
+    env.check(name + ": the report says the trace starts at an attach",
+              "starts at an attach" in ((rep.get("attach") or {}).get("note") or ""), repr(rep.get("attach")))
+
+
+def check_sampled(name, trace, rate, fig):
+    """A sampled window's trace: sampled at rate and attached, the estimates within the bounds."""
+    rep = env.report(trace)
+    if not rep or not fig:
+        env.check(name + ": report and burst figures", False, repr(fig))
+        return None
+    env.eq(name + ": the trace says it is sampled, at its rate", (rep["sampling"] or {}).get("rate"), rate)
+    says_attached(name, rep)
+    text = env.run_analyze(trace).stdout.decode(errors="replace")
+    env.check(name + ": the text report says both sampled and attached",
+              "sampled: one allocation per %d bytes" % rate in text and "starts at an attach" in text, text[:600])
+    vc, vb = burst_variances(BURST_N, BURST_SIZES, rate)
+    s = rep["summary"]
+    close(env, name + ": estimated allocations", s["allocations"], fig[0], vc)
+    close(env, name + ": estimated bytes", s["bytes_allocated"], fig[1], vb)
+    env.eq(name + ": no frees of blocks allocated before the attach", s["unmatched_frees"], 0)
+    return rep
+
+
+def check_exact(name, trace, fig):
+    """An unsampled window of one burst: every event, exactly."""
+    rep = env.report(trace)
+    if not rep or not fig:
+        env.check(name + ": report and burst figures", False, repr(fig))
+        return None
+    env.eq(name + ": not sampled", rep["sampling"], None)
+    s = rep["summary"]
+    env.eq(name + ": allocations, bytes, frees exactly the program's",
+           (s["allocations"], s["bytes_allocated"], s["frees"]), tuple(fig))
+    return rep
+
+
+d = env.fresh_dir("sampled")
+p = Prog(d)
+p.cmd("phase 0")
+tr = {k: os.path.join(d, k + ".zst") for k in ("all1", "all2", "huge", "s4k", "s64k", "full", "again")}
+burst = "burst %d %d" % (BURST_N, BURST_SIZES)
+ph = window(p, tr["all1"], d, ("--sample=1",), ["phase 1"], seed=SEED)
+ph1 = phase_figures(ph[0]) if ph else None
+rep = env.report(tr["all1"])
+if rep and ph1:  # at 1 byte every block is recorded, with a weight of 1: the phase's own figures
+    env.eq("sampled at 1 byte: sampled and attached", ((rep["sampling"] or {}).get("rate"), rep["complete"]),
+           (1, True))
+    says_attached("sampled at 1 byte", rep)
+    env.eq("sampled at 1 byte: allocations, bytes, frees (the phase's own)",
+           (rep["summary"]["allocations"], rep["summary"]["bytes_allocated"], rep["summary"]["frees"]),
+           (ph1[0], ph1[1], ph1[2]))
+    env.eq("sampled at 1 byte: no frees of blocks allocated before the attach (not in the set)",
+           rep["summary"]["unmatched_frees"], 0)
+p.cmd("phase 2")
+ph = window(p, tr["all2"], d, ("--sample=1",), ["phase 3"], seed=SEED)
+ph3 = phase_figures(ph[0]) if ph else None
+rep = env.report(tr["all2"])
+if rep and ph3:
+    env.eq("sampled after sampled: the phase's own allocations and bytes",
+           (rep["summary"]["allocations"], rep["summary"]["bytes_allocated"]), (ph3[0], ph3[1]))
+    env.eq("sampled after sampled: the last window's sampled blocks, freed now, are not this one's "
+           "(the set was emptied at the detach)", rep["summary"]["unmatched_frees"], 0)
+window(p, tr["huge"], d, ("--sample=64MiB",), [burst], seed=SEED)
+ph = window(p, tr["s4k"], d, ("--sample=4KiB",), [burst], seed=SEED)
+check_sampled("sampled at 4 KiB after 64 MiB (fresh countdowns)", tr["s4k"], 4096,
+              burst_figures(ph[0]) if ph else None)
+ph = window(p, tr["s64k"], d, ("--sample=64KiB",), [burst], seed=SEED)
+check_sampled("sampled at 64 KiB", tr["s64k"], 65536, burst_figures(ph[0]) if ph else None)
+ph = window(p, tr["full"], d, (), [burst])
+check_exact("unsampled after sampled", tr["full"], burst_figures(ph[0]) if ph else None)
+ph = window(p, tr["again"], d, ("--sample=4KiB",), [burst], seed=SEED)
+check_sampled("sampled after unsampled", tr["again"], 4096, burst_figures(ph[0]) if ph else None)
+p.cmd("exit")
+status, _ = p.finish()
+env.eq("sampled windows: the program exits 0", status, 0)
+
+d = env.fresh_dir("aggregated")
+p = Prog(d)
+p.cmd("phase 0")
+AGG = ("--aggregate", "--snapshot", "0.1")
+tr = {k: os.path.join(d, k + ".zst") for k in ("agg1", "agg2", "small", "big", "fullsmall", "fullbig")}
+for k, phase in (("agg1", "phase 1"), ("agg2", "phase 2")):
+    ph = window(p, tr[k], d, AGG, [phase])
+    rep = check_window("aggregated " + k, tr[k], [phase_figures(ph[0]) if ph else None])
+    if rep:
+        env.eq("aggregated %s: the report says aggregated, every 100 ms" % k,
+               (rep["aggregated"] or {}).get("interval_ns"), 100000000)
+sizes = {}
+for k, n, opts in (("small", BURST_N // 100, AGG), ("big", BURST_N, AGG), ("fullsmall", BURST_N // 100, ()),
+                   ("fullbig", BURST_N, ())):
+    ph = window(p, tr[k], d, opts, ["burst %d %d" % (n, BURST_SIZES)])
+    rep = check_exact(k, tr[k], burst_figures(ph[0]) if ph else None)
+    if rep:
+        env.eq(k + ": aggregated or not, as asked", rep["aggregated"] is not None, bool(opts))
+    sizes[k] = os.path.getsize(tr[k])
+print("trace sizes: %r" % sizes)
+# (the aggregated traces' sizes follow the number of snapshots, so the window's length: no bound
+# between the two aggregated ones, which a loaded machine could stretch)
+env.check("aggregated: a tenth of a full trace's size, or less, for the same burst (snapshots, not events), "
+          "where the full trace grew tenfold with the events",
+          sizes["fullbig"] > 10 * sizes["fullsmall"] and sizes["fullbig"] > 10 * sizes["big"], repr(sizes))
+p.cmd("exit")
+status, _ = p.finish()
+env.eq("aggregated windows: the program exits 0", status, 0)
+
+for opts in (("--sample=4KiB", "--aggregate"), ("--sample=4KiB", "--snapshot", "1")):
+    r = subprocess.run([env.ctrack, "-p", "1", *opts], capture_output=True, text=True)
+    env.check("-p %s: a usage error, exit 2, as for a launch" % " ".join(opts),
+              r.returncode == 2 and "--sample cannot go with --aggregate" in r.stderr, r.stderr)
+r = subprocess.run([env.ctrack, "-p", "1", "--sample=4KiB"], capture_output=True, text=True,
+                   env=dict(os.environ, CTRACK_SAMPLE_SEED="x1"))
+env.check("-p --sample with CTRACK_SAMPLE_SEED=x1: exit 1, one line naming it",
+          r.returncode == 1 and r.stderr == "ctrack: CTRACK_SAMPLE_SEED: expected a whole number, got 'x1'\n",
           r.stderr)
 
 # ---- refusals: one line, exit 1, the process untouched ----

@@ -9,7 +9,12 @@
  *               more blocks of phase 0; with N = 3, free of 10 blocks phase 1 kept as well
  *   thread N    a thread started before phase 0 (before any attach) allocates N blocks of 48 bytes,
  *               kept (reachable), and prints "thread allocs N bytes 48N"
+ *   burst N S   N mallocs of 1 to S bytes, each freed at once (N up to 10^7; the sizes 1 + (x >> 16)
+ *               % S for x of the LCG x = x * 1103515245 + 12345 mod 2^32 from 1, so that a full trace
+ *               does not compress them away), and prints "burst allocs N bytes B frees N": the
+ *               sampled and aggregated attaches' workload
  *   dlopen LIB  dlopens LIB and calls its ct_test_dlib_leak(777) (kept)
+ *   execl PATH  execl(PATH, PATH, NULL): the process becomes PATH (nothing printed)
  *   where       prints on stderr the file of the module its pointer to malloc leads into (the GOT
  *               entry ctrack rewrites while attached): "malloc in libctrack.so" while traced
  *   exit        exits 0 (as does the end of stdin)
@@ -17,6 +22,7 @@
  * of its own besides (stdio's buffers are made by phase 0's line). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +94,23 @@ static void phase(int n)
 	fflush(stdout);
 }
 
+static void burst(const char *args)
+{
+	unsigned long n = 0, sizes = 0, bytes = 0;
+	uint32_t x = 1;
+	if (sscanf(args, "%lu %lu", &n, &sizes) != 2 || n > 10000000 || sizes == 0)
+		n = 0;
+	for (unsigned long i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		size_t size = 1 + (x >> 16) % sizes;
+		void *volatile p = malloc(size);
+		free(p);
+		bytes += size;
+	}
+	printf("burst allocs %lu bytes %lu frees %lu\n", n, bytes, n);
+	fflush(stdout);
+}
+
 int main(void)
 {
 	char line[512];
@@ -105,6 +128,8 @@ int main(void)
 				return 1;
 			printf("thread allocs %d bytes %d\n", n, 48 * n);
 			fflush(stdout);
+		} else if (strncmp(line, "burst ", 6) == 0) {
+			burst(line + 6);
 		} else if (strncmp(line, "dlopen ", 7) == 0) {
 			void *h = dlopen(line + 7, RTLD_NOW);
 			void *sym = h ? dlsym(h, "ct_test_dlib_leak") : NULL;
@@ -113,6 +138,9 @@ int main(void)
 			dl_block = fn ? fn(777) : NULL;
 			printf("dlopen %s\n", dl_block ? "ok" : "failed");
 			fflush(stdout);
+		} else if (strncmp(line, "execl ", 6) == 0) {
+			execl(line + 6, line + 6, (char *)NULL);
+			return 127;
 		} else if (strcmp(line, "where") == 0) {
 			void *(*volatile fn)(size_t) = malloc;
 			void *at;
