@@ -349,43 +349,36 @@ static inline int sample_skips_free(const void *p)
 	(ct_sample_cross(ct_slot(), (n)) ? TRACKED_AS(call, size, caller, ct_sample_enter(p_)) \
 	                                 : ALLOCATED(call, size))
 
-/* The program's frame as CT_CALLER() would read it, read at the entry of a FRAMELESS hook: its return
- * address, the stack pointer above it (the call's frame address), and the frame pointer, which a
- * FRAMELESS hook never changes (with nothing to keep across a call, it has no use for a callee-saved
- * register). Passed on to the hook's general path, where they stay right whether the compiler made
- * the call a jump or not; every test of an exact backtrace through a frame-pointer frame relies on
- * them. */
-#define CALLER_AT_ENTRY(ra, sp, bp) \
-	uintptr_t ra = (uintptr_t)__builtin_return_address(0), sp = (uintptr_t)__builtin_dwarf_cfa(), bp; \
-	__asm__("mov %%rbp, %0" : "=r"(bp))
-
-/* malloc past sampling's fast path, called from the program's frame ra, sp, bp (CALLER_AT_ENTRY). */
-static __attribute__((noinline)) void *malloc_traced(size_t size, uintptr_t ra, uintptr_t sp, uintptr_t bp)
+/* malloc past sampling's fast path. FRAMELESS malloc jumps here (a sibling call), so that this
+ * frame is where the exported function's would be, and CT_CALLER() reads the program's. Were the
+ * compiler to make it a call instead, the walk would step through the FRAMELESS frame first and drop
+ * it with the shim's other leading frames (unwind.h): the same backtrace, by a slower walk. (Handing
+ * the program's frame over in registers instead kept three more words alive across the real call:
+ * with UBSan's checks, the block's address was spilled into this frame, where the leak scan later
+ * read it below the program's stack pointer and kept a lost block reachable.) */
+static __attribute__((noinline)) void *malloc_traced(size_t size)
 {
 	if (CT_UNLIKELY(!resolve()))
 		return boot_alloc(size, 16);
-	return TRACKED_AS(ct_real.malloc(size), size, ((struct ct_caller){ra, sp, bp}),
-	                  ct_sample_alloc(s_, p_, size));
+	return TRACKED(ct_real.malloc(size), size);
 }
 
-static __attribute__((noinline)) void *malloc_crossed(size_t size, uint32_t n, uintptr_t ra, uintptr_t sp,
-                                                      uintptr_t bp)
+static __attribute__((noinline)) void *malloc_crossed(size_t size, uint32_t n)
 {
-	return CROSSED(ct_real.malloc(size), size, n, ((struct ct_caller){ra, sp, bp}));
+	return CROSSED(ct_real.malloc(size), size, n, CT_CALLER());
 }
 
 EXPORT FRAMELESS void *malloc(size_t size)
 {
-	CALLER_AT_ENTRY(ra, sp, bp);
 	if (CT_UNLIKELY(ct_sampler.rate) && CT_LIKELY(resolved())) {
 		uint32_t n;
 		int v = sample_before(size, &n);
 		if (CT_LIKELY(v == SAMPLE_SKIP))
 			return malloc_unrecorded(size);
 		if (v == SAMPLE_CROSSED)
-			return malloc_crossed(size, n, ra, sp, bp);
+			return malloc_crossed(size, n);
 	}
-	return malloc_traced(size, ra, sp, bp);
+	return malloc_traced(size);
 }
 
 /* free(p) past sampling's fast path, p not NULL, called at ra (the return address into the
