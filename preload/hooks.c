@@ -297,11 +297,8 @@ enum { SAMPLE_GENERAL, SAMPLE_SKIP, SAMPLE_CROSSED };
 
 static inline int sample_before(size_t size, uint32_t *n)
 {
-	/* The slot found where the thread pointer hashes, or the general path: no call, no frame. */
-	uintptr_t tp = ct_slot_tp();
-	struct ct_slot *s = &ct_slot_table[ct_slot_hash(tp)];
-	if (CT_UNLIKELY(atomic_load_explicit(&s->owner, memory_order_relaxed) != tp) ||
-	    CT_UNLIKELY(s->in_shim) ||
+	struct ct_slot *s = ct_slot_at_hash(ct_slot_tp());
+	if (CT_UNLIKELY(!s) || CT_UNLIKELY(s->in_shim) ||
 	    CT_UNLIKELY(atomic_load_explicit(&ct_state, memory_order_relaxed) != CT_ACTIVE))
 		return SAMPLE_GENERAL;
 	*n = ct_sample_bytes(size);

@@ -68,12 +68,22 @@ static inline uint32_t ct_slot_hash(uintptr_t tp)
 	return (uint32_t)(((tp >> 6) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SLOT_BITS));
 }
 
+/* The slot of the thread whose thread pointer is tp when it is the one tp hashes to, else NULL: no
+ * call (a frameless hook's fast path takes its general path then). */
+static inline struct ct_slot *ct_slot_at_hash(uintptr_t tp)
+{
+	struct ct_slot *s = &ct_slot_table[ct_slot_hash(tp)];
+	if (__builtin_expect(atomic_load_explicit(&s->owner, memory_order_relaxed) == tp, 1))
+		return s;
+	return NULL;
+}
+
 /* The hot path: one load of the thread pointer, one of the slot it hashes to. */
 static inline struct ct_slot *ct_slot(void)
 {
 	uintptr_t tp = ct_slot_tp();
-	struct ct_slot *s = &ct_slot_table[ct_slot_hash(tp)];
-	if (__builtin_expect(atomic_load_explicit(&s->owner, memory_order_relaxed) == tp, 1))
+	struct ct_slot *s = ct_slot_at_hash(tp);
+	if (__builtin_expect(s != NULL, 1))
 		return s;
 	return ct_slot_find(tp);
 }
