@@ -161,7 +161,10 @@ def test_churn(env, prog):
         docs = [env.report(os.path.join(d, t)) for t in new]
         if len(new) != 2 or not all(docs):
             continue
-        parent, child = sorted(docs, key=lambda doc: doc["process"]["pid"])
+        # the child is the trace whose process's parent is the other's (not the higher pid: pids wrap)
+        child, parent = docs if docs[0]["process"]["ppid"] == docs[1]["process"]["pid"] else docs[::-1]
+        env.eq(name + ": the child's parent is the other trace's process", child["process"]["ppid"],
+               parent["process"]["pid"])
         s = parent["summary"]
         env.eq(name + ": parent: no invalid or unmatched frees", (s["invalid_frees"], s["unmatched_frees"]), (0, 0))
         env.eq(name + ": parent: the program's sites leak nothing", own_leaks(parent), [])
