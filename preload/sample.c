@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ctrack/format.h"
@@ -68,11 +69,12 @@ static uint32_t draw(void)
 /* ---- the set ---- */
 
 #define SHARDS 16 /* a power of two */
+#define FILTER_BITS (1u << CT_SAMPLE_FILTER_BITS)
 #define TABLE_MIN 256
 #define EMPTY 0
 #define GONE 1 /* a key taken out: probes go on past it (heap addresses are never 0 nor 1) */
 
-/* p's hash in the set: its shard in its low bits, where its probe starts above them. */
+/* p's hash in its shard's table (the shard is its filter bit's): the probe starts at h >> 4. */
 static uint32_t set_hash(uintptr_t p)
 {
 	return (uint32_t)(((p >> 4) * 0x9E3779B97F4A7C15ull) >> 32);
@@ -85,9 +87,16 @@ struct shard {
 };
 static struct shard shards[SHARDS];
 
-static struct shard *shard_of(uint32_t h)
+/* How many recorded blocks hold each of the filter's bits, saturating (a bit held by 255 stays set:
+ * its frees take the slow path, which finds the truth in the set). Written only under the lock of
+ * the bit's shard; mapped with the filter, its pages touched only where blocks were recorded. */
+static uint8_t *holders;
+
+/* The shard of p, whose filter bit is `bit`: every address of one bit in one shard, so the bit and
+ * its count change under one lock. */
+static struct shard *shard_of(uint32_t bit)
 {
-	return &shards[h & (SHARDS - 1)];
+	return &shards[bit & (SHARDS - 1)];
 }
 
 /* 0 with the shard held, or -1 when the calling thread holds it already: a signal handler that
@@ -170,26 +179,40 @@ static int shard_remove(struct shard *sh, uintptr_t p, uint32_t h)
 	return 0;
 }
 
-static _Atomic uint16_t *filter_at(uintptr_t p)
+/* With the bit's shard held: one more recorded block holds the bit, or one fewer. */
+static void bit_hold(uint32_t bit)
 {
-	return &ct_sampler.filter[ct_sample_counter(p)];
+	if (holders[bit] == UINT8_MAX)
+		return;
+	if (holders[bit]++ == 0)
+		atomic_fetch_or_explicit(&ct_sampler.filter[bit >> 6], 1ull << (bit & 63),
+		                         memory_order_relaxed);
+}
+
+static void bit_release(uint32_t bit)
+{
+	if (holders[bit] == UINT8_MAX)
+		return;
+	if (--holders[bit] == 0)
+		atomic_fetch_and_explicit(&ct_sampler.filter[bit >> 6], ~(1ull << (bit & 63)),
+		                          memory_order_relaxed);
 }
 
 /* p enters the set: 0, or -1 (a handler inside its own thread's set operation: counted as lost; or
  * no memory for a larger table). */
 static int set_add(uintptr_t p)
 {
-	uint32_t h = set_hash(p);
-	struct shard *sh = shard_of(h);
+	uint32_t bit = ct_sample_bit(p);
+	struct shard *sh = shard_of(bit);
 	if (shard_lock(sh) < 0) {
 		atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
 		return -1;
 	}
 	int e = errno; /* a rehash maps memory */
-	int rc = shard_insert(sh, p, h);
+	int rc = shard_insert(sh, p, set_hash(p));
 	errno = e;
 	if (rc == 0)
-		atomic_fetch_add_explicit(filter_at(p), 1, memory_order_relaxed);
+		bit_hold(bit);
 	shard_unlock(sh);
 	return rc;
 }
@@ -227,15 +250,15 @@ int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n)
 
 int ct_sample_forget_slow(uintptr_t p)
 {
-	uint32_t h = set_hash(p);
-	struct shard *sh = shard_of(h);
+	uint32_t bit = ct_sample_bit(p);
+	struct shard *sh = shard_of(bit);
 	if (shard_lock(sh) < 0) {
 		atomic_fetch_add_explicit(&ct_losses.in_signal, 1, memory_order_relaxed);
 		return 0;
 	}
-	int was = shard_remove(sh, p, h);
+	int was = shard_remove(sh, p, set_hash(p));
 	if (was)
-		atomic_fetch_sub_explicit(filter_at(p), 1, memory_order_relaxed);
+		bit_release(bit);
 	shard_unlock(sh);
 	return was;
 }
@@ -269,8 +292,10 @@ int ct_sample_start(uint64_t rate, uint64_t seed, int seeded)
 {
 	if (!seeded) /* the time stamp counter, the pid and where the stack lies */
 		seed = splitmix64(__builtin_ia32_rdtsc() ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&seed);
-	if (!ct_sampler.filter)
-		ct_sampler.filter = ct_arena_map(sizeof(*ct_sampler.filter) << CT_SAMPLE_FILTER_BITS);
+	if (!holders)
+		holders = ct_arena_map(FILTER_BITS);
+	if (holders && !ct_sampler.filter)
+		ct_sampler.filter = ct_arena_map(FILTER_BITS / 8);
 	if (!ct_sampler.filter || !rate || rate > CT_SAMPLE_MAX)
 		return -1;
 	ct_sampler.seed = seed;
@@ -307,8 +332,13 @@ static void undraw(struct ct_slot *s)
 /* With every shard held (sample.h says why that is enough). */
 static void empty_all(void)
 {
-	for (uint32_t i = 0; ct_sampler.filter && i < 1u << CT_SAMPLE_FILTER_BITS; i++)
+	for (uint32_t i = 0; ct_sampler.filter && i < FILTER_BITS / 64; i++)
 		atomic_store_explicit(&ct_sampler.filter[i], 0, memory_order_relaxed);
+	if (holders) { /* back to zero pages: only the touched ones held anything */
+		int e = errno;
+		madvise(holders, FILTER_BITS, MADV_DONTNEED);
+		errno = e;
+	}
 	for (unsigned i = 0; i < SHARDS; i++) {
 		struct shard *sh = &shards[i];
 		if (sh->keys)

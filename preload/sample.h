@@ -8,9 +8,14 @@
  * countdown and a compare: no walk, no event.
  *
  * A free is recorded only when it ends a recorded block: the recorded live blocks are a set of
- * addresses (sharded open-addressing tables under spin locks, in the arena), with a counting filter
- * in front, so the free of a block that was not recorded costs a hash and one load when no recorded
- * block hashes where it does (nearly always at useful rates). An address enters the set after the
+ * addresses (sharded open-addressing tables under spin locks, in the arena), with a filter in front,
+ * so the free of a block that was not recorded costs a hash and one load when no recorded block
+ * hashes where it does (nearly always at useful rates). The filter is a bitmap, one bit per 16 bytes
+ * of heap (a cache line of it covers 8 KiB): a program's heap of megabytes reads a few KiB of it,
+ * which stay in the first-level cache (a 16-bit counter per 16 bytes read eight times as many lines,
+ * missed on deep's 1 MiB heap, and was a tenth of the sampled run's time). Who set a bit is counted
+ * aside (a byte per bit, only under the set's locks: the addresses of one bit share a shard), so a
+ * bit is cleared when its last recorded block leaves. An address enters the set after the
  * real allocation and leaves it before the real free, so a reused address is never mistaken for the
  * block it had before. The set's locks know their holder's slot: a signal handler that interrupts
  * its own thread inside the set cannot wait for it, and drops its event (ct_losses.in_signal).
@@ -26,13 +31,13 @@
 #include "arena.h"
 #include "threadslot.h"
 
-#define CT_SAMPLE_FILTER_BITS 16
+#define CT_SAMPLE_FILTER_BITS 20 /* bits in the filter: 128 KiB, repeating every 16 MiB of heap */
 
-/* rate: 0 when every allocation is recorded (no sampling); filter: the counting filter, mapped
- * with the set when sampling starts. Written once, by ct_sample_init, before any hook reports. */
+/* rate: 0 when every allocation is recorded (no sampling); filter: the bitmap, mapped with the set
+ * when sampling starts. Written once, by ct_sample_init, before any hook reports. */
 struct ct_sampler {
 	uint64_t rate;
-	_Atomic uint16_t *filter;
+	_Atomic uint64_t *filter;
 	uint64_t seed; /* the seed of the draws, as the SAMPLING record gives it */
 };
 extern struct ct_sampler ct_sampler CT_HIDDEN;
@@ -78,11 +83,10 @@ void ct_sample_stop(void) CT_HIDDEN;
 int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n) CT_HIDDEN;
 int ct_sample_forget_slow(uintptr_t p) CT_HIDDEN;
 
-/* p's counter in the filter. Neighbouring blocks have neighbouring counters (a cache line of them
- * covers 512 bytes of heap), so a program's working set reads a few lines of the filter, not one at
- * random per free (that load was two thirds of the free hook's time on churn); the address's high
- * bits, hashed, place arenas apart. */
-static inline uint32_t ct_sample_counter(uintptr_t p)
+/* p's bit in the filter. Neighbouring blocks have neighbouring bits, so a program's working set
+ * reads a few lines of the filter, not one at random per free (that load was two thirds of the free
+ * hook's time on churn); the address's high bits, hashed, place arenas apart. */
+static inline uint32_t ct_sample_bit(uintptr_t p)
 {
 	uint64_t arena = ((p >> 26) * 0x9E3779B97F4A7C15ull) >> (64 - CT_SAMPLE_FILTER_BITS);
 	return (uint32_t)((p >> 4) + arena) & ((1u << CT_SAMPLE_FILTER_BITS) - 1);
@@ -122,8 +126,8 @@ static inline int ct_sample_alloc(struct ct_slot *s, void *p, size_t size)
  * may be (ct_sample_free decides). Only while sampling. */
 static inline int ct_sample_unrecorded(const void *p)
 {
-	return !atomic_load_explicit(&ct_sampler.filter[ct_sample_counter((uintptr_t)p)],
-	                             memory_order_relaxed);
+	uint32_t bit = ct_sample_bit((uintptr_t)p);
+	return !(atomic_load_explicit(&ct_sampler.filter[bit >> 6], memory_order_relaxed) >> (bit & 63) & 1);
 }
 
 /* p is about to be freed (or realloc'ed): 1 when its free is to be recorded (always, without
