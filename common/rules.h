@@ -29,6 +29,9 @@
 #define CT_ENV_SHIM "CTRACK_SHIM"
 #define CT_ENV_STATUS "CTRACK_STATUS"
 #define CT_ENV_LANES "CTRACK_LANES" /* the matcher's lanes (ct_parse_lanes); unset: 1 */
+/* "signal": the leak scan stops the program's threads with a signal, never with ptrace (the
+ * fallback, preload/stopworld.h; for tests). */
+#define CT_ENV_SCAN_STOP "CTRACK_SCAN_STOP"
 #define CT_LANES_MAX 4
 /* Sampling (preload/sample.h): one allocation per CTRACK_SAMPLE bytes on average is recorded
  * (ct_parse_sample; unset: every allocation). CTRACK_SAMPLE_SEED (a whole number) makes the choice

@@ -4,9 +4,10 @@
  * fill, and one CLASSES record per trace. The exiting thread captures its roots (prepare) and
  * waits; the writer runs the scan after its last drain, before END, and the waiting thread marks
  * blocks with it meanwhile (ct_leakscan_help).
- * Other threads still running at exit are stopped for the scan with a signal (their handler saves
- * their registers and waits), and their stacks, registers and TLS are roots too; a thread that
- * blocks the signal is left running and counted in a NOTE. The program's anonymous mappings are
+ * Other threads still running at exit are stopped for the scan (stopworld.c: by ptrace, else by a
+ * signal whose handler saves their registers and waits), and their stacks, registers and TLS are
+ * roots too; a thread that could not be stopped (it blocks the signal) is left running and counted
+ * in a NOTE. The program's anonymous mappings are
  * roots too, as memcheck has them (LeakSanitizer does not): not malloc's heaps, not the shim's.
  * LeakSanitizer's interface adds the blocks the program ignores and the regions it registers
  * (lsan.c), and a CLASSES record is followed by HOLDERS (who holds each indirectly lost block).
@@ -37,6 +38,7 @@
 #include "procmaps.h"
 #include "reach.h"
 #include "shim.h"
+#include "stopworld.h"
 #include "text.h"
 #include "unwind.h"
 #include "writer.h"
@@ -224,13 +226,18 @@ static void root_stack(struct ct_reach *r, const struct maps *m, uintptr_t sp, u
 }
 
 /* A thread's static TLS and control block around its thread pointer tp (glibc keeps the TLS below
- * it and the TCB above, x86_64's variant II), within the mapping that holds them. */
-static void root_tls(struct ct_reach *r, const struct maps *m, uintptr_t tp)
+ * it and the TCB above, x86_64's variant II), within the mapping that holds them, and never below
+ * floor, where the thread's live stack ends: the size glibc reports counts the TCB too, so tp minus
+ * it reaches into the top of a thread's stack, where a shallow one has its dead frames (a signal's
+ * frame used to overwrite them; a ptrace stop leaves them as they were). */
+static void root_tls(struct ct_reach *r, const struct maps *m, uintptr_t tp, uintptr_t floor)
 {
 	const struct range *g = roots.tls_size ? maps_find(m, tp) : NULL;
 	if (!g)
 		return;
 	uintptr_t lo = tp - g->lo > roots.tls_size ? tp - roots.tls_size : g->lo;
+	if (floor > lo && floor < tp)
+		lo = floor;
 	uintptr_t hi = g->hi - tp > roots.tls_size ? tp + roots.tls_size : g->hi;
 	root_range(r, m, lo, hi);
 }
@@ -244,7 +251,7 @@ static void root_thread(struct ct_reach *r, const struct maps *m)
 		for (int k = 0; k < NGREG; k++)
 			ct_reach_root_word(r, roots.regs[k]);
 	}
-	root_tls(r, m, roots.tp);
+	root_tls(r, m, roots.tp, roots.sp);
 }
 
 /* Calls fn(tid, arg) for each thread of the process (getdents64: no malloc, as opendir would);
@@ -299,58 +306,7 @@ static uint64_t other_threads(void)
 	return n > 2 ? (uint64_t)n - 2 : 0;
 }
 
-/* ---- stopping the other threads ----
- * Each thread gets a signal whose handler stores its registers, stack pointer and thread pointer
- * in a slot and waits on a futex until the scan is over: memory they hold cannot change meanwhile.
- * The signal is the first of a few rarely used ones whose disposition is the default. */
-
-#define MAX_STOPPED 4096
-#define STOP_WAIT_MS 500
-
-struct stopped {
-	uintptr_t sp, tp;
-	uintptr_t regs[NGREG];
-};
-
-static struct {
-	struct stopped *v;
-	_Atomic size_t claimed, filled, inside;
-	_Atomic int release;
-	int sig;
-	struct sigaction old;
-} stw;
-
-static void stop_handler(int sig, siginfo_t *info, void *ucontext)
-{
-	int e = errno;
-	(void)sig, (void)info;
-	atomic_fetch_add(&stw.inside, 1);
-	size_t i = atomic_fetch_add(&stw.claimed, 1);
-	if (!atomic_load(&stw.release) && i < MAX_STOPPED) {
-		const ucontext_t *uc = ucontext;
-		struct stopped *t = &stw.v[i];
-		memcpy(t->regs, uc->uc_mcontext.gregs, sizeof(t->regs));
-		t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-		t->tp = (uintptr_t)__builtin_thread_pointer();
-		atomic_fetch_add(&stw.filled, 1);
-		while (!atomic_load(&stw.release))
-			syscall(SYS_futex, &stw.release, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-	}
-	atomic_fetch_sub(&stw.inside, 1);
-	errno = e;
-}
-
-static int pick_signal(void)
-{
-	const int candidates[] = {SIGRTMAX, SIGRTMAX - 1, SIGRTMAX - 2, SIGPWR};
-	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		struct sigaction now;
-		if (sigaction(candidates[i], NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
-		    now.sa_handler == SIG_DFL)
-			return candidates[i];
-	}
-	return 0;
-}
+/* ---- stopping the other threads (stopworld.c) ---- */
 
 static void sleep_ms(long ms)
 {
@@ -358,64 +314,47 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The threads not to stop: this one, and the exiting one (it waits for the scan anyway). */
-struct keep {
+/* The threads to stop: the program's, but this one and the exiting one (it waits for the scan). */
+static struct {
+	pid_t v[CT_STOP_MAX];
+	size_t n;
 	pid_t self, exiting;
-};
+} to_stop;
 
-static int signal_one(pid_t tid, void *arg)
+static int list_one(pid_t tid, void *arg)
 {
-	const struct keep *k = arg;
-	return tid != k->self && tid != k->exiting && program_alive(tid, NULL) &&
-	       syscall(SYS_tgkill, getpid(), tid, stw.sig) == 0;
-}
-
-/* Signals every thread but this one and `skip`; returns how many were signalled, and waits (up to
- * STOP_WAIT_MS) until they all stand still; -1 when the threads cannot be listed. */
-static long stop_threads(pid_t skip)
-{
-	if (!stw.v || !(stw.sig = pick_signal()))
+	(void)arg;
+	if (tid == to_stop.self || tid == to_stop.exiting || to_stop.n == CT_STOP_MAX ||
+	    !program_alive(tid, NULL))
 		return 0;
-	if (!atomic_load(&stw.inside)) { /* a scan before this one (a check, a detach) left its counts */
-		atomic_store(&stw.claimed, 0);
-		atomic_store(&stw.filled, 0);
-		atomic_store(&stw.release, 0);
-	}
-	struct sigaction sa = {.sa_sigaction = stop_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
-	sigfillset(&sa.sa_mask);
-	sigaction(stw.sig, &sa, &stw.old);
-	struct keep keep = {(pid_t)syscall(SYS_gettid), skip};
-	long signalled = each_task(signal_one, &keep);
-	for (int ms = 0; signalled > 0 && atomic_load(&stw.filled) < (size_t)signalled && ms < STOP_WAIT_MS;
-	     ms++)
-		sleep_ms(1);
-	return signalled;
+	to_stop.v[to_stop.n++] = tid;
+	return 1;
 }
 
-/* Lets the stopped threads go. A thread that never answered may still run the handler later: the
- * handler stays installed then (a default action could kill the process), and returns at once. */
-static void resume_threads(size_t signalled)
+/* Stops the program's threads but this one and skip: how many stand still, their roots in *v; -1
+ * when the threads cannot be listed. */
+static long stop_threads(pid_t skip, const struct ct_stopped **v)
 {
-	atomic_store(&stw.release, 1);
-	syscall(SYS_futex, &stw.release, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-	for (int ms = 0; atomic_load(&stw.inside) && ms < 1000; ms++)
-		sleep_ms(1);
-	if (stw.sig && atomic_load(&stw.claimed) >= signalled && !atomic_load(&stw.inside))
-		sigaction(stw.sig, &stw.old, NULL);
+	to_stop.n = 0;
+	to_stop.self = (pid_t)syscall(SYS_gettid);
+	to_stop.exiting = skip;
+	*v = NULL;
+	if (each_task(list_one, NULL) < 0)
+		return -1;
+	return (long)ct_world_stop(to_stop.v, to_stop.n, v);
 }
 
 /* The stacks (from below the red zone a signal handler leaves, where memcheck starts too: a leaf
  * function keeps data there; the shim's hooks leave nothing of theirs in it, hooks.c), registers
  * and TLS of the stopped threads. */
-static void root_stopped(struct ct_reach *r, const struct maps *m)
+static void root_stopped(struct ct_reach *r, const struct maps *m, const struct ct_stopped *v, size_t n)
 {
-	size_t n = atomic_load(&stw.filled);
-	for (size_t i = 0; i < n && i < MAX_STOPPED; i++) {
-		const struct stopped *t = &stw.v[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct ct_stopped *t = &v[i];
 		root_stack(r, m, t->sp, t->sp - 128);
-		for (int k = 0; k < NGREG; k++)
+		for (int k = 0; k < CT_STOP_REGS; k++)
 			ct_reach_root_word(r, t->regs[k]);
-		root_tls(r, m, t->tp);
+		root_tls(r, m, t->tp, t->sp - 128);
 	}
 }
 
@@ -664,6 +603,7 @@ void ct_leakscan_untrusted(void)
 
 void ct_leakscan_init(void)
 {
+	ct_world_init();
 	module_span((const void *)(uintptr_t)&ct_leakscan_init, spans[0]);
 	module_span(dlsym(RTLD_DEFAULT, "exit"), spans[1]);
 	module_span(dlsym(RTLD_DEFAULT, "__tls_get_addr"), spans[2]); /* ld.so (_dl_find_object is libc's) */
@@ -812,10 +752,9 @@ static int scan_roots(struct ct_reach *r)
 	struct maps m = {0}, data = {0};
 	struct modules_ctx c = {&data, (uintptr_t)&ct_leakscan};
 	dl_iterate_phdr(visit_module, &c);
-	if (!stw.v)
-		stw.v = ct_arena_map(MAX_STOPPED * sizeof(*stw.v));
-	long stopped = stop_threads(roots.tid);
-	int rc = stopped < 0 ? -1 : maps_read(&m); /* the stopped threads' stacks are mapped now */
+	const struct ct_stopped *stopped;
+	long nstopped = stop_threads(roots.tid, &stopped);
+	int rc = nstopped < 0 ? -1 : maps_read(&m); /* the stopped threads' stacks are mapped now */
 	struct ct_reach_span *spans = NULL;
 	size_t nspans = 0;
 	if (!rc) {
@@ -827,22 +766,23 @@ static int scan_roots(struct ct_reach *r)
 		for (size_t i = 0; i < data.n; i++)
 			root_range(r, &m, data.v[i].lo, data.v[i].hi);
 		root_thread(r, &m);
-		root_stopped(r, &m);
-		uintptr_t sps[MAX_STOPPED + 2];
+		root_stopped(r, &m, stopped, (size_t)nstopped);
+		uintptr_t sps[CT_STOP_MAX + 2];
 		size_t nsp = 0;
 		sps[nsp++] = roots.sp;
 		sps[nsp++] = (uintptr_t)__builtin_frame_address(0); /* this (the writer's) stack */
-		for (size_t i = 0; i < atomic_load(&stw.filled) && i < MAX_STOPPED; i++)
-			sps[nsp++] = stw.v[i].sp;
+		for (long i = 0; i < nstopped; i++)
+			sps[nsp++] = stopped[i].sp;
 		root_anonymous(r, &m, sps, nsp);
 		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
 		close_help(r, helper_stack);
 	}
 	/* Counted while the stopped threads stand still: once let go, a detached one may end. */
-	uint64_t answered = atomic_load(&stw.filled), alive = other_threads();
+	uint64_t answered = nstopped > 0 ? (uint64_t)nstopped : 0, alive = other_threads();
 	roots.threads_not_scanned = alive > answered ? alive - answered : 0;
-	resume_threads(stopped > 0 ? (size_t)stopped : 0);
+	if (nstopped >= 0)
+		ct_world_resume();
 	ct_arena_unmap(spans, nspans * sizeof(*spans));
 	ct_arena_unmap(m.v, m.cap * sizeof(*m.v));
 	ct_arena_unmap(data.v, data.cap * sizeof(*data.v));

@@ -37,8 +37,9 @@ void ct_leakscan_last(void);
 void ct_leakscan_ignored(uint64_t *blocks, uint64_t *bytes);
 /* Why the last ct_leakscan() gave no classes (the errno behind it in *err, 0 when none), or NULL. */
 const char *ct_leakscan_failure(int *err);
-/* Threads other than the exiting one that were alive at the scan and did not answer the signal
- * that stops them (they block it): their stacks and registers were not scanned. */
+/* Threads other than the exiting one that were alive at the scan and could not be stopped (ptrace
+ * refused, and they block the signal that stops them then): their stacks and registers were not
+ * scanned. */
 uint64_t ct_leakscan_threads_not_scanned(void);
 
 #endif

@@ -85,7 +85,7 @@ const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi)
 	return *p == ' ' ? p + 1 : NULL;
 }
 
-const char *ct_procstat_fields_at(const char *path, char *buf, size_t len, int past_limit)
+ssize_t ct_proc_read(const char *path, char *buf, size_t len, int past_limit)
 {
 	int saved = errno, fd = ct_proc_open(path, past_limit);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
@@ -93,8 +93,15 @@ const char *ct_procstat_fields_at(const char *path, char *buf, size_t len, int p
 		close(fd);
 	errno = saved;
 	if (n <= 0)
-		return NULL;
+		return -1;
 	buf[n] = 0;
+	return n;
+}
+
+const char *ct_procstat_fields_at(const char *path, char *buf, size_t len, int past_limit)
+{
+	if (ct_proc_read(path, buf, len, past_limit) < 0)
+		return NULL;
 	const char *p = strrchr(buf, ')'); /* the command's name may hold anything, ')' too */
 	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
 }
@@ -118,14 +125,8 @@ static uint64_t decimal(const char **p)
 int ct_procstatm(uint64_t *size, uint64_t *data)
 {
 	char buf[128];
-	int saved = errno, fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	errno = saved;
-	if (n <= 0)
+	if (ct_proc_read("/proc/self/statm", buf, sizeof(buf), 0) < 0)
 		return -1;
-	buf[n] = 0;
 	const char *p = buf;
 	uint64_t v[6];
 	for (int i = 0; i < 6; i++) /* size resident shared text lib data */

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Calls fn(line, arg) for each line (NUL-terminated, without its newline) until fn returns non-zero.
  * Returns that value, 0 after the last line, or -1 when the file cannot be opened. errno is kept. */
@@ -24,6 +25,9 @@ int ct_proc_open(const char *path, int past_limit);
  * when the line does not start with a range. */
 const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi);
 
+/* Reads a small /proc file (at most len - 1 bytes) into buf, NUL-terminated, opened with
+ * ct_proc_open(path, past_limit): how many bytes, or -1 when it cannot be read. errno is kept. */
+ssize_t ct_proc_read(const char *path, char *buf, size_t len, int past_limit);
 /* The fields of a /proc stat file (path: "/proc/self/stat", "/proc/self/task/TID/stat") from the
  * third on, the state ("Z 1234 ..."), read into buf; NULL when it cannot be read. errno is kept. */
 const char *ct_procstat_fields(const char *path, char *buf, size_t len);

@@ -399,14 +399,8 @@ static int pump(void)
 static uint64_t rss_bytes(void)
 {
 	char buf[128];
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ct_proc_read("/proc/self/statm", buf, sizeof(buf), 0) < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	const char *p = strchr(buf, ' ');
 	uint64_t pages = 0;
 	for (p = p ? p + 1 : buf; *p >= '0' && *p <= '9'; p++)

@@ -2,8 +2,11 @@
 # Runtime control (include/ctrack/ctrack.h) on tests/progs/marks.c: ctrack_check_leaks()'s answer
 # against the program's own figure and valgrind's definitely lost; the marks in the reports;
 # --between warm,done (the per-request leak and nothing of the warm-up); a process killed after a
-# check (its later blocks "unscanned"); the calls as no-ops without ctrack; and tests/progs/check_threads.c:
-# forty checks in a row while four threads allocate, each answering the bytes lost.
+# check (its later blocks "unscanned"); the calls as no-ops without ctrack; tests/progs/check_threads.c:
+# forty checks in a row while four threads allocate, each answering the bytes lost, with the threads
+# stopped by ptrace and by the fallback's signal; and tests/progs/check_sleepers.c: checks while
+# threads sleep in nanosleep, clock_nanosleep, poll, select and read, whose calls go on undisturbed.
+import os
 import re
 import subprocess
 import sys
@@ -11,7 +14,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-prog, src, check_threads, check_src = env.progs
+prog, src, check_threads, check_src, sleepers, sleepers_src = env.progs
 LINES = ct.line_markers(src)
 with open(src) as f:
     text = f.read()
@@ -98,10 +101,49 @@ if rep:
 # one before it once let SIGRTMAX's default action end the process).
 with open(check_src) as f:
     K = {k: int(v) for k, v in re.findall(r"#define (\w+) (\d+)", f.read())}
-d = env.fresh_dir("checks")
-r, _ = env.run_ctrack([check_threads], d, opts=("-o", d + "/trace.zst"))
-env.eq("checks in a row: exit 0", r.returncode, 0)
-env.eq("checks in a row: each answers LOST * LEAK_SIZE", r.stdout,
-       b"checks:" + b" %d" % (K["LOST"] * K["LEAK_SIZE"]) * K["CHECKS"] + b"\n")
+SIGNAL = dict(os.environ, CTRACK_SCAN_STOP="signal")  # the fallback where ptrace is refused
+for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
+    d = env.fresh_dir("checks-" + how)
+    r, _ = env.run_ctrack([check_threads], d, opts=("-o", d + "/trace.zst"), **kw)
+    env.eq("checks in a row (%s): exit 0" % how, r.returncode, 0)
+    env.eq("checks in a row (%s): each answers LOST * LEAK_SIZE" % how, r.stdout,
+           b"checks:" + b" %d" % (K["LOST"] * K["LEAK_SIZE"]) * K["CHECKS"] + b"\n")
+
+
+# Checks while threads sleep in system calls: stopped by ptrace, each call goes on as if nothing
+# happened (the line is the plain run's but for the checks' answers), and the program, which has no
+# child, neither gets a SIGCHLD nor finds a child to wait for (the shim's tracer is invisible);
+# stopped by the fallback's signal, the sleeps return EINTR (what the ptrace stop is there to avoid:
+# a test that sees it).
+def ptrace_refused():
+    """Yama's ptrace_scope 1 refuses a child tracing its parent to any user but root; 2 and 3 to all."""
+    try:
+        with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+            scope = int(f.read())
+    except OSError:
+        return False
+    return scope >= 2 or (scope == 1 and os.geteuid() != 0)
+
+
+with open(sleepers_src) as f:
+    S = {k: int(v) for k, v in re.findall(r"#define (\w+) (\d+)", f.read())}
+plain = subprocess.run([sleepers], capture_output=True, timeout=60)
+calm = b"sleepers: nanosleep 0 clock_nanosleep 0 poll 0 select 0 read 1 checks:"
+env.eq("sleepers without ctrack", plain.stdout, calm + b" -1" * S["CHECKS"] + b" sigchld 0 wait -10\n")
+answers = b" %d" % (S["LOST"] * S["LEAK_SIZE"]) * S["CHECKS"] + b" sigchld 0 wait -10\n"
+d = env.fresh_dir("sleepers")
+r, _ = env.run_ctrack([sleepers], d, opts=("-o", d + "/trace.zst"))
+env.eq("sleepers: exit 0", r.returncode, 0)
+if ptrace_refused():
+    print("note: Yama refuses ptrace here: the checks stop threads with a signal, sleeps return EINTR")
+    env.check("sleepers (ptrace refused): the checks' answers", r.stdout.endswith(answers), r.stdout)
+else:
+    env.eq("sleepers: each call returns what it returns without ctrack; each check the bytes lost",
+           r.stdout, calm + answers)
+d = env.fresh_dir("sleepers-signal")
+r, _ = env.run_ctrack([sleepers], d, opts=("-o", d + "/trace.zst"), env=SIGNAL)
+env.eq("sleepers (signal): exit 0", r.returncode, 0)
+env.eq("sleepers (signal): the sleeps return EINTR, the checks answer the bytes lost", r.stdout,
+       b"sleepers: nanosleep -4 clock_nanosleep -4 poll -4 select -4 read 1 checks:" + answers)
 
 env.finish()

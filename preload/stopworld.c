@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/* Stopping the program's other threads for a leak scan (stopworld.h). First choice, LeakSanitizer's
+ * way: a task of the shim's own (a clone sharing the program's memory, not a thread of it) seizes
+ * each thread with ptrace, interrupts it and reads its registers; the threads stand still until the
+ * task lets them go. A ptrace stop is no signal to the program: a system call it interrupts is
+ * restarted (a sleep goes on with what is left), where a handled signal makes poll, select, pause
+ * and the sleeps return EINTR whatever SA_RESTART says. Where the kernel refuses (a program traced
+ * already, one that is not dumpable, Yama's ptrace_scope for a user without CAP_SYS_PTRACE, a
+ * seccomp filter, valgrind, which runs no such clone), every thread gets a signal instead, whose
+ * handler saves its registers and waits on a futex. No malloc, no stdio, errno untouched. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "procmaps.h"
+#include "shim.h"
+#include "stopworld.h"
+
+_Static_assert(sizeof(struct user_regs_struct) == CT_STOP_REGS * sizeof(uintptr_t), "ptrace's registers");
+_Static_assert(NGREG <= CT_STOP_REGS, "a signal's registers");
+
+#define STOP_WAIT_MS 500
+#define TRACER_STACK (64 * 1024)
+
+static struct {
+	struct ct_stopped *v; /* CT_STOP_MAX, from the arena */
+	size_t filled;        /* by the last stop, as it returned */
+	enum ct_stop_how how;
+	int no_ptrace; /* CTRACK_SCAN_STOP=signal */
+} world;
+
+static void sleep_us(long us)
+{
+	struct timespec ts = {0, us * 1000};
+	nanosleep(&ts, NULL);
+}
+
+static void futex_wait(_Atomic int *word, int seen, long us)
+{
+	struct timespec ts = {0, us * 1000};
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+static void futex_wake(_Atomic int *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* ---- by ptrace ----
+ * The tracer shares the program's memory, files and the writer's thread pointer (no TLS of its
+ * own: it calls nothing that uses one but errno, which the writer restores), and starts with every
+ * signal blocked, so no handler of the program's ever runs on it. Its exit signal is none: no
+ * SIGCHLD reaches the program, and only a wait with __WALL sees it (the writer's, which reaps it). */
+
+enum { PENDING, HELD, GONE };
+
+struct tracer {
+	const pid_t *tids;
+	size_t n;
+	struct ct_stopped *v;
+	size_t filled;
+	int refused;       /* the errno of a seize the kernel refused: the stop falls back to the signal */
+	_Atomic int phase; /* 0: stopping; 1: stopped (or refused), the writer scans; 2: let them go */
+	uint8_t state[CT_STOP_MAX];
+	int sig[CT_STOP_MAX]; /* the signal a thread was stopped delivering: handed back at the detach */
+};
+
+static struct tracer *tracer;
+static char *tracer_stack;
+static pid_t tracer_pid;
+
+static long sys_ptrace(long request, pid_t tid, void *addr, void *data)
+{
+	return syscall(SYS_ptrace, request, tid, addr, data);
+}
+
+/* Entry k stopped with wait status st: its registers are kept, or it is gone. */
+static void tracer_stopped(struct tracer *t, size_t k, int st)
+{
+	struct user_regs_struct regs;
+	pid_t tid = t->tids[k];
+	t->state[k] = GONE;
+	if (!WIFSTOPPED(st) || sys_ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
+		return;
+	t->state[k] = HELD;
+	/* An interrupt (or a group stop) stops with PTRACE_EVENT_STOP; any other stop is a signal on
+	 * its way to the thread, which the detach delivers. */
+	t->sig[k] = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
+	struct ct_stopped *s = &t->v[t->filled];
+	s->sp = regs.rsp;
+	s->tp = regs.fs_base;
+	memcpy(s->regs, &regs, sizeof(regs));
+	t->filled++;
+}
+
+/* Waits (up to STOP_WAIT_MS) for every seized thread's stop. */
+static void tracer_collect(struct tracer *t)
+{
+	size_t waiting = 0;
+	for (size_t k = 0; k < t->n; k++)
+		waiting += t->state[k] == PENDING;
+	for (long us = 0; waiting && us < STOP_WAIT_MS * 1000L; us += 100) {
+		for (size_t k = 0; k < t->n; k++) {
+			int st = 0;
+			if (t->state[k] != PENDING)
+				continue;
+			long r = syscall(SYS_wait4, t->tids[k], &st, __WALL | WNOHANG, NULL);
+			if (r == 0)
+				continue;
+			if (r < 0)
+				t->state[k] = GONE;
+			else
+				tracer_stopped(t, k, st);
+			waiting--;
+		}
+		if (waiting)
+			sleep_us(100);
+	}
+}
+
+static int tracer_main(void *arg)
+{
+	struct tracer *t = arg;
+	for (size_t k = 0; k < t->n && !t->refused; k++) {
+		t->state[k] = GONE;
+		if (sys_ptrace(PTRACE_SEIZE, t->tids[k], NULL, NULL) < 0) {
+			if (errno != ESRCH) /* ESRCH: it ended */
+				t->refused = errno ? errno : EPERM;
+			continue;
+		}
+		t->state[k] = PENDING;
+		sys_ptrace(PTRACE_INTERRUPT, t->tids[k], NULL, NULL);
+	}
+	if (!t->refused)
+		tracer_collect(t);
+	atomic_store(&t->phase, 1);
+	futex_wake(&t->phase);
+	while (atomic_load(&t->phase) == 1)
+		futex_wait(&t->phase, 1, 100000);
+	for (size_t k = 0; k < t->n; k++)
+		if (t->state[k] == HELD)
+			sys_ptrace(PTRACE_DETACH, t->tids[k], NULL, (void *)(uintptr_t)t->sig[k]);
+	return 0; /* the rest (seized, never stopped) the kernel detaches as this task ends */
+}
+
+/* 1 when a seccomp filter guards the program's system calls: a ptrace or a clone it does not expect
+ * could kill it. */
+static int under_seccomp(void)
+{
+	char buf[4096];
+	if (ct_proc_read("/proc/self/status", buf, sizeof(buf), 1) < 0)
+		return 1;
+	const char *s = strstr(buf, "\nSeccomp:");
+	return !s || strtol(s + 9, NULL, 10) != 0;
+}
+
+/* Reaps the tracer (it ends once let go). */
+static void tracer_end(void)
+{
+	atomic_store(&tracer->phase, 2);
+	futex_wake(&tracer->phase);
+	int st;
+	while (syscall(SYS_wait4, tracer_pid, &st, __WALL, NULL) < 0 && errno == EINTR)
+		;
+	tracer_pid = 0;
+}
+
+/* The threads stopped by ptrace: how many (world.v), or -1 when the kernel would not have it. */
+static long stop_by_ptrace(const pid_t *tids, size_t n)
+{
+	if (world.no_ptrace || under_seccomp())
+		return -1;
+	if (!tracer)
+		tracer = ct_arena_map(sizeof(*tracer));
+	if (!tracer_stack)
+		tracer_stack = ct_arena_map(TRACER_STACK);
+	if (!tracer || !tracer_stack)
+		return -1;
+	struct tracer *t = tracer;
+	t->tids = tids;
+	t->n = n;
+	t->v = world.v;
+	t->filled = 0;
+	t->refused = 0;
+	atomic_store(&t->phase, 0);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	tracer_pid = clone(tracer_main, tracer_stack + TRACER_STACK,
+	                   CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (tracer_pid <= 0) {
+		tracer_pid = 0;
+		return -1;
+	}
+	while (atomic_load(&t->phase) == 0) {
+		futex_wait(&t->phase, 0, 10000);
+		int st;
+		if (atomic_load(&t->phase) == 0 &&
+		    syscall(SYS_wait4, tracer_pid, &st, __WALL | WNOHANG, NULL) != 0) {
+			tracer_pid = 0; /* it died (a SIGKILL): what it held, the kernel let go */
+			return -1;
+		}
+	}
+	if (t->refused) {
+		tracer_end();
+		return -1;
+	}
+	return (long)t->filled;
+}
+
+/* ---- by a signal ----
+ * Each thread gets a signal whose handler stores its registers, stack pointer and thread pointer in
+ * a slot and waits on a futex until the scan is over: memory they hold cannot change meanwhile.
+ * The signal is the first of a few rarely used ones whose disposition is the default. */
+
+static struct {
+	_Atomic size_t claimed, filled, inside;
+	_Atomic int release;
+	int sig;
+	size_t signalled;
+	struct sigaction old;
+} stw;
+
+static void stop_handler(int sig, siginfo_t *info, void *ucontext)
+{
+	int e = errno;
+	(void)sig, (void)info;
+	atomic_fetch_add(&stw.inside, 1);
+	size_t i = atomic_fetch_add(&stw.claimed, 1);
+	if (!atomic_load(&stw.release) && i < CT_STOP_MAX) {
+		const ucontext_t *uc = ucontext;
+		struct ct_stopped *t = &world.v[i];
+		memcpy(t->regs, uc->uc_mcontext.gregs, sizeof(uc->uc_mcontext.gregs));
+		t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+		t->tp = (uintptr_t)__builtin_thread_pointer();
+		atomic_fetch_add(&stw.filled, 1);
+		while (!atomic_load(&stw.release))
+			syscall(SYS_futex, &stw.release, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	}
+	atomic_fetch_sub(&stw.inside, 1);
+	errno = e;
+}
+
+static int pick_signal(void)
+{
+	const int candidates[] = {SIGRTMAX, SIGRTMAX - 1, SIGRTMAX - 2, SIGPWR};
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		struct sigaction now;
+		if (sigaction(candidates[i], NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+		    now.sa_handler == SIG_DFL)
+			return candidates[i];
+	}
+	return 0;
+}
+
+/* Signals every thread of tids and waits (up to STOP_WAIT_MS) until they all stand still; returns
+ * how many did. */
+static size_t stop_by_signal(const pid_t *tids, size_t n)
+{
+	stw.signalled = 0;
+	if (!(stw.sig = pick_signal()))
+		return 0;
+	if (!atomic_load(&stw.inside)) { /* a scan before this one (a check, a detach) left its counts */
+		atomic_store(&stw.claimed, 0);
+		atomic_store(&stw.filled, 0);
+		atomic_store(&stw.release, 0);
+	}
+	struct sigaction sa = {.sa_sigaction = stop_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigfillset(&sa.sa_mask);
+	sigaction(stw.sig, &sa, &stw.old);
+	for (size_t k = 0; k < n; k++)
+		stw.signalled += syscall(SYS_tgkill, getpid(), tids[k], stw.sig) == 0;
+	for (int ms = 0; stw.signalled && atomic_load(&stw.filled) < stw.signalled && ms < STOP_WAIT_MS; ms++)
+		sleep_us(1000);
+	size_t filled = atomic_load(&stw.filled);
+	return filled < CT_STOP_MAX ? filled : CT_STOP_MAX;
+}
+
+/* Lets the stopped threads go. A thread that never answered may still run the handler later: the
+ * handler stays installed then (a default action could kill the process), and returns at once. */
+static void resume_signalled(void)
+{
+	atomic_store(&stw.release, 1);
+	syscall(SYS_futex, &stw.release, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	for (int ms = 0; atomic_load(&stw.inside) && ms < 1000; ms++)
+		sleep_us(1000);
+	if (stw.sig && atomic_load(&stw.claimed) >= stw.signalled && !atomic_load(&stw.inside))
+		sigaction(stw.sig, &stw.old, NULL);
+}
+
+/* ---- the interface ---- */
+
+void ct_world_init(void)
+{
+	const char *v = getenv(CT_ENV_SCAN_STOP);
+	world.no_ptrace = v && !strcmp(v, "signal");
+}
+
+size_t ct_world_stop(const pid_t *tids, size_t n, const struct ct_stopped **v)
+{
+	int e = errno;
+	world.how = CT_STOP_NONE;
+	world.filled = 0;
+	if (!world.v)
+		world.v = ct_arena_map(CT_STOP_MAX * sizeof(*world.v));
+	*v = world.v;
+	if (!world.v || !n) {
+		errno = e;
+		return 0;
+	}
+	if (n > CT_STOP_MAX)
+		n = CT_STOP_MAX;
+	long held = stop_by_ptrace(tids, n);
+	if (held >= 0) {
+		world.how = CT_STOP_PTRACE;
+		world.filled = (size_t)held;
+	} else {
+		world.how = CT_STOP_SIGNAL;
+		world.filled = stop_by_signal(tids, n);
+	}
+	errno = e;
+	return world.filled;
+}
+
+void ct_world_resume(void)
+{
+	int e = errno;
+	if (world.how == CT_STOP_PTRACE && tracer_pid)
+		tracer_end();
+	else if (world.how == CT_STOP_SIGNAL)
+		resume_signalled();
+	errno = e;
+}
+
+enum ct_stop_how ct_world_how(void)
+{
+	return world.how;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* Stopping the program's other threads while a leak scan reads their memory (stopworld.c): with
+ * ptrace from a task of the shim's own, as LeakSanitizer does, or with a signal where ptrace is refused. */
+#ifndef CTRACK_STOPWORLD_H
+#define CTRACK_STOPWORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CT_STOP_MAX 4096 /* threads stopped at most; the rest run on and are counted as not scanned */
+#define CT_STOP_REGS 27  /* words of registers kept: ptrace's user_regs_struct (a signal's gregs: 23) */
+
+/* A stopped thread's roots: its stack pointer, thread pointer (its static TLS lies below it) and the
+ * general registers it was stopped with. */
+struct ct_stopped {
+	uintptr_t sp, tp;
+	uintptr_t regs[CT_STOP_REGS];
+};
+
+/* How the last ct_world_stop stopped the threads. */
+enum ct_stop_how { CT_STOP_NONE, CT_STOP_PTRACE, CT_STOP_SIGNAL };
+
+/* At start-up: reads CTRACK_SCAN_STOP (common/rules.h). */
+void ct_world_init(void);
+/* Stops the threads tids[0..n) (none of them the calling thread): by ptrace when the kernel allows
+ * it, which interrupts no system call the program would see (a poll, a sleep, a select: they go on
+ * when the thread is let go; epoll_wait is the kernel's exception, it returns EINTR under any
+ * ptrace stop, gdb's too), else by a signal, whose handler waits (those calls return EINTR, as they
+ * would for any handled signal). Returns the stopped threads' roots in *v and how many there are;
+ * a thread that ended meanwhile, or that blocks the signal, is not among them. Not reentrant: one
+ * stop at a time (the writer's scans), each followed by ct_world_resume. */
+size_t ct_world_stop(const pid_t *tids, size_t n, const struct ct_stopped **v);
+/* Lets the threads of the last ct_world_stop go, with the signals the stop held back for them. */
+void ct_world_resume(void);
+/* How the last stop went. */
+enum ct_stop_how ct_world_how(void);
+
+#endif
