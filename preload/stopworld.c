@@ -60,7 +60,7 @@ static void futex_wake(_Atomic int *word)
 
 /* ---- by ptrace ----
  * The tracer shares the program's memory, files and the writer's thread pointer (no TLS of its
- * own: it calls nothing that uses one but errno, which the writer restores), and starts with every
+ * own: it makes its system calls itself, so not even errno is written), and starts with every
  * signal blocked, so no handler of the program's ever runs on it. Its exit signal is none: no
  * SIGCHLD reaches the program, and only a wait with __WALL sees it (the writer's, which reaps it). */
 
@@ -81,9 +81,39 @@ static struct tracer *tracer;
 static char *tracer_stack;
 static pid_t tracer_pid;
 
+/* The tracer's system calls: the result, or minus the error. Never errno, which is the writer's
+ * (the tracer has its thread pointer), and the writer reads it meanwhile. */
+static long tracer_call(long nr, long a, long b, long c, long d)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+	__asm__ volatile("syscall"
+	                 : "=a"(r)
+	                 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+	                 : "rcx", "r11", "memory");
+	return r;
+}
+
 static long sys_ptrace(long request, pid_t tid, void *addr, void *data)
 {
-	return syscall(SYS_ptrace, request, tid, addr, data);
+	return tracer_call(SYS_ptrace, request, tid, (long)addr, (long)data);
+}
+
+static long tracer_wait(pid_t tid, int *status, int options)
+{
+	return tracer_call(SYS_wait4, tid, (long)status, options, 0);
+}
+
+static void tracer_sleep_us(long us)
+{
+	struct timespec ts = {0, us * 1000};
+	tracer_call(SYS_nanosleep, (long)&ts, 0, 0, 0);
+}
+
+static void tracer_futex_wait(_Atomic int *word, int seen, long us)
+{
+	struct timespec ts = {0, us * 1000};
+	tracer_call(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, seen, (long)&ts);
 }
 
 /* Entry k stopped with wait status st: its registers are kept, or it is gone. */
@@ -116,7 +146,7 @@ static void tracer_collect(struct tracer *t)
 			int st = 0;
 			if (t->state[k] != PENDING)
 				continue;
-			long r = syscall(SYS_wait4, t->tids[k], &st, __WALL | WNOHANG, NULL);
+			long r = tracer_wait(t->tids[k], &st, __WALL | WNOHANG);
 			if (r == 0)
 				continue;
 			if (r < 0)
@@ -126,7 +156,7 @@ static void tracer_collect(struct tracer *t)
 			waiting--;
 		}
 		if (waiting)
-			sleep_us(100);
+			tracer_sleep_us(100);
 	}
 }
 
@@ -134,10 +164,10 @@ static int tracer_main(void *arg)
 {
 	struct tracer *t = arg;
 	for (size_t k = 0; k < t->n && !t->refused; k++) {
-		t->state[k] = GONE;
-		if (sys_ptrace(PTRACE_SEIZE, t->tids[k], NULL, NULL) < 0) {
-			if (errno != ESRCH) /* ESRCH: it ended */
-				t->refused = errno ? errno : EPERM;
+		long r = sys_ptrace(PTRACE_SEIZE, t->tids[k], NULL, NULL);
+		if (r < 0) {
+			if (r != -ESRCH) /* ESRCH: it ended */
+				t->refused = (int)-r;
 			continue;
 		}
 		t->state[k] = PENDING;
@@ -146,9 +176,9 @@ static int tracer_main(void *arg)
 	if (!t->refused)
 		tracer_collect(t);
 	atomic_store(&t->phase, 1);
-	futex_wake(&t->phase);
+	tracer_call(SYS_futex, (long)&t->phase, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
 	while (atomic_load(&t->phase) == 1)
-		futex_wait(&t->phase, 1, 100000);
+		tracer_futex_wait(&t->phase, 1, 100000);
 	for (size_t k = 0; k < t->n; k++)
 		if (t->state[k] == HELD)
 			sys_ptrace(PTRACE_DETACH, t->tids[k], NULL, (void *)(uintptr_t)t->sig[k]);
@@ -194,6 +224,7 @@ static long stop_by_ptrace(const pid_t *tids, size_t n)
 	t->v = world.v;
 	t->filled = 0;
 	t->refused = 0;
+	memset(t->state, GONE, n); /* what a refusal leaves unseized stays GONE */
 	atomic_store(&t->phase, 0);
 	sigset_t all, old;
 	sigfillset(&all);
@@ -244,6 +275,8 @@ static void stop_handler(int sig, siginfo_t *info, void *ucontext)
 		const ucontext_t *uc = ucontext;
 		struct ct_stopped *t = &world.v[i];
 		memcpy(t->regs, uc->uc_mcontext.gregs, sizeof(uc->uc_mcontext.gregs));
+		memset(t->regs + NGREG, 0,
+		       sizeof(t->regs) - sizeof(uc->uc_mcontext.gregs)); /* a ptrace stop's */
 		t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 		t->tp = (uintptr_t)__builtin_thread_pointer();
 		atomic_fetch_add(&stw.filled, 1);
