@@ -307,7 +307,8 @@ static int is_main(const struct ct_report *r, const struct ct_frame *f)
  * of them is shown when nothing else would be. */
 struct walk {
 	const struct ct_report *r;
-	ct_frame_fn fn; /* NULL: count only */
+	ct_frame_fn fn;     /* NULL: count only */
+	ct_node_fn at_node; /* or NULL */
 	void *ctx;
 	int folding;
 	unsigned index, hidden;
@@ -418,6 +419,8 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 	/* Parents are defined before their children, so the walk ends at a root. */
 	for (; !rc && !w->ended && node >= CT_STACK_FIRST && node < r->m->nnodes;
 	     node = r->m->nodes[node].parent) {
+		if (w->at_node && !w->folding && !w->npending && (rc = w->at_node(w->ctx, node, w->index)))
+			return rc;
 		const struct ct_frame *frames;
 		int n = ct_symbolize_node_frames(r->sym, r->m, node, &frames);
 		if (n < 0)
@@ -441,7 +444,13 @@ static int walk(struct walk *w, uint32_t stack, int *truncated, int for_key)
 
 int ct_report_frames(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, void *ctx, int *truncated)
 {
-	struct walk w = {.r = r, .fn = fn, .ctx = ctx};
+	return ct_report_frames_nodes(r, stack, fn, NULL, ctx, truncated);
+}
+
+int ct_report_frames_nodes(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, ct_node_fn at_node,
+                           void *ctx, int *truncated)
+{
+	struct walk w = {.r = r, .fn = fn, .at_node = at_node, .ctx = ctx};
 	return walk(&w, stack, truncated, 0);
 }
 

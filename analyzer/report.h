@@ -116,6 +116,13 @@ void ct_callers_rest(const struct ct_callers *c, size_t from, struct ct_site *su
  * tells whether the stack was cut at the capture depth. Returns 0, fn's first non-zero result, or -ENOMEM. */
 typedef int (*ct_frame_fn)(void *ctx, const struct ct_frame *f, unsigned index);
 int ct_report_frames(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, void *ctx, int *truncated);
+/* The same, and at_node(ctx, node, index) is called before each stack node's frames when what
+ * comes from there on depends on that node alone: the innermost frames' folding is over and no
+ * runtime frame is held back (the frames shown from there are those of the node and its parents,
+ * numbered from index). A non-zero result ends the walk with it, *truncated untold. */
+typedef int (*ct_node_fn)(void *ctx, uint32_t node, unsigned index);
+int ct_report_frames_nodes(const struct ct_report *r, uint32_t stack, ct_frame_fn fn, ct_node_fn at_node,
+                           void *ctx, int *truncated);
 
 /* The number of frames of stack folding hides, or -ENOMEM. */
 long ct_report_folded(const struct ct_report *r, uint32_t stack);

@@ -59,6 +59,7 @@ struct finder {
 	uint32_t *frames; /* DEPTH per site: function ids, NO_FN past the end */
 	uint8_t *len;     /* frames kept per site */
 	uint8_t *run;     /* per site: innermost frames that are wrappers or PASS */
+	uint8_t *deep;    /* per stack node: a walk reached it DEPTH frames or more from its site */
 	/* the site being collected */
 	size_t site;
 	uint64_t size;
@@ -271,6 +272,30 @@ static int collect(void *ctx, const struct ct_frame *f, unsigned index)
 	return 0;
 }
 
+#define STOPPED 1 /* at_node ended the walk: the rest of it is an earlier site's */
+
+/* A walk that comes DEPTH frames or more from its site to a node an earlier walk came to as deep has
+ * nothing left to learn but the call from its last frame into the node: every frame from there on
+ * only blocks its function (seen too deep) and adds the callers it added then, and the outermost
+ * was blocked then (the frames shown from a node on depend on the node alone: ct_report_frames_nodes).
+ * Deep stacks share their outer frames, so this walks each of those once, not once per site. */
+static int at_node(void *ctx, uint32_t node, unsigned index)
+{
+	struct finder *x = ctx;
+	if (index < DEPTH || node >= x->r->m->nnodes)
+		return 0;
+	if (!x->deep[node]) {
+		x->deep[node] = 1;
+		return 0;
+	}
+	const struct ct_frame *frames;
+	int n = ct_symbolize_node_frames(x->r->sym, x->r->m, node, &frames);
+	if (n <= 0 || ct_report_is_runtime_frame(&frames[0])) /* a frame the walk might hold back */
+		return n < 0 ? n : 0;
+	int rc = collect(x, &frames[0], index);
+	return rc ? rc : STOPPED;
+}
+
 /* Sizes per site: its first size, and whether it has more than one. */
 static int site_sizes(const struct ct_report *r, uint64_t *size, uint8_t *multi)
 {
@@ -379,17 +404,21 @@ static int find(struct finder *x, struct ct_report *r)
 	x->frames = malloc(n * DEPTH * sizeof(*x->frames));
 	x->len = calloc(n, 1);
 	x->run = calloc(n, 1);
-	int rc = size && multi && x->frames && x->len && x->run ? site_sizes(r, size, multi) : -ENOMEM;
+	x->deep = calloc(r->m->nnodes ? r->m->nnodes : 1, 1);
+	int rc =
+	    size && multi && x->frames && x->len && x->run && x->deep ? site_sizes(r, size, multi) : -ENOMEM;
 	/* the stacks as shown with the fold list alone, cut at main */
 	struct ct_report plain = *r;
 	plain.nwrappers = 0, plain.full_stacks = 0, plain.all_frames = 0;
 	for (size_t s = 0; !rc && s < r->nsites; s++) {
 		x->site = s, x->size = size[s], x->sizes = multi[s] ? 2 : 1, x->prev = NO_FN;
 		int truncated = 0;
-		rc = ct_report_frames(&plain, r->sites[s].stack, collect, x, &truncated);
+		rc = ct_report_frames_nodes(&plain, r->sites[s].stack, collect, at_node, x, &truncated);
 		/* the outermost frame shown has no caller: a root (main, a thread's routine) or a cut stack
 		 */
-		if (!rc && x->prev != NO_FN)
+		if (rc == STOPPED)
+			rc = 0;
+		else if (!rc && x->prev != NO_FN)
 			x->fns[x->prev].blocked = 1;
 	}
 	free(size);
@@ -422,6 +451,7 @@ int ct_report_find_wrappers(struct ct_report *r)
 	free(x.frames);
 	free(x.len);
 	free(x.run);
+	free(x.deep);
 	free(x.known);
 	return rc;
 }
