@@ -314,9 +314,16 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The threads to stop: the program's, but this one and the exiting one (it waits for the scan). */
+/* The threads to stop: the program's, but this one and the exiting one (it waits for the scan). A
+ * thread that a running one creates after the list was read is in the next list: the list is read
+ * again until it holds no new thread (once all stand still, none can create another), or
+ * STOP_ROUNDS times (a thread that cannot be stopped may go on creating them). */
+#define STOP_ROUNDS 8
+
 static struct {
-	pid_t v[CT_STOP_MAX];
+	pid_t seen[CT_STOP_MAX]; /* every thread listed so far */
+	size_t nseen;
+	pid_t batch[CT_STOP_MAX]; /* the new ones of this list */
 	size_t n;
 	pid_t self, exiting;
 } to_stop;
@@ -324,10 +331,14 @@ static struct {
 static int list_one(pid_t tid, void *arg)
 {
 	(void)arg;
-	if (tid == to_stop.self || tid == to_stop.exiting || to_stop.n == CT_STOP_MAX ||
-	    !program_alive(tid, NULL))
+	if (tid == to_stop.self || tid == to_stop.exiting || to_stop.nseen + to_stop.n == CT_STOP_MAX)
 		return 0;
-	to_stop.v[to_stop.n++] = tid;
+	for (size_t i = 0; i < to_stop.nseen; i++)
+		if (to_stop.seen[i] == tid)
+			return 0;
+	if (!program_alive(tid, NULL))
+		return 0;
+	to_stop.batch[to_stop.n++] = tid;
 	return 1;
 }
 
@@ -335,13 +346,25 @@ static int list_one(pid_t tid, void *arg)
  * when the threads cannot be listed. */
 static long stop_threads(pid_t skip, const struct ct_stopped **v)
 {
-	to_stop.n = 0;
+	to_stop.nseen = 0;
 	to_stop.self = (pid_t)syscall(SYS_gettid);
 	to_stop.exiting = skip;
 	*v = NULL;
-	if (each_task(list_one, NULL) < 0)
-		return -1;
-	return (long)ct_world_stop(to_stop.v, to_stop.n, v);
+	long stopped = 0;
+	for (int round = 0; round < STOP_ROUNDS; round++) {
+		to_stop.n = 0;
+		if (each_task(list_one, NULL) < 0)
+			return round ? stopped : -1;
+		if (round && !to_stop.n)
+			break;
+		stopped = (long)(round ? ct_world_more(to_stop.batch, to_stop.n)
+		                       : ct_world_stop(to_stop.batch, to_stop.n, v));
+		memcpy(to_stop.seen + to_stop.nseen, to_stop.batch, to_stop.n * sizeof(pid_t));
+		to_stop.nseen += to_stop.n;
+		if (!to_stop.n)
+			break;
+	}
+	return stopped;
 }
 
 /* The stacks (from below the red zone a signal handler leaves, where memcheck starts too: a leaf

@@ -66,15 +66,21 @@ static void futex_wake(_Atomic int *word)
 
 enum { PENDING, HELD, GONE };
 
+/* The writer hands the tracer its threads in batches (a thread a running one created after the list
+ * was read comes in the next: ct_world_more). */
+enum { STOPPING, STOPPED, RELEASE, MORE };
+
 struct tracer {
-	const pid_t *tids;
+	const pid_t *tids; /* the batch */
 	size_t n;
-	struct ct_stopped *v;
+	struct ct_stopped *v; /* every batch's stopped threads */
 	size_t filled;
 	int refused;       /* the errno of a seize the kernel refused: the stop falls back to the signal */
-	_Atomic int phase; /* 0: stopping; 1: stopped (or refused), the writer scans; 2: let them go */
-	uint8_t state[CT_STOP_MAX];
-	int sig[CT_STOP_MAX]; /* the signal a thread was stopped delivering: handed back at the detach */
+	_Atomic int phase; /* STOPPING a batch; STOPPED (or refused): the writer lists again or scans;
+	                      MORE: a batch to stop; RELEASE: let them all go */
+	uint8_t state[CT_STOP_MAX]; /* the batch's */
+	pid_t held[CT_STOP_MAX];    /* the thread of each of v */
+	int sig[CT_STOP_MAX];       /* the signal it was stopped delivering: handed back at the detach */
 };
 
 static struct tracer *tracer;
@@ -121,13 +127,14 @@ static void tracer_stopped(struct tracer *t, size_t k, int st)
 {
 	struct user_regs_struct regs;
 	pid_t tid = t->tids[k];
-	t->state[k] = GONE;
-	if (!WIFSTOPPED(st) || sys_ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
+	t->state[k] = GONE; /* stopped past CT_STOP_MAX: resumed as the tracer ends, and not scanned */
+	if (!WIFSTOPPED(st) || t->filled == CT_STOP_MAX || sys_ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
 		return;
 	t->state[k] = HELD;
 	/* An interrupt (or a group stop) stops with PTRACE_EVENT_STOP; any other stop is a signal on
 	 * its way to the thread, which the detach delivers. */
-	t->sig[k] = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
+	t->sig[t->filled] = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
+	t->held[t->filled] = tid;
 	struct ct_stopped *s = &t->v[t->filled];
 	s->sp = regs.rsp;
 	s->tp = regs.fs_base;
@@ -160,9 +167,9 @@ static void tracer_collect(struct tracer *t)
 	}
 }
 
-static int tracer_main(void *arg)
+/* Seizes and interrupts the batch's threads and waits for their stops. */
+static void tracer_batch(struct tracer *t)
 {
-	struct tracer *t = arg;
 	for (size_t k = 0; k < t->n && !t->refused; k++) {
 		long r = sys_ptrace(PTRACE_SEIZE, t->tids[k], NULL, NULL);
 		if (r < 0) {
@@ -175,13 +182,20 @@ static int tracer_main(void *arg)
 	}
 	if (!t->refused)
 		tracer_collect(t);
-	atomic_store(&t->phase, 1);
-	tracer_call(SYS_futex, (long)&t->phase, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
-	while (atomic_load(&t->phase) == 1)
-		tracer_futex_wait(&t->phase, 1, 100000);
-	for (size_t k = 0; k < t->n; k++)
-		if (t->state[k] == HELD)
-			sys_ptrace(PTRACE_DETACH, t->tids[k], NULL, (void *)(uintptr_t)t->sig[k]);
+}
+
+static int tracer_main(void *arg)
+{
+	struct tracer *t = arg;
+	for (int phase = MORE; phase == MORE;) {
+		tracer_batch(t);
+		atomic_store(&t->phase, STOPPED);
+		tracer_call(SYS_futex, (long)&t->phase, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
+		while ((phase = atomic_load(&t->phase)) == STOPPED)
+			tracer_futex_wait(&t->phase, STOPPED, 100000);
+	}
+	for (size_t i = 0; i < t->filled; i++)
+		sys_ptrace(PTRACE_DETACH, t->held[i], NULL, (void *)(uintptr_t)t->sig[i]);
 	return 0; /* the rest (seized, never stopped) the kernel detaches as this task ends */
 }
 
@@ -199,12 +213,36 @@ static int under_seccomp(void)
 /* Reaps the tracer (it ends once let go). */
 static void tracer_end(void)
 {
-	atomic_store(&tracer->phase, 2);
+	atomic_store(&tracer->phase, RELEASE);
 	futex_wake(&tracer->phase);
 	int st;
 	while (syscall(SYS_wait4, tracer_pid, &st, __WALL, NULL) < 0 && errno == EINTR)
 		;
 	tracer_pid = 0;
+}
+
+/* Waits until the tracer stopped its batch: 0, or -1 when it died (a SIGKILL: what it held, the
+ * kernel let go). */
+static int tracer_wait_batch(void)
+{
+	struct tracer *t = tracer;
+	while (atomic_load(&t->phase) != STOPPED) {
+		futex_wait(&t->phase, atomic_load(&t->phase), 10000);
+		int st;
+		if (atomic_load(&t->phase) != STOPPED &&
+		    syscall(SYS_wait4, tracer_pid, &st, __WALL | WNOHANG, NULL) != 0) {
+			tracer_pid = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void tracer_hand(struct tracer *t, const pid_t *tids, size_t n)
+{
+	t->tids = tids;
+	t->n = n;
+	memset(t->state, GONE, n); /* what a refusal leaves unseized stays GONE */
 }
 
 /* The threads stopped by ptrace: how many (world.v), or -1 when the kernel would not have it. */
@@ -219,13 +257,11 @@ static long stop_by_ptrace(const pid_t *tids, size_t n)
 	if (!tracer || !tracer_stack)
 		return -1;
 	struct tracer *t = tracer;
-	t->tids = tids;
-	t->n = n;
+	tracer_hand(t, tids, n);
 	t->v = world.v;
 	t->filled = 0;
 	t->refused = 0;
-	memset(t->state, GONE, n); /* what a refusal leaves unseized stays GONE */
-	atomic_store(&t->phase, 0);
+	atomic_store(&t->phase, STOPPING);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -236,20 +272,30 @@ static long stop_by_ptrace(const pid_t *tids, size_t n)
 		tracer_pid = 0;
 		return -1;
 	}
-	while (atomic_load(&t->phase) == 0) {
-		futex_wait(&t->phase, 0, 10000);
-		int st;
-		if (atomic_load(&t->phase) == 0 &&
-		    syscall(SYS_wait4, tracer_pid, &st, __WALL | WNOHANG, NULL) != 0) {
-			tracer_pid = 0; /* it died (a SIGKILL): what it held, the kernel let go */
-			return -1;
-		}
-	}
+	if (tracer_wait_batch() < 0)
+		return -1;
 	if (t->refused) {
 		tracer_end();
 		return -1;
 	}
 	return (long)t->filled;
+}
+
+/* A later batch for the tracer that holds the first: how many it holds now. A refusal now (a
+ * thread ptrace may not stop, though its siblings could be) leaves that thread running: the scan
+ * counts it as not scanned. */
+static size_t more_by_ptrace(const pid_t *tids, size_t n)
+{
+	struct tracer *t = tracer;
+	if (!tracer_pid)
+		return world.filled;
+	tracer_hand(t, tids, n);
+	t->refused = 0;
+	atomic_store(&t->phase, MORE);
+	futex_wake(&t->phase);
+	if (tracer_wait_batch() < 0)
+		world.how = CT_STOP_NONE; /* nothing held any more */
+	return t->filled;
 }
 
 /* ---- by a signal ----
@@ -287,25 +333,52 @@ static void stop_handler(int sig, siginfo_t *info, void *ucontext)
 	errno = e;
 }
 
+/* 1 when sig's handler is stop_handler: a stop before this one left it, for a thread that never
+ * answered (resume_signalled). */
+static int still_ours(int sig)
+{
+	struct sigaction now;
+	return sig && sigaction(sig, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+	       now.sa_sigaction == stop_handler;
+}
+
+/* The signal of this stop: the last one's, when its handler is still installed (a thread that
+ * blocked it, one exiting, say, kept it there: taking the next candidate each time, the fifth stop
+ * found none, stopped nothing, and the scan read memory running threads unmapped); else the first
+ * candidate whose disposition is the default. stw.old keeps the disposition it had before. */
 static int pick_signal(void)
 {
 	const int candidates[] = {SIGRTMAX, SIGRTMAX - 1, SIGRTMAX - 2, SIGPWR};
+	if (still_ours(stw.sig))
+		return stw.sig;
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
 		struct sigaction now;
 		if (sigaction(candidates[i], NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
-		    now.sa_handler == SIG_DFL)
+		    now.sa_handler == SIG_DFL) {
+			stw.old = now;
 			return candidates[i];
+		}
 	}
 	return 0;
 }
 
-/* Signals every thread of tids and waits (up to STOP_WAIT_MS) until they all stand still; returns
- * how many did. */
+/* Signals every thread of tids and waits (up to STOP_WAIT_MS) until every thread signalled so far
+ * stands still; returns how many do. */
+static size_t signal_batch(const pid_t *tids, size_t n)
+{
+	for (size_t k = 0; stw.sig && k < n; k++)
+		stw.signalled += syscall(SYS_tgkill, getpid(), tids[k], stw.sig) == 0;
+	for (int ms = 0; stw.signalled && atomic_load(&stw.filled) < stw.signalled && ms < STOP_WAIT_MS; ms++)
+		sleep_us(1000);
+	size_t filled = atomic_load(&stw.filled);
+	return filled < CT_STOP_MAX ? filled : CT_STOP_MAX;
+}
+
 static size_t stop_by_signal(const pid_t *tids, size_t n)
 {
 	stw.signalled = 0;
 	if (!(stw.sig = pick_signal()))
-		return 0;
+		return 0;                /* every candidate is the program's */
 	if (!atomic_load(&stw.inside)) { /* a scan before this one (a check, a detach) left its counts */
 		atomic_store(&stw.claimed, 0);
 		atomic_store(&stw.filled, 0);
@@ -313,13 +386,8 @@ static size_t stop_by_signal(const pid_t *tids, size_t n)
 	}
 	struct sigaction sa = {.sa_sigaction = stop_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
 	sigfillset(&sa.sa_mask);
-	sigaction(stw.sig, &sa, &stw.old);
-	for (size_t k = 0; k < n; k++)
-		stw.signalled += syscall(SYS_tgkill, getpid(), tids[k], stw.sig) == 0;
-	for (int ms = 0; stw.signalled && atomic_load(&stw.filled) < stw.signalled && ms < STOP_WAIT_MS; ms++)
-		sleep_us(1000);
-	size_t filled = atomic_load(&stw.filled);
-	return filled < CT_STOP_MAX ? filled : CT_STOP_MAX;
+	sigaction(stw.sig, &sa, NULL);
+	return signal_batch(tids, n);
 }
 
 /* Lets the stopped threads go. A thread that never answered may still run the handler later: the
@@ -364,6 +432,19 @@ size_t ct_world_stop(const pid_t *tids, size_t n, const struct ct_stopped **v)
 		world.how = CT_STOP_SIGNAL;
 		world.filled = stop_by_signal(tids, n);
 	}
+	errno = e;
+	return world.filled;
+}
+
+size_t ct_world_more(const pid_t *tids, size_t n)
+{
+	int e = errno;
+	if (n > CT_STOP_MAX)
+		n = CT_STOP_MAX;
+	if (world.how == CT_STOP_PTRACE)
+		world.filled = more_by_ptrace(tids, n);
+	else if (world.how == CT_STOP_SIGNAL)
+		world.filled = signal_batch(tids, n);
 	errno = e;
 	return world.filled;
 }

@@ -31,6 +31,11 @@ void ct_world_init(void);
  * a thread that ended meanwhile, or that blocks the signal, is not among them. Not reentrant: one
  * stop at a time (the writer's scans), each followed by ct_world_resume. */
 size_t ct_world_stop(const pid_t *tids, size_t n, const struct ct_stopped **v);
+/* Stops the threads tids[0..n) too, the same way, after a ct_world_stop: threads that running ones
+ * created after their list was read (list again until no new one comes: once every thread stands
+ * still, none can create another). Returns how many stand still now, all their roots in the *v
+ * ct_world_stop gave. */
+size_t ct_world_more(const pid_t *tids, size_t n);
 /* Lets the threads of the last ct_world_stop go, with the signals the stop held back for them. */
 void ct_world_resume(void);
 /* How the last stop went. */

@@ -123,12 +123,19 @@ def program_stderr(err):
     return b"".join(line for line in err.splitlines(keepends=True) if not line.startswith(b"ctrack: "))
 
 
-def check_limit(label, cmd, kind, kib, figures):
+def check_limit(label, cmd, kind, kib, figures, want):
     """One limit: the untraced run, the traced one, the trace and its reports. Returns 1 when the
     limit was checked, 0 when skipped."""
     d = env.fresh_dir(label)
     t0 = time.time()
     plain = run(cmd, kind, kib, d)
+    if (plain.returncode, plain.stdout) != want:
+        # Above the floor the bisection found, yet the program fails untraced: its need is not
+        # monotonic in the limit (python 3.11 -I runs under -d 6000 and 7000 KiB, never under 6477:
+        # where brk stops and malloc's mmap begins moves with the limit). No limit to compare at.
+        print("SKIP %s: the program fails untraced here (exit %d), though it runs under less"
+              % (label, plain.returncode))
+        return 0
     trace = os.path.join(d, "trace.zst")
     r = run([env.ctrack, "-o", trace, *cmd], kind, kib, d)
     print("%s: plain and traced in %.2f s" % (label, time.time() - t0))
@@ -180,8 +187,8 @@ def sweep(label, cmd, kind_name, offsets, figures=None):
     print("bisection: %.2f s" % (time.time() - t0))
     start = floor + FOOTPRINT[kind_name] + 512
     print("%s -%s: untraced from %d KiB; the sweep starts at %d KiB" % (label, kind_name, floor, start))
-    checked = sum(check_limit("%s-%s-%d" % (label, kind_name, start + off), cmd, kind, start + off, figures)
-                  for off in offsets)
+    checked = sum(check_limit("%s-%s-%d" % (label, kind_name, start + off), cmd, kind, start + off, figures,
+                              want) for off in offsets)
     env.check("%s -%s: limits checked" % (label, kind_name), checked >= len(offsets) - 1,
               "only %d" % checked)
 

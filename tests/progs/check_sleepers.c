@@ -27,7 +27,8 @@
 #define LOST 3
 #define LEAK_SIZE 100
 #define SLEEP_MS 1500
-#define NOINLINE __attribute__((noinline))
+
+#include "lose.h"
 
 enum { NANOSLEEP, CLOCK_NANOSLEEP, POLL, SELECT, READ, SLEEPERS };
 static const char *const names[SLEEPERS] = {"nanosleep", "clock_nanosleep", "poll", "select", "read"};
@@ -92,13 +93,6 @@ static int in_call(pid_t tid, long nr)
 	int ok = fgets(buf, sizeof(buf), f) && strtol(buf, NULL, 10) == nr;
 	fclose(f);
 	return ok;
-}
-
-NOINLINE static void lose(void)
-{
-	void *volatile p = malloc(LEAK_SIZE);
-	p = NULL;
-	(void)p;
 }
 
 int main(void)

@@ -19,7 +19,8 @@
 #define CHECKS 40
 #define LOST 3
 #define LEAK_SIZE 100
-#define NOINLINE __attribute__((noinline))
+
+#include "lose.h"
 
 static atomic_int stop;
 static void *volatile escape;
@@ -33,13 +34,6 @@ static void *work(void *arg)
 		free(p);
 	}
 	return NULL;
-}
-
-NOINLINE static void lose(void)
-{
-	void *volatile p = malloc(LEAK_SIZE);
-	p = NULL;
-	(void)p;
 }
 
 int main(void)
