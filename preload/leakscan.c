@@ -762,6 +762,12 @@ static void close_help(struct ct_reach *r, uint32_t *stack)
 	ct_arena_unmap(stack, r->n * sizeof(*stack));
 }
 
+/* A block a thread has reported freeing, which the matcher has not seen yet: no leak. */
+static void root_unmatched(uint64_t p, void *arg)
+{
+	ct_reach_root_word(arg, (uintptr_t)p);
+}
+
 static void lsan_region(struct ct_reach *r, uintptr_t lo, uintptr_t hi, void *arg)
 {
 	root_range(r, arg, lo, hi);
@@ -797,6 +803,7 @@ static int scan_roots(struct ct_reach *r)
 		for (long i = 0; i < nstopped; i++)
 			sps[nsp++] = stopped[i].sp;
 		root_anonymous(r, &m, sps, nsp);
+		ct_writer_each_unmatched_free(root_unmatched, r);
 		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
 		close_help(r, helper_stack);

@@ -41,6 +41,7 @@ struct ct_ring *ct_ring_acquire(pid_t tid)
 	/* The consumer has reset its own state for the ring before marking it free. */
 	r->tid = tid;
 	r->cached_tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	atomic_store_explicit(&r->inflight, NULL, memory_order_relaxed); /* a thread that died waiting */
 	atomic_store_explicit(&r->state, CT_RING_ACTIVE, memory_order_release);
 	return r;
 }

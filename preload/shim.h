@@ -56,7 +56,10 @@ struct ct_ring {
 	_Alignas(64) _Atomic uint64_t head; /* producer: words published */
 	_Alignas(64) _Atomic uint64_t tail; /* writer: words consumed */
 	_Alignas(64) uint64_t cached_tail;  /* producer's last look at tail */
-	int prefetchw;                      /* the CPU has PREFETCHW */
+	/* The event the producer waits to push (the ring full), on its stack, or NULL: a leak scan
+	 * with the thread stopped there takes the free it reports as done (writer.h). */
+	_Atomic(const uint64_t *) inflight;
+	int prefetchw; /* the CPU has PREFETCHW */
 	_Atomic int state;
 	pid_t tid;
 	struct ct_ring *next; /* all rings, newest first; never unlinked */

@@ -393,9 +393,10 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
  * once tracing has stopped: the writer may be gone (give_back), and the event is dropped. */
 static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 {
+	atomic_store(&t->ring->inflight, w);
 	for (unsigned spins = 0; ct_ring_push(t->ring, w, n) == CT_RING_FULL; spins++) {
 		if (atomic_load_explicit(&ct_state, memory_order_relaxed) == CT_OFF)
-			return;
+			break;
 		ct_writer_wake();
 		if (spins < 8) {
 			sched_yield();
@@ -404,6 +405,7 @@ static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 			nanosleep(&ts, NULL);
 		}
 	}
+	atomic_store(&t->ring->inflight, NULL);
 }
 
 static inline __attribute__((always_inline)) void push(struct ct_thread *t, const uint64_t *w, unsigned n)

@@ -392,6 +392,36 @@ static int pump(void)
 	return progress;
 }
 
+/* ---- events not matched yet, for the leak scan ---- */
+
+static int ends_block(uint64_t w0)
+{
+	unsigned kind = CT_EV_KIND(w0);
+	return kind == CT_EV_FREE || kind == CT_EV_RBEGIN || kind == CT_EV_RFREE;
+}
+
+void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
+{
+	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
+		int st = atomic_load_explicit(&r->state, memory_order_acquire);
+		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
+			continue;
+		uint64_t t = atomic_load(r->consumer_ready ? read_pos(r, drain_of(r)) : &r->tail);
+		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+		while (t < h) { /* what the ring holds past the writer: whole events, in order */
+			uint64_t w0 = r->words[t & CT_RING_MASK];
+			if (ends_block(w0))
+				fn(CT_EV_PTR(w0), arg);
+			t += ct_event_words(w0);
+		}
+		/* The words are on the stack of a thread stopped in wait_for_room (a thread running on,
+		 * one the signal could not stop, may have left it: a stale word is only taken as a root). */
+		const uint64_t *w = atomic_load(&r->inflight);
+		if (w && ends_block(w[0]))
+			fn(CT_EV_PTR(w[0]), arg);
+	}
+}
+
 /* ---- time, memory samples, flushing ---- */
 
 /* Opened for each sample (ten times a second): a descriptor kept open could be closed by the
