@@ -414,9 +414,11 @@ void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
 				fn(CT_EV_PTR(w0), arg);
 			t += ct_event_words(w0);
 		}
-		/* The words are on the stack of a thread stopped in wait_for_room (a thread running on,
-		 * one the signal could not stop, may have left it: a stale word is only taken as a root). */
-		const uint64_t *w = atomic_load(&r->inflight);
+		/* The words are on the stack of a thread stopped in wait_for_room; only a live thread's
+		 * (one cancelled in there ended without clearing them, and its stack may be gone). A
+		 * thread running on, one the signal could not stop, may leave them meanwhile: a stale word
+		 * is only taken as a root. */
+		const uint64_t *w = st == CT_RING_ACTIVE ? atomic_load(&r->inflight) : NULL;
 		if (w && ends_block(w[0]))
 			fn(CT_EV_PTR(w[0]), arg);
 	}
