@@ -64,7 +64,8 @@ static int check_entry(const struct ct_model *m, const struct entry *e, char *wh
 		return bad(why, len, "names undefined alloc info", e->id);
 	const struct ct_info *info = &m->infos[e->id];
 	uint64_t frees = e->a - (uint64_t)e->d;
-	if ((e->d > 0 && (uint64_t)e->d > e->a) || (e->d < 0 && (uint64_t)-e->d > info->live))
+	/* -d in unsigned arithmetic: d may be INT64_MIN (a damaged file; the fuzzer's) */
+	if ((e->d > 0 && (uint64_t)e->d > e->a) || (e->d < 0 && 0 - (uint64_t)e->d > info->live))
 		return bad(why, len, "frees more blocks than were live of alloc info", e->id);
 	if (e->t > frees)
 		return bad(why, len, "counts more temporary than freed blocks of alloc info", e->id);
