@@ -122,6 +122,26 @@ static void tracer_futex_wait(_Atomic int *word, int seen, long us)
 	tracer_call(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, seen, (long)&ts);
 }
 
+/* epoll_wait is the one sleep a ptrace stop ends with EINTR (it returns -EINTR where poll returns
+ * the kernel's "restart unless a handler runs"). When the stop found a thread in an epoll wait
+ * without end, the error becomes that one: the kernel restarts the call as the thread goes on,
+ * or, should a signal's handler run first, returns EINTR as it would have. A wait with a timeout is
+ * left alone: a restart would wait its whole timeout again. */
+#define ERESTARTNOHAND 514 /* the kernel's, not in the headers programs see */
+
+static void restart_epoll(pid_t tid, struct user_regs_struct *regs)
+{
+	long nr = (long)regs->orig_rax, timeout = (long)(int)regs->r10;
+	int endless = (nr == SYS_epoll_wait || nr == SYS_epoll_pwait) ? timeout < 0
+	              : nr == SYS_epoll_pwait2                        ? regs->r10 == 0 /* no timespec */
+	                                                              : 0;
+	if (!endless || (long)regs->rax != -EINTR)
+		return;
+	struct user_regs_struct again = *regs;
+	again.rax = (unsigned long long)-ERESTARTNOHAND;
+	sys_ptrace(PTRACE_SETREGS, tid, NULL, &again);
+}
+
 /* Entry k stopped with wait status st: its registers are kept, or it is gone. */
 static void tracer_stopped(struct tracer *t, size_t k, int st)
 {
@@ -134,6 +154,8 @@ static void tracer_stopped(struct tracer *t, size_t k, int st)
 	/* An interrupt (or a group stop) stops with PTRACE_EVENT_STOP; any other stop is a signal on
 	 * its way to the thread, which the detach delivers. */
 	t->sig[t->filled] = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
+	if ((st >> 16) == PTRACE_EVENT_STOP)
+		restart_epoll(tid, &regs);
 	t->held[t->filled] = tid;
 	struct ct_stopped *s = &t->v[t->filled];
 	s->sp = regs.rsp;

@@ -25,11 +25,12 @@ enum ct_stop_how { CT_STOP_NONE, CT_STOP_PTRACE, CT_STOP_SIGNAL };
 void ct_world_init(void);
 /* Stops the threads tids[0..n) (none of them the calling thread): by ptrace when the kernel allows
  * it, which interrupts no system call the program would see (a poll, a sleep, a select: they go on
- * when the thread is let go; epoll_wait is the kernel's exception, it returns EINTR under any
- * ptrace stop, gdb's too), else by a signal, whose handler waits (those calls return EINTR, as they
- * would for any handled signal). Returns the stopped threads' roots in *v and how many there are;
- * a thread that ended meanwhile, or that blocks the signal, is not among them. Not reentrant: one
- * stop at a time (the writer's scans), each followed by ct_world_resume. */
+ * when the thread is let go; epoll_wait, which returns EINTR under any ptrace stop, gdb's too, is
+ * restarted when it waits without end, and returns EINTR with a timeout), else by a signal, whose
+ * handler waits (those calls return EINTR, as they would for any handled signal). Returns the stopped
+ * threads' roots in *v and how many there are; a thread that ended meanwhile, or that blocks the signal, is
+ * not among them. Not reentrant: one stop at a time (the writer's scans), each followed by ct_world_resume.
+ */
 size_t ct_world_stop(const pid_t *tids, size_t n, const struct ct_stopped **v);
 /* Stops the threads tids[0..n) too, the same way, after a ct_world_stop: threads that running ones
  * created after their list was read (list again until no new one comes: once every thread stands

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* ctrack_check_leaks() while other threads sleep in system calls that a handled signal interrupts
- * (EINTR whatever SA_RESTART says): nanosleep, clock_nanosleep, poll, select, and a read of a pipe
- * (SA_RESTART restarts that one). A check must not wake them: each call returns what it returns
- * without ctrack. main loses LOST blocks of LEAK_SIZE bytes, waits until every sleeper is in its
- * call (/proc/self/task/TID/syscall), checks CHECKS times, writes a byte to the pipe once the sleeps
+ * (EINTR whatever SA_RESTART says): nanosleep, clock_nanosleep, poll, select, a read of a pipe
+ * (SA_RESTART restarts that one) and an epoll_wait without timeout (EINTR under any stop, even
+ * ptrace's, unless the stopper has the kernel restart it). A check must not wake them: each call returns what
+ * it returns without ctrack. main loses LOST blocks of LEAK_SIZE bytes, waits until every sleeper is in its
+ * call (/proc/self/task/TID/syscall), checks CHECKS times, writes a byte to each pipe once the sleeps
  * are over, and prints one line:
- *   sleepers: nanosleep 0 clock_nanosleep 0 poll 0 select 0 read 1 checks: 300 300 300 sigchld 0 wait -10
+ *   sleepers: nanosleep 0 clock_nanosleep 0 poll 0 select 0 read 1 epoll_wait 1 checks: 300 300 300
+ *   sigchld 0 wait -10
  * (-1 for each check without ctrack; a call that failed prints -EINTR's -4 and so on). The program has
  * no child: no SIGCHLD comes, and a wait finds none (-ECHILD), whatever a check did meanwhile. */
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,9 +33,11 @@
 
 #include "lose.h"
 
-enum { NANOSLEEP, CLOCK_NANOSLEEP, POLL, SELECT, READ, SLEEPERS };
-static const char *const names[SLEEPERS] = {"nanosleep", "clock_nanosleep", "poll", "select", "read"};
-static const long calls[SLEEPERS] = {SYS_nanosleep, SYS_clock_nanosleep, SYS_poll, SYS_select, SYS_read};
+enum { NANOSLEEP, CLOCK_NANOSLEEP, POLL, SELECT, READ, EPOLL, SLEEPERS };
+static const char *const names[SLEEPERS] = {"nanosleep", "clock_nanosleep", "poll", "select",
+                                            "read",      "epoll_wait"};
+static const long calls[SLEEPERS] = {SYS_nanosleep, SYS_clock_nanosleep, SYS_poll, SYS_select,
+                                     SYS_read,      SYS_epoll_wait};
 
 struct sleeper {
 	pthread_t id;
@@ -41,7 +46,7 @@ struct sleeper {
 	long result; /* the call's result, or minus its errno */
 };
 
-static int pipe_fd[2];
+static int pipe_fd[2], epoll_pipe[2], epoll_fd;
 static volatile sig_atomic_t sigchld;
 
 static void on_sigchld(int sig)
@@ -78,6 +83,11 @@ static void *sleep_in_call(void *arg)
 	case READ:
 		s->result = as_result(read(pipe_fd[0], &c, 1));
 		break;
+	case EPOLL: {
+		struct epoll_event ev;
+		s->result = as_result(epoll_wait(epoll_fd, &ev, 1, -1));
+		break;
+	}
 	}
 	return NULL;
 }
@@ -98,7 +108,10 @@ static int in_call(pid_t tid, long nr)
 int main(void)
 {
 	static struct sleeper s[SLEEPERS];
-	if (pipe(pipe_fd) != 0 || signal(SIGCHLD, on_sigchld) == SIG_ERR)
+	struct epoll_event in = {.events = EPOLLIN};
+	if (pipe(pipe_fd) != 0 || pipe(epoll_pipe) != 0 || (epoll_fd = epoll_create1(0)) < 0 ||
+	    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, epoll_pipe[0], &in) != 0 ||
+	    signal(SIGCHLD, on_sigchld) == SIG_ERR)
 		return 1;
 	for (int i = 0; i < LOST; i++)
 		lose();
@@ -117,9 +130,10 @@ int main(void)
 		checks[i] = ctrack_check_leaks();
 	for (int i = 0; i < READ; i++)
 		pthread_join(s[i].id, NULL);
-	if (write(pipe_fd[1], "x", 1) != 1)
+	if (write(pipe_fd[1], "x", 1) != 1 || write(epoll_pipe[1], "x", 1) != 1)
 		return 1;
 	pthread_join(s[READ].id, NULL);
+	pthread_join(s[EPOLL].id, NULL);
 	printf("sleepers:");
 	for (int i = 0; i < SLEEPERS; i++)
 		printf(" %s %ld", names[i], s[i].result);
