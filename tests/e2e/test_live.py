@@ -150,8 +150,14 @@ class Pty:
                 os.kill(self.pid, signal.SIGKILL)
                 raise SystemExit("hang: the program on the terminal did not exit")
             self.pump()
-        self.pump(0)
-        return self.status
+        # Everything it wrote is in the terminal's buffer now: read until it is empty (one read
+        # takes at most 64 KiB, and the sanitizer build's run once left the view's last screen and
+        # the sequence that leaves it unread).
+        while True:
+            before = len(self.out)
+            self.pump(0)
+            if len(self.out) == before:
+                return self.status
 
     def restored(self):
         """The screen left, and the modes as they were before the program ran."""
