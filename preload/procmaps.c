@@ -122,7 +122,7 @@ static uint64_t decimal(const char **p)
 	return v;
 }
 
-int ct_procstatm(uint64_t *size, uint64_t *data)
+int ct_procstatm(uint64_t *size, uint64_t *resident, uint64_t *data)
 {
 	char buf[128];
 	if (ct_proc_read("/proc/self/statm", buf, sizeof(buf), 0) < 0)
@@ -132,8 +132,12 @@ int ct_procstatm(uint64_t *size, uint64_t *data)
 	for (int i = 0; i < 6; i++) /* size resident shared text lib data */
 		v[i] = decimal(&p);
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	*size = v[0] * page;
-	*data = v[5] * page;
+	if (size)
+		*size = v[0] * page;
+	if (resident)
+		*resident = v[1] * page;
+	if (data)
+		*data = v[5] * page;
 	return 0;
 }
 
@@ -150,7 +154,7 @@ uint64_t ct_headroom(void)
 		return UINT64_MAX;
 	if (as.rlim_cur == RLIM_INFINITY && data.rlim_cur == RLIM_INFINITY)
 		return UINT64_MAX;
-	if (ct_procstatm(&size, &used_data) < 0)
+	if (ct_procstatm(&size, NULL, &used_data) < 0)
 		return 0;
 	uint64_t a = room_under(as.rlim_cur, size), d = room_under(data.rlim_cur, used_data);
 	return a < d ? a : d;

@@ -34,10 +34,10 @@ const char *ct_procstat_fields(const char *path, char *buf, size_t len);
 /* The same, opened with ct_proc_open(path, past_limit). */
 const char *ct_procstat_fields_at(const char *path, char *buf, size_t len, int past_limit);
 
-/* The process's address space and its data (writable private mappings and stacks) in bytes, the
- * figures RLIMIT_AS and RLIMIT_DATA limit, from /proc/self/statm. 0, or -1 when it cannot be read.
- * errno is kept. */
-int ct_procstatm(uint64_t *size, uint64_t *data);
+/* The process's address space, its resident set and its data (writable private mappings and
+ * stacks) in bytes, from /proc/self/statm (size and data are the figures RLIMIT_AS and RLIMIT_DATA
+ * limit); each pointer may be NULL. 0, or -1 when it cannot be read. errno is kept. */
+int ct_procstatm(uint64_t *size, uint64_t *resident, uint64_t *data);
 
 /* What the process could still map under its memory limits (RLIMIT_AS, RLIMIT_DATA) in bytes:
  * UINT64_MAX when it has none, 0 when its usage cannot be read. errno is kept. */

@@ -34,29 +34,15 @@ _Static_assert(NGREG <= CT_STOP_REGS, "a signal's registers");
 #define STOP_WAIT_MS 500
 #define TRACER_STACK (64 * 1024)
 
+/* How the last ct_world_stop stopped the threads. */
+enum ct_stop_how { CT_STOP_NONE, CT_STOP_PTRACE, CT_STOP_SIGNAL };
+
 static struct {
 	struct ct_stopped *v; /* CT_STOP_MAX, from the arena */
 	size_t filled;        /* by the last stop, as it returned */
 	enum ct_stop_how how;
 	int no_ptrace; /* CTRACK_SCAN_STOP=signal */
 } world;
-
-static void sleep_us(long us)
-{
-	struct timespec ts = {0, us * 1000};
-	nanosleep(&ts, NULL);
-}
-
-static void futex_wait(_Atomic int *word, int seen, long us)
-{
-	struct timespec ts = {0, us * 1000};
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
-}
-
-static void futex_wake(_Atomic int *word)
-{
-	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-}
 
 /* ---- by ptrace ----
  * The tracer shares the program's memory, files and the writer's thread pointer (no TLS of its
@@ -87,9 +73,9 @@ static struct tracer *tracer;
 static char *tracer_stack;
 static pid_t tracer_pid;
 
-/* The tracer's system calls: the result, or minus the error. Never errno, which is the writer's
- * (the tracer has its thread pointer), and the writer reads it meanwhile. */
-static long tracer_call(long nr, long a, long b, long c, long d)
+/* The tracer's system calls, and the writer's here: the result, or minus the error. Never errno,
+ * which is the writer's (the tracer has its thread pointer), and the writer reads it meanwhile. */
+static long sys_call(long nr, long a, long b, long c, long d)
 {
 	long r;
 	register long r10 __asm__("r10") = d;
@@ -102,24 +88,30 @@ static long tracer_call(long nr, long a, long b, long c, long d)
 
 static long sys_ptrace(long request, pid_t tid, void *addr, void *data)
 {
-	return tracer_call(SYS_ptrace, request, tid, (long)addr, (long)data);
+	return sys_call(SYS_ptrace, request, tid, (long)addr, (long)data);
 }
 
-static long tracer_wait(pid_t tid, int *status, int options)
+static long wait_task(pid_t tid, int *status, int options)
 {
-	return tracer_call(SYS_wait4, tid, (long)status, options, 0);
+	return sys_call(SYS_wait4, tid, (long)status, options, 0);
 }
 
-static void tracer_sleep_us(long us)
-{
-	struct timespec ts = {0, us * 1000};
-	tracer_call(SYS_nanosleep, (long)&ts, 0, 0, 0);
-}
-
-static void tracer_futex_wait(_Atomic int *word, int seen, long us)
+static void sleep_us(long us)
 {
 	struct timespec ts = {0, us * 1000};
-	tracer_call(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, seen, (long)&ts);
+	sys_call(SYS_nanosleep, (long)&ts, 0, 0, 0);
+}
+
+/* Waits while *word is seen, us microseconds at most (0: no limit). */
+static void futex_wait(_Atomic int *word, int seen, long us)
+{
+	struct timespec ts = {0, us * 1000};
+	sys_call(SYS_futex, (long)word, FUTEX_WAIT_PRIVATE, seen, us ? (long)&ts : 0);
+}
+
+static void futex_wake(_Atomic int *word)
+{
+	sys_call(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
 }
 
 /* epoll_wait is the one sleep a ptrace stop ends with EINTR (it returns -EINTR where poll returns
@@ -175,7 +167,7 @@ static void tracer_collect(struct tracer *t)
 			int st = 0;
 			if (t->state[k] != PENDING)
 				continue;
-			long r = tracer_wait(t->tids[k], &st, __WALL | WNOHANG);
+			long r = wait_task(t->tids[k], &st, __WALL | WNOHANG);
 			if (r == 0)
 				continue;
 			if (r < 0)
@@ -185,7 +177,7 @@ static void tracer_collect(struct tracer *t)
 			waiting--;
 		}
 		if (waiting)
-			tracer_sleep_us(100);
+			sleep_us(100);
 	}
 }
 
@@ -212,9 +204,9 @@ static int tracer_main(void *arg)
 	for (int phase = MORE; phase == MORE;) {
 		tracer_batch(t);
 		atomic_store(&t->phase, STOPPED);
-		tracer_call(SYS_futex, (long)&t->phase, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
+		futex_wake(&t->phase);
 		while ((phase = atomic_load(&t->phase)) == STOPPED)
-			tracer_futex_wait(&t->phase, STOPPED, 100000);
+			futex_wait(&t->phase, STOPPED, 100000);
 	}
 	for (size_t i = 0; i < t->filled; i++)
 		sys_ptrace(PTRACE_DETACH, t->held[i], NULL, (void *)(uintptr_t)t->sig[i]);
@@ -238,7 +230,7 @@ static void tracer_end(void)
 	atomic_store(&tracer->phase, RELEASE);
 	futex_wake(&tracer->phase);
 	int st;
-	while (syscall(SYS_wait4, tracer_pid, &st, __WALL, NULL) < 0 && errno == EINTR)
+	while (wait_task(tracer_pid, &st, __WALL) == -EINTR)
 		;
 	tracer_pid = 0;
 }
@@ -251,8 +243,7 @@ static int tracer_wait_batch(void)
 	while (atomic_load(&t->phase) != STOPPED) {
 		futex_wait(&t->phase, atomic_load(&t->phase), 10000);
 		int st;
-		if (atomic_load(&t->phase) != STOPPED &&
-		    syscall(SYS_wait4, tracer_pid, &st, __WALL | WNOHANG, NULL) != 0) {
+		if (atomic_load(&t->phase) != STOPPED && wait_task(tracer_pid, &st, __WALL | WNOHANG) != 0) {
 			tracer_pid = 0;
 			return -1;
 		}
@@ -349,7 +340,7 @@ static void stop_handler(int sig, siginfo_t *info, void *ucontext)
 		t->tp = (uintptr_t)__builtin_thread_pointer();
 		atomic_fetch_add(&stw.filled, 1);
 		while (!atomic_load(&stw.release))
-			syscall(SYS_futex, &stw.release, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+			futex_wait(&stw.release, 0, 0);
 	}
 	atomic_fetch_sub(&stw.inside, 1);
 	errno = e;
@@ -389,7 +380,7 @@ static int pick_signal(void)
 static size_t signal_batch(const pid_t *tids, size_t n)
 {
 	for (size_t k = 0; stw.sig && k < n; k++)
-		stw.signalled += syscall(SYS_tgkill, getpid(), tids[k], stw.sig) == 0;
+		stw.signalled += sys_call(SYS_tgkill, getpid(), tids[k], stw.sig, 0) == 0;
 	for (int ms = 0; stw.signalled && atomic_load(&stw.filled) < stw.signalled && ms < STOP_WAIT_MS; ms++)
 		sleep_us(1000);
 	size_t filled = atomic_load(&stw.filled);
@@ -417,7 +408,7 @@ static size_t stop_by_signal(const pid_t *tids, size_t n)
 static void resume_signalled(void)
 {
 	atomic_store(&stw.release, 1);
-	syscall(SYS_futex, &stw.release, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	futex_wake(&stw.release);
 	for (int ms = 0; atomic_load(&stw.inside) && ms < 1000; ms++)
 		sleep_us(1000);
 	if (stw.sig && atomic_load(&stw.claimed) >= stw.signalled && !atomic_load(&stw.inside))
@@ -479,9 +470,4 @@ void ct_world_resume(void)
 	else if (world.how == CT_STOP_SIGNAL)
 		resume_signalled();
 	errno = e;
-}
-
-enum ct_stop_how ct_world_how(void)
-{
-	return world.how;
 }

@@ -18,9 +18,6 @@ struct ct_stopped {
 	uintptr_t regs[CT_STOP_REGS];
 };
 
-/* How the last ct_world_stop stopped the threads. */
-enum ct_stop_how { CT_STOP_NONE, CT_STOP_PTRACE, CT_STOP_SIGNAL };
-
 /* At start-up: reads CTRACK_SCAN_STOP (common/rules.h). */
 void ct_world_init(void);
 /* Stops the threads tids[0..n) (none of them the calling thread): by ptrace when the kernel allows
@@ -39,7 +36,5 @@ size_t ct_world_stop(const pid_t *tids, size_t n, const struct ct_stopped **v);
 size_t ct_world_more(const pid_t *tids, size_t n);
 /* Lets the threads of the last ct_world_stop go, with the signals the stop held back for them. */
 void ct_world_resume(void);
-/* How the last stop went. */
-enum ct_stop_how ct_world_how(void);
 
 #endif

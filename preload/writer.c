@@ -430,14 +430,8 @@ void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
  * program and its number reused for one of the program's files. */
 static uint64_t rss_bytes(void)
 {
-	char buf[128];
-	if (ct_proc_read("/proc/self/statm", buf, sizeof(buf), 0) < 0)
-		return 0;
-	const char *p = strchr(buf, ' ');
-	uint64_t pages = 0;
-	for (p = p ? p + 1 : buf; *p >= '0' && *p <= '9'; p++)
-		pages = pages * 10 + (uint64_t)(*p - '0');
-	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t rss;
+	return ct_procstatm(NULL, &rss, NULL) == 0 ? rss : 0;
 }
 
 /* The clock's step, the RSS samples and the writer's waits follow the run's age, so that a run of
