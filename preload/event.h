@@ -64,6 +64,13 @@ static inline unsigned ct_event_words(uint64_t w0)
 	unsigned kind = CT_EV_KIND(w0);
 	return kind == CT_EV_RFAIL ? 2 : kind == CT_EV_RFREE ? 1 : 3;
 }
+/* Whether the event ends its block: published before the real free, the block may be gone already
+ * (the leak scan takes such blocks as reachable until the writer matches the event). */
+static inline int ct_event_ends_block(uint64_t w0)
+{
+	unsigned kind = CT_EV_KIND(w0);
+	return kind == CT_EV_FREE || kind == CT_EV_RBEGIN || kind == CT_EV_RFREE;
+}
 /* An event's sequence number; every kind but RFREE has one. */
 static inline uint32_t ct_event_seq(const uint64_t *w)
 {

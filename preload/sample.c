@@ -324,8 +324,9 @@ void ct_sample_unlock_all(int child)
 	}
 }
 
-static void undraw(struct ct_slot *s)
+static void undraw(struct ct_slot *s, void *arg)
 {
+	(void)arg;
 	s->sample_left = 0;
 }
 
@@ -358,7 +359,7 @@ void ct_sample_stop(void)
 	if (all) /* ... else it is inside a set operation of its own: leave the set to it */
 		empty_all();
 	__atomic_store_n(&ct_sampler.rate, 0, __ATOMIC_RELEASE);
-	ct_slot_each(undraw);
+	ct_slot_each(undraw, NULL);
 	atomic_store(&draws, 0);
 	for (unsigned i = 0; i < SHARDS; i++)
 		if (held[i])

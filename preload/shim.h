@@ -168,6 +168,10 @@ void ct_track_defer_end(int64_t pair, void *old, void *p, size_t size, const str
 /* Writes the events that signal handlers left while the calling thread was reporting. With the
  * guard set (hooks.c); ct_defer_pending() says whether there are any. */
 void ct_track_deferred(void) CT_HIDDEN;
+/* Calls fn with the address of every block that a waiting deferred event ends (its real free may
+ * have run), in every thread's buffer: for the leak scan, with the other threads stopped. A thread
+ * running on may leave a stale entry: it is only taken as a root. */
+void ct_track_each_deferred_end(void (*fn)(uint64_t p, void *arg), void *arg) CT_HIDDEN;
 /* Tracing is on and this process owns the trace (not a vfork child or an unfollowed fork). */
 int ct_track_owns(void) CT_HIDDEN;
 void ct_track_before_exec(const char *path) CT_HIDDEN;

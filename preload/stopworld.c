@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -65,6 +66,7 @@ struct tracer {
 	_Atomic int phase; /* STOPPING a batch; STOPPED (or refused): the writer lists again or scans;
 	                      MORE: a batch to stop; RELEASE: let them all go */
 	uint8_t state[CT_STOP_MAX]; /* the batch's */
+	pid_t program;              /* the program's pid: the tracer's parent while it lives */
 	pid_t held[CT_STOP_MAX];    /* the thread of each of v */
 	int sig[CT_STOP_MAX];       /* the signal it was stopped delivering: handed back at the detach */
 };
@@ -198,9 +200,21 @@ static void tracer_batch(struct tracer *t)
 		tracer_collect(t);
 }
 
+/* The tracer dies with the writer, its parent: when the program dies in a scan (a crash of any of
+ * its threads, a SIGKILL), a tracer waiting on for the writer's word held a traced thread, which
+ * kept the dead program from being reaped, and the program's parent waited forever. */
+static int tracer_orphaned(const struct tracer *t)
+{
+	if (sys_call(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0) < 0)
+		return 1;
+	return sys_call(SYS_getppid, 0, 0, 0, 0) != t->program; /* it died before the prctl */
+}
+
 static int tracer_main(void *arg)
 {
 	struct tracer *t = arg;
+	if (tracer_orphaned(t))
+		return 0;
 	for (int phase = MORE; phase == MORE;) {
 		tracer_batch(t);
 		atomic_store(&t->phase, STOPPED);
@@ -274,6 +288,7 @@ static long stop_by_ptrace(const pid_t *tids, size_t n)
 	t->v = world.v;
 	t->filled = 0;
 	t->refused = 0;
+	t->program = getpid();
 	atomic_store(&t->phase, STOPPING);
 	sigset_t all, old;
 	sigfillset(&all);

@@ -154,16 +154,16 @@ void ct_slot_after_fork(void)
 		free_others(t->s, tp);
 }
 
-static void each_in(struct ct_slot *t, void (*fn)(struct ct_slot *))
+static void each_in(struct ct_slot *t, void (*fn)(struct ct_slot *, void *), void *arg)
 {
 	for (uint32_t i = 0; i < CT_SLOT_COUNT; i++)
 		if (atomic_load_explicit(&t[i].owner, memory_order_acquire) > FREE)
-			fn(&t[i]);
+			fn(&t[i], arg);
 }
 
-void ct_slot_each(void (*fn)(struct ct_slot *))
+void ct_slot_each(void (*fn)(struct ct_slot *, void *), void *arg)
 {
-	each_in(ct_slot_table, fn);
+	each_in(ct_slot_table, fn, arg);
 	for (struct table *t = atomic_load(&more); t; t = atomic_load(&t->next))
-		each_in(t->s, fn);
+		each_in(t->s, fn, arg);
 }

@@ -52,9 +52,10 @@ struct ct_slot *ct_slot_find(uintptr_t tp) __attribute__((visibility("hidden")))
 void ct_slot_release(void) __attribute__((visibility("hidden")));
 /* In a fork child (one thread): every slot but the caller's is freed, emptied. */
 void ct_slot_after_fork(void) __attribute__((visibility("hidden")));
-/* Calls fn with every claimed slot, other threads' included: fn may write only a word that no owner
- * is using meanwhile (the caller says why; sample.c's countdowns while no hook samples). */
-void ct_slot_each(void (*fn)(struct ct_slot *)) __attribute__((visibility("hidden")));
+/* Calls fn(slot, arg) with every claimed slot, other threads' included: fn may write only a word
+ * that no owner is using meanwhile (the caller says why; sample.c's countdowns while no hook
+ * samples). */
+void ct_slot_each(void (*fn)(struct ct_slot *, void *), void *arg) __attribute__((visibility("hidden")));
 
 /* x86_64: the TCB's first word points to itself (the TLS ABI); glibc's struct pthread begins
  * there, so it is unique among live threads and constant for a thread's life. */

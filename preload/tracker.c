@@ -551,6 +551,32 @@ void ct_track_deferred(void)
 		atomic_fetch_add_explicit(&ct_losses.in_signal, lost, memory_order_relaxed);
 }
 
+struct deferred_end_visit {
+	void (*fn)(uint64_t p, void *arg);
+	void *arg;
+};
+
+static void visit_deferred_ends(struct ct_slot *s, void *arg)
+{
+	const struct deferred_end_visit *v = arg;
+	struct ct_thread *t = s->thread;
+	uint32_t tail = atomic_load_explicit(&s->defer.tail, memory_order_relaxed);
+	if (!t || tail - s->defer.head > CT_DEFER_ENTRIES) /* none, or read while moving */
+		return;
+	for (uint32_t pos = s->defer.head; pos != tail; pos++) {
+		const struct ct_defer_entry *e = ct_defer_at(&t->defer, pos);
+		/* READY comes before the real free (hooks.c); one not ready yet has not freed */
+		if (e->state == CT_DEFER_READY && ct_event_ends_block(e->w[0]))
+			v->fn(CT_EV_PTR(e->w[0]), v->arg);
+	}
+}
+
+void ct_track_each_deferred_end(void (*fn)(uint64_t p, void *arg), void *arg)
+{
+	struct deferred_end_visit v = {fn, arg};
+	ct_slot_each(visit_deferred_ends, &v);
+}
+
 /* n entries of the thread's buffer for a signal handler: the first one's position, or -1 (the
  * event is counted and dropped): the buffer is full, or the thread has none yet (the interrupted
  * report is its first, and had not made its state yet). */

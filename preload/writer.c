@@ -396,12 +396,6 @@ static int pump(void)
 
 /* ---- events not matched yet, for the leak scan ---- */
 
-static int ends_block(uint64_t w0)
-{
-	unsigned kind = CT_EV_KIND(w0);
-	return kind == CT_EV_FREE || kind == CT_EV_RBEGIN || kind == CT_EV_RFREE;
-}
-
 void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
 {
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
@@ -412,7 +406,7 @@ void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
 		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
 		while (t < h) { /* what the ring holds past the writer: whole events, in order */
 			uint64_t w0 = r->words[t & CT_RING_MASK];
-			if (ends_block(w0))
+			if (ct_event_ends_block(w0))
 				fn(CT_EV_PTR(w0), arg);
 			t += ct_event_words(w0);
 		}
@@ -421,9 +415,10 @@ void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
 		 * thread running on, one the signal could not stop, may leave them meanwhile: a stale word
 		 * is only taken as a root. */
 		const uint64_t *w = st == CT_RING_ACTIVE ? atomic_load(&r->inflight) : NULL;
-		if (w && ends_block(w[0]))
+		if (w && ct_event_ends_block(w[0]))
 			fn(CT_EV_PTR(w[0]), arg);
 	}
+	ct_track_each_deferred_end(fn, arg); /* and those not in a ring yet */
 }
 
 /* ---- time, memory samples, flushing ---- */

@@ -28,8 +28,9 @@ void ct_writer_mark(const char *name) CT_HIDDEN; /* sync, MARK record, flush to 
 int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES]) CT_HIDDEN;
 /* On the writer, in a leak scan with the program's threads stopped: calls fn(p, arg) for every
  * block the matcher still has live though a thread has reported its free: a FREE (or a realloc's
- * start or free of the old block) published after the writer's last drain, or one a stopped thread
- * waits to publish. Such a block is no leak: the scan takes it as reachable. */
+ * start or free of the old block) published after the writer's last drain, one a stopped thread
+ * waits to publish, or one a signal handler left for the report it interrupted. Such a block is no
+ * leak: the scan takes it as reachable. */
 void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg) CT_HIDDEN;
 /* The bytes the writer holds that give_back returns to the system (compressor, buffers, tables,
  * its stack); an estimate, read without the writer's lock. */

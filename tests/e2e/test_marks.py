@@ -7,16 +7,21 @@
 # stopped by ptrace and by the fallback's signal; and tests/progs/check_sleepers.c: checks while
 # threads sleep in nanosleep, clock_nanosleep, poll, select, read and epoll_wait, whose calls go on
 # undisturbed;
-# tests/progs/check_churn.c: checks while threads are created and end and SIGALRM comes every ms.
+# tests/progs/check_churn.c: checks while threads are created and end and SIGALRM comes every ms;
+# tests/progs/check_bigfree.c: checks while threads free blocks the kernel takes back at once, and a
+# program killed in the middle of its checks; tests/progs/check_deferred.c: checks while a thread
+# stands in a signal handler that freed a block in the middle of the shim's report.
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-prog, src, check_threads, check_src, sleepers, sleepers_src, churn = env.progs
+prog, src, check_threads, check_src, sleepers, sleepers_src, churn, bigfree, deferred = env.progs
 LINES = ct.line_markers(src)
 with open(src) as f:
     text = f.read()
@@ -160,5 +165,51 @@ for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
     r, _ = env.run_ctrack([churn], d, opts=("-o", d + "/trace.zst"), **kw)
     env.eq("churn (%s): exit 0, every check answers the 100 bytes lost" % how, (r.returncode, r.stdout),
            (0, b"checks: 20 answered 100, 0 otherwise; alarms after them: yes\n"))
+
+# Checks while threads free large blocks (gone at once: the check must not read them) and while a
+# signal handler's free waits for the report it interrupted (a block being freed is no leak), by
+# both stops: every check answers the block lost, and the program lives through them all.
+plain = subprocess.run([bigfree], capture_output=True, timeout=60)
+env.eq("bigfree without ctrack", plain.stdout, b"checks: 0 answered 100, 400 otherwise\n")
+env.eq("deferred without ctrack", subprocess.run([deferred], capture_output=True, timeout=60).stdout,
+       b"untraced\n")
+for name, p, line in (("bigfree", bigfree, b"checks: 400 answered 100, 0 otherwise\n"),
+                      ("deferred", deferred, b"checks: 20 answered 100, 0 otherwise\n")):
+    for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
+        d = env.fresh_dir("%s-%s" % (name, how))
+        r, _ = env.run_ctrack([p], d, opts=("-o", d + "/trace.zst"), **kw)
+        env.eq("%s (%s): exit 0, every check answers the 100 bytes lost" % (name, how),
+               (r.returncode, r.stdout, r.stderr[-300:]), (0, line, b""))
+
+
+# A program killed (SIGKILL) while it checks over and over, so mostly in the middle of a stop: ctrack
+# reports the kill and ends. The tracer holding its threads outlived it, and the dead program could
+# not be reaped: ctrack waited forever (5 of 6 kills). Five kills at different moments of the checks.
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+for i in range(5):
+    d = env.fresh_dir("killed-%d" % i)
+    launcher = subprocess.Popen([env.ctrack, "-q", "-o", d + "/trace.zst", bigfree, "forever"], cwd=d,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    started = launcher.stdout.readline() == b"checking\n"
+    time.sleep(0.02 + 0.04 * i)
+    for pid in children(launcher.pid):
+        os.kill(pid, signal.SIGKILL)
+    try:
+        _, err = launcher.communicate(timeout=20)
+        ended = launcher.returncode
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        ended, err = "still waiting after 20 s", b""
+        subprocess.run(["pkill", "-KILL", "-P", "1", "-x", "ctrack-writer"])  # the stray tracer
+        launcher.communicate()
+    env.eq("killed in a check (%d): checks started, ctrack ends with the kill's status" % i,
+           (started, ended, b"SIGKILL" in err), (True, 128 + signal.SIGKILL, True))
 
 env.finish()

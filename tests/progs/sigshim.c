@@ -20,6 +20,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "shimspan.h"
+
 #define NOINLINE __attribute__((noinline))
 #define HANDLER_BLOCKS 400
 #define WAITS_WANTED 20
@@ -30,17 +32,6 @@ static volatile sig_atomic_t held, in_shim, in_wait;
 static uintptr_t shim_lo, shim_hi;
 static const char *const waits[WAITS] = {"sched_yield", "nanosleep", "clock_nanosleep", "syscall"};
 static uintptr_t wait_lo[WAITS], wait_hi[WAITS];
-
-/* The span of libctrack.so: the object whose malloc the program calls, when it is traced. */
-static void find_shim(void)
-{
-	struct dl_find_object obj;
-	void *sym = dlsym(RTLD_DEFAULT, "malloc");
-	if (!sym || _dl_find_object(sym, &obj) != 0 || !strstr(obj.dlfo_link_map->l_name, "/libctrack.so"))
-		return;
-	shim_lo = (uintptr_t)obj.dlfo_map_start;
-	shim_hi = (uintptr_t)obj.dlfo_map_end;
-}
 
 /* The spans of libc's wait functions, from their symbols' sizes. 0, or -1 when one is missing. */
 static int find_waits(void)
@@ -107,7 +98,7 @@ int main(void)
 {
 	if (find_waits() < 0)
 		return 2;
-	find_shim();
+	shim_span(&shim_lo, &shim_hi);
 	/* The thread's first event before the signals: a handler that interrupts that one has nowhere
 	 * to wait (its event would be dropped, with a NOTE). */
 	free(malloc(1));
