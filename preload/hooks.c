@@ -656,15 +656,29 @@ EXPORT size_t malloc_usable_size(void *p)
 
 /* ---- process and library life cycle ---- */
 
-static void before_exec(const char *path)
+/* 1 when after_exec must follow the exec's return: no leak scan runs meanwhile (writer.h). */
+static int before_exec(const char *path)
 {
+	int held = 0;
 	if (!ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE) {
 		int e = errno;
 		ct_in_shim = 1;
-		ct_track_before_exec(path);
+		held = ct_track_before_exec(path);
 		ct_in_shim = 0;
 		errno = e;
 	}
+	return held;
+}
+
+/* The exec failed (rc, with errno): scans may run again. */
+static int after_exec(int held, int rc)
+{
+	if (held) {
+		int e = errno;
+		ct_track_exec_failed();
+		errno = e;
+	}
+	return rc;
 }
 
 #define EXEC_HOOK(name, params, args, first) \
@@ -673,12 +687,12 @@ static void before_exec(const char *path)
 		static int(*real) params; \
 		if (!real) \
 			bind_next(&real, #name); \
-		before_exec(first); \
+		int held = before_exec(first); \
 		if (!real) { \
 			errno = ENOSYS; \
-			return -1; \
+			return after_exec(held, -1); \
 		} \
-		return real args; \
+		return after_exec(held, real args); \
 	}
 
 EXEC_HOOK(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp), path)

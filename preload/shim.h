@@ -174,7 +174,9 @@ void ct_track_deferred(void) CT_HIDDEN;
 void ct_track_each_deferred_end(void (*fn)(uint64_t p, void *arg), void *arg) CT_HIDDEN;
 /* Tracing is on and this process owns the trace (not a vfork child or an unfollowed fork). */
 int ct_track_owns(void) CT_HIDDEN;
-void ct_track_before_exec(const char *path) CT_HIDDEN;
+/* Before an exec: 1 when ct_track_exec_failed must follow the exec's return (ct_writer_exec). */
+int ct_track_before_exec(const char *path) CT_HIDDEN;
+void ct_track_exec_failed(void) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;
 void ct_track_after_dlclose(void) CT_HIDDEN;
 void ct_track_finish(void) CT_HIDDEN;

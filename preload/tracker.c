@@ -890,12 +890,16 @@ int ct_track_owns(void)
 	return atomic_load(&ct_state) == CT_ACTIVE && getpid() == traced_pid;
 }
 
-void ct_track_before_exec(const char *path)
+int ct_track_before_exec(const char *path)
 {
 	/* A vfork child shares our memory and our writer but ran no fork handler: it must not
-	 * write into the parent's trace. */
-	if (getpid() == traced_pid)
-		ct_writer_exec(path);
+	 * write into the parent's trace (nor take its lock, which its exec would leave held). */
+	return getpid() == traced_pid ? ct_writer_exec(path) : 0;
+}
+
+void ct_track_exec_failed(void)
+{
+	ct_writer_exec_failed();
 }
 
 void ct_track_crash(int sig, const void *ucontext)

@@ -934,8 +934,9 @@ static int on_writer(void)
 /* Hands q to the writer and waits until it is served (at most ~5 s: a writer that died leaves the
  * program running). A scan's roots are the asker's: CHECK and FINISH take them here, under the lock,
  * from sp up (FINISH: from the first frame outside the exit machinery). Returns 0 once served, or -1
- * when there is no writer or it did not answer. */
-static int request(struct request *q, const void *sp)
+ * when there is no writer or it did not answer; with keep_lock the request lock stays held when the
+ * writer was asked (0, or 1 when it did not answer), and -1 says it is not. */
+static int request_held(struct request *q, const void *sp, int keep_lock)
 {
 	if (!w.running)
 		return -1;
@@ -959,8 +960,15 @@ static int request(struct request *q, const void *sp)
 		struct timespec ts = {0, 50000};
 		nanosleep(&ts, NULL);
 	}
-	pthread_mutex_unlock(&req_lock);
-	return atomic_load(&w.done) == ticket ? 0 : -1;
+	if (!keep_lock)
+		pthread_mutex_unlock(&req_lock);
+	return atomic_load(&w.done) == ticket ? 0 : keep_lock ? 1 : -1;
+}
+
+/* Returns 0 once served, or -1 (as above); the lock is let go. */
+static int request(struct request *q, const void *sp)
+{
+	return request_held(q, sp, 0) == 0 ? 0 : -1;
 }
 
 void ct_writer_main_exited(void)
@@ -1320,10 +1328,15 @@ void ct_writer_sync(void)
 	request(&q, NULL);
 }
 
-void ct_writer_exec(const char *path)
+int ct_writer_exec(const char *path)
 {
 	struct request q = {.op = REQ_EXEC, .text = path};
-	request(&q, NULL);
+	return on_writer() ? 0 : request_held(&q, NULL, 1) >= 0;
+}
+
+void ct_writer_exec_failed(void)
+{
+	pthread_mutex_unlock(&req_lock);
 }
 
 void ct_writer_mark(const char *name)

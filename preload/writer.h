@@ -13,10 +13,15 @@
 #include "shim.h"
 
 /* ---- writer.c: the thread, the zstd stream, the file ---- */
-int ct_writer_start(int fd) CT_HIDDEN;           /* 0 or -errno */
-void ct_writer_wake(void) CT_HIDDEN;             /* a ring is filling up */
-void ct_writer_sync(void) CT_HIDDEN;             /* wait until all published events are written */
-void ct_writer_exec(const char *path) CT_HIDDEN; /* sync, EXEC record, flush to the file */
+int ct_writer_start(int fd) CT_HIDDEN; /* 0 or -errno */
+void ct_writer_wake(void) CT_HIDDEN;   /* a ring is filling up */
+void ct_writer_sync(void) CT_HIDDEN;   /* wait until all published events are written */
+/* Before the program's exec: sync, EXEC record, flush to the file. 1 when it holds the request lock
+ * from then on, so that no leak scan stops the threads while the exec runs (a stop then, refused by
+ * ptrace, fell back to the signal, which stayed pending across the exec and killed the new program):
+ * the caller hands it back with ct_writer_exec_failed once the exec returned. */
+int ct_writer_exec(const char *path) CT_HIDDEN;
+void ct_writer_exec_failed(void) CT_HIDDEN;
 /* The calls below that scan for leaks take the caller's stack from sp up as roots: sp must lie below
  * every frame of the program's, with the caller's registers spilled above it (e.g. a jmp_buf). */
 /* Drain, the leak scan, END record, stop the thread. */
