@@ -4,8 +4,9 @@
 # (skipped when sqlite3 is not installed). Each program also runs under valgrind; the page
 # (tests/browser/real_test.mjs) must load without an error, request or console message on any view, show
 # valgrind's total heap usage in its header, chart more than 50 points of heap, and after a drag across
-# the middle third of the heap chart show in every view (top sites, call trees, flame graph, histogram)
-# what this script computes itself from the page's data document for the slices of that window.
+# the middle third of the allocations on the heap chart (by count) show in every view (top sites, call
+# trees, flame graph, histogram) what this script computes itself from the page's data document for the
+# slices of that window.
 # Screenshots of every view, for the whole run and for the window, go to SHOTS/<program>/.
 # Usage: test_html_real.py CTRACK ANALYZE VALGRIND SCRATCH SRC_ROOT REAL_TEST_MJS SHOTS
 # Without Chromium, node or tests/browser/node_modules the browser part is skipped (exit 77 when all
@@ -188,6 +189,22 @@ def check_heap_chart(name, d, b):
     env.check(name + ": four charts drawn", len(charts) == 4, repr(charts))
 
 
+def allocation_thirds(d):
+    """The site slices (fractional) where the allocations reach a third and two thirds of their count:
+    the window real_test.mjs drags (from the heap slice where a third is reached to the end of the one
+    where two thirds are)."""
+    tl = d["timeline"]
+    a, total, cum, lo, hi = tl["allocs"], sum(tl["allocs"]), 0, 0, len(tl["allocs"])
+    for i, k in enumerate(a):
+        if cum < total / 3 <= cum + k:
+            lo = i
+        if cum < 2 * total / 3 <= cum + k:
+            hi = i + 1
+        cum += k
+    per = tl["width_us"] / (tl.get("site_width_us") or tl["width_us"])  # site slices per heap slice
+    return lo * per, hi * per
+
+
 def check_views(name, d, got, costs, whole):
     """One observation (the whole run or the window) against the figures computed from the data."""
     what = name + (": whole run" if whole else ": window")
@@ -281,8 +298,9 @@ def check_browser(name, d, b, vg, exact):
               repr(whole))
     a, z = b["window"]["state"]
     near = 2 + 2 * b["window"]["slices_per_px"]  # the drag ends on whole pixels
-    env.check(name + ": the drag selected the middle third (slices %d to %d of %d)" % (a, z, ns),
-              abs(a - ns / 3) <= near and abs(z - 2 * ns / 3) <= near, repr(b["window"]))
+    lo, hi = allocation_thirds(d)
+    env.check(name + ": the drag selected the middle third of the allocations (slices %d to %d of %d, want %.1f "
+              "to %.1f)" % (a, z, ns, lo, hi), abs(a - lo) <= near and abs(z - hi) <= near, repr(b["window"]))
     texts = check_views(name, d, b["window"], window_costs(d, a, z), False)
     w = d["timeline"]["site_width_us"] / 1e6
     want_text = "window: %.*f s \u2013 %.*f s" % ((3 if d["meta"]["runtime_us"] >= 1e5 else 6), a * w,
