@@ -390,7 +390,9 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
 /* ---- events ---- */
 
 /* A full ring waits for the writer, which may need this very core: yield, then sleep briefly. Not
- * once tracing has stopped: the writer may be gone (give_back), and the event is dropped. */
+ * once tracing has stopped: the writer may be gone (give_back), and the event is dropped. The sleep
+ * is the system call itself, not nanosleep(), a cancellation point: a thread cancelled in here left
+ * the shim's frames with its guard up and its event lost. */
 static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 {
 	atomic_store(&t->ring->inflight, w);
@@ -402,7 +404,7 @@ static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 			sched_yield();
 		} else {
 			struct timespec ts = {0, 50000};
-			nanosleep(&ts, NULL);
+			syscall(SYS_nanosleep, &ts, NULL);
 		}
 	}
 	atomic_store(&t->ring->inflight, NULL);

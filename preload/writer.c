@@ -947,6 +947,12 @@ static int request_held(struct request *q, const void *sp, int keep_lock)
 		serve_op(q);
 		return 0;
 	}
+	/* No cancellation in here (nanosleep is a cancellation point): a thread cancelled while it
+	 * waited left the lock held, and every later request (the exit's) waited for ever, or its stack
+	 * went while the scan read it as roots (tests/progs/check_cancel.c). A cancel waits for the
+	 * program's next cancellation point. */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&req_lock);
 	if (scans)
 		ct_leakscan_prepare(sp, q->op == REQ_FINISH);
@@ -962,6 +968,7 @@ static int request_held(struct request *q, const void *sp, int keep_lock)
 	}
 	if (!keep_lock)
 		pthread_mutex_unlock(&req_lock);
+	pthread_setcancelstate(cancel, NULL);
 	return atomic_load(&w.done) == ticket ? 0 : keep_lock ? 1 : -1;
 }
 
