@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "control.h"
 #include "shim.h"
@@ -26,8 +27,11 @@ void ctrack_shim_mark_v1(const char *name)
 __attribute__((noinline)) int ct_control_check(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 {
 	/* The caller's callee-saved registers may hold its only pointer to a block: those this frame
-	 * has not pushed yet are spilled here, and the scan takes this frame and all above it. */
+	 * has not pushed yet are spilled here, and the scan takes this frame and all above it. Zeroed
+	 * first: setjmp leaves the buffer's signal mask (128 bytes) as the stack held it, and a dead
+	 * word there (a signal frame's saved register, say) made a lost block reachable. */
 	jmp_buf regs;
+	memset(regs, 0, sizeof(regs));
 	setjmp(regs);
 	return ct_track_owns() ? ct_writer_check(regs, lost, blocks) : -1;
 }
@@ -35,7 +39,7 @@ __attribute__((noinline)) int ct_control_check(uint64_t lost[CT_CLASSES], uint64
 long long ctrack_shim_check_leaks_v1(void)
 {
 	int e = errno;
-	uint64_t lost[CT_CLASSES], blocks[CT_CLASSES];
+	uint64_t lost[CT_CLASSES] = {0}, blocks[CT_CLASSES] = {0}; /* scanned as roots: no stale words */
 	long long lost_bytes = -1;
 	if (ct_control_check(lost, blocks) == 0)
 		lost_bytes = (long long)(lost[CT_CLASS_DEFINITE] + lost[CT_CLASS_INDIRECT]);

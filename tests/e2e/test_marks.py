@@ -12,7 +12,7 @@
 # program killed in the middle of its checks; tests/progs/check_deferred.c: checks while a thread
 # stands in a signal handler that freed a block in the middle of the shim's report;
 # tests/progs/check_exec.c: checks while another thread execs, 20 generations; tests/progs/check_cancel.c:
-# a thread cancelled while it checks.
+# a thread cancelled while it checks; tests/progs/check_in_handler.c: checks from a signal handler.
 import os
 import re
 import signal
@@ -23,7 +23,8 @@ import time
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-prog, src, check_threads, check_src, sleepers, sleepers_src, churn, bigfree, deferred, execs, cancel = env.progs
+(prog, src, check_threads, check_src, sleepers, sleepers_src, churn, bigfree, deferred, execs, cancel,
+ in_handler) = env.progs
 LINES = ct.line_markers(src)
 with open(src) as f:
     text = f.read()
@@ -202,6 +203,16 @@ for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
     r, _ = env.run_ctrack([cancel], d, opts=("-o", d + "/trace.zst"), timeout=60, **kw)
     env.eq("checking threads cancelled (%s): exit 0, the last check answers the 100 bytes lost" % how,
            (r.returncode, r.stdout, r.stderr[-300:]), (0, b"after 20 cancels: check 100\n", b""))
+
+# Checks from a SIGALRM handler (every 2 ms) while main checks 200 times, by both stops: a handler over
+# main's own check answers -1 at once (it waited for ever before 2026-12-07), every other answer is the
+# 100 bytes lost (the first after a handler's answered 0 now and then: a dead word in the shim's frame).
+for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
+    d = env.fresh_dir("in-handler-" + how)
+    r, _ = env.run_ctrack([in_handler], d, opts=("-o", d + "/trace.zst"), timeout=60, **kw)
+    env.eq("checks from a signal handler (%s): exit 0, every answer right" % how,
+           (r.returncode, r.stdout, r.stderr[-300:]),
+           (0, b"main: 200 of 200 answered 100; handler: every answer 100 or -1: yes, some: yes\n", b""))
 
 
 # A program killed (SIGKILL) while it checks over and over, so mostly in the middle of a stop: ctrack
