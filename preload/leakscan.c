@@ -737,18 +737,18 @@ void ct_leakscan_help(void)
 {
 	if (!__atomic_load_n(&help.r, __ATOMIC_SEQ_CST))
 		return;
+	/* The program's handlers wait until this thread is out: one that allocated on a full ring, or
+	 * asked the writer for a check or the exit's scan, would wait for the writer, which waits for
+	 * this thread to leave. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	__atomic_fetch_add(&help.inside, 1, __ATOMIC_SEQ_CST);
 	struct ct_reach *r = __atomic_load_n(&help.r, __ATOMIC_SEQ_CST);
-	if (r && !__atomic_exchange_n(&help.taken, 1, __ATOMIC_SEQ_CST)) {
-		/* The program's handlers wait until the marking is over: one that allocated on a full
-		 * ring would wait for the writer, which waits for this thread. */
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (r && !__atomic_exchange_n(&help.taken, 1, __ATOMIC_SEQ_CST))
 		ct_reach_help(r);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
 	__atomic_fetch_sub(&help.inside, 1, __ATOMIC_SEQ_CST);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* A heap smaller than both takes the writer a few milliseconds at most: not worth a handover (and

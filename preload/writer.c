@@ -112,7 +112,8 @@ static struct {
 } w;
 
 static pthread_mutex_t req_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic pid_t req_owner; /* the thread holding req_lock (request_lock), 0 when none */
+static _Atomic pid_t req_owner;     /* the thread holding req_lock (request_lock), 0 when none */
+static _Atomic uint32_t req_ticket; /* its request's ticket */
 static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* the thread's end: finish, give_back */
 
@@ -932,21 +933,44 @@ static int on_writer(void)
 	return w.running && pthread_equal(pthread_self(), w.thread);
 }
 
-/* req_lock, taken and let go with every signal blocked, so that a signal handler that interrupts its
- * owner finds req_owner set: a request from there (a check in a handler, over a check of the same
- * thread) cannot wait for a lock its own thread holds, and returns -1 instead of waiting for ever.
- * 0 with the lock held, -1 when the calling thread holds it already. */
-static int request_lock(void)
+/* Whether the request of this ticket was served (the writer's done counter is at it or past it: a
+ * nested request's, made after it, moved it past). */
+static int served_at(uint32_t ticket)
 {
-	pid_t me = (pid_t)syscall(SYS_gettid);
-	if (atomic_load(&req_owner) == me)
-		return -1;
-	sigset_t all, old;
+	return (int32_t)(atomic_load(&w.done) - ticket) >= 0;
+}
+
+/* Waits (about 5 s at most) until the request of this ticket is served; the scan's helper marks
+ * meanwhile. */
+static void wait_served(uint32_t ticket, int scans)
+{
+	for (int i = 0; !served_at(ticket) && i < 100000; i++) {
+		if (scans)
+			ct_leakscan_help(); /* marks with the writer while its scan is open */
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Takes req_lock with every signal blocked (*old: the mask to put back), so that a signal handler
+ * that interrupts its owner finds req_owner and req_ticket set: a request from there (a check in a
+ * handler over a check of the same thread, or exit() there) cannot wait for a lock its own thread
+ * holds (it waited for ever); it waits for that request to be served instead, then makes its own
+ * under the same lock. 0 with the lock taken, 1 when the calling thread held it already. */
+static int request_lock(sigset_t *old)
+{
+	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	if (atomic_load(&req_owner) == me) {
+		pthread_sigmask(SIG_SETMASK, old, NULL); /* handlers over this wait may nest as well */
+		wait_served(atomic_load(&req_ticket), 0);
+		pthread_sigmask(SIG_SETMASK, &all, NULL);
+		return 1;
+	}
 	pthread_mutex_lock(&req_lock);
 	atomic_store(&req_owner, me);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
 
@@ -964,7 +988,8 @@ static void request_unlock(void)
  * program running). A scan's roots are the asker's: CHECK and FINISH take them here, under the lock,
  * from sp up (FINISH: from the first frame outside the exit machinery). Returns 0 once served, or -1
  * when there is no writer or it did not answer; with keep_lock the request lock stays held when the
- * writer was asked (0, or 1 when it did not answer), and -1 says it is not. */
+ * writer was asked (0, or 1 when it did not answer), and -1 says it is not. A request nested in the
+ * thread's own (request_lock) returns 2 once served (-1 if not), its lock left to the one under way. */
 static int request_held(struct request *q, const void *sp, int keep_lock)
 {
 	if (!w.running)
@@ -981,37 +1006,37 @@ static int request_held(struct request *q, const void *sp, int keep_lock)
 	 * went while the scan read it as roots (tests/progs/check_cancel.c). A cancel waits for the
 	 * program's next cancellation point. */
 	int cancel;
+	sigset_t old;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	if (request_lock() < 0) {
-		pthread_setcancelstate(cancel, NULL);
-		return -1;
-	}
+	int nested = request_lock(&old);
+	uint32_t outer = atomic_load(&req_ticket);
 	if (scans)
 		ct_leakscan_prepare(sp, q->op == REQ_FINISH);
 	w.q = q;
 	uint32_t ticket = atomic_fetch_add(&w.req, 1) + 1;
+	atomic_store(&req_ticket, ticket);
+	pthread_sigmask(SIG_SETMASK, &old, NULL); /* from here a handler's request waits for this one */
 	ct_writer_wake();
-	int i = 0;
-	for (; atomic_load(&w.done) != ticket && i < 100000; i++) {
-		if (scans)
-			ct_leakscan_help(); /* marks with the writer while its scan is open */
-		struct timespec ts = {0, 50000};
-		nanosleep(&ts, NULL);
-	}
+	wait_served(ticket, scans);
 	/* Read before the lock goes: the next request (another thread's, or a signal handler's on this
 	 * one once request_unlock lets signals in) moves done past the ticket, and a check that was
 	 * served answered -1 (1 in 200 of tests/progs/check_in_handler.c's). */
-	int served = atomic_load(&w.done) == ticket;
-	if (!keep_lock)
+	int served = served_at(ticket);
+	if (nested)
+		atomic_store(&req_ticket, outer);
+	else if (!keep_lock)
 		request_unlock();
 	pthread_setcancelstate(cancel, NULL);
+	if (nested)
+		return served ? 2 : -1;
 	return served ? 0 : keep_lock ? 1 : -1;
 }
 
 /* Returns 0 once served, or -1 (as above); the lock is let go. */
 static int request(struct request *q, const void *sp)
 {
-	return request_held(q, sp, 0) == 0 ? 0 : -1;
+	int rc = request_held(q, sp, 0);
+	return rc == 0 || rc == 2 ? 0 : -1;
 }
 
 void ct_writer_main_exited(void)
@@ -1375,7 +1400,8 @@ void ct_writer_sync(void)
 int ct_writer_exec(const char *path)
 {
 	struct request q = {.op = REQ_EXEC, .text = path};
-	return on_writer() ? 0 : request_held(&q, NULL, 1) >= 0;
+	int rc = on_writer() ? -1 : request_held(&q, NULL, 1);
+	return rc == 0 || rc == 1; /* holds the lock: not nested (2), nor refused (-1) */
 }
 
 void ct_writer_exec_failed(void)

@@ -205,14 +205,21 @@ for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
            (r.returncode, r.stdout, r.stderr[-300:]), (0, b"after 20 cancels: check 100\n", b""))
 
 # Checks from a SIGALRM handler (every 2 ms) while main checks 200 times, by both stops: a handler over
-# main's own check answers -1 at once (it waited for ever before 2026-12-07), every other answer is the
-# 100 bytes lost (the first after a handler's answered 0 now and then: a dead word in the shim's frame).
+# main's own check waits for it, then checks (it waited for ever before 2026-12-07); every answer is
+# the 100 bytes lost (the first after a handler's answered 0 now and then: a dead word in the shim's
+# frame). And exit(3) from the handler, over main's checks: the exit's scan runs, its classes stand.
 for how, kw in (("ptrace", {}), ("signal", {"env": SIGNAL})):
     d = env.fresh_dir("in-handler-" + how)
     r, _ = env.run_ctrack([in_handler], d, opts=("-o", d + "/trace.zst"), timeout=60, **kw)
     env.eq("checks from a signal handler (%s): exit 0, every answer right" % how,
            (r.returncode, r.stdout, r.stderr[-300:]),
-           (0, b"main: 200 of 200 answered 100; handler: every answer 100 or -1: yes, some: yes\n", b""))
+           (0, b"main: 200 of 200 answered 100; handler: every answer 100: yes, some: yes\n", b""))
+    d = env.fresh_dir("exit-in-handler-" + how)
+    r, _ = env.run_ctrack([in_handler, "exit"], d, opts=("-o", d + "/trace.zst"), timeout=60, **kw)
+    rep = env.report(d + "/trace.zst") if r.returncode == 3 else None
+    got = rep and (rep["summary"]["definitely_lost_bytes"], rep["complete"])
+    env.eq("exit() from a signal handler over a check (%s): exit 3, the 100 bytes definitely lost" % how,
+           (r.returncode, got), (3, (100, True)))
 
 
 # A program killed (SIGKILL) while it checks over and over, so mostly in the middle of a stop: ctrack
