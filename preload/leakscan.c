@@ -242,11 +242,10 @@ static void root_tls(struct ct_reach *r, const struct maps *m, uintptr_t tp, uin
 	root_range(r, m, lo, hi);
 }
 
-/* The exiting thread's stack from its pointer up, and its TLS (root_tls). */
-/* The scanning thread's roots. Interrupted by the signal that ends the program: its registers as
- * the signal found them, and its stack from the interrupted stack pointer (its red zone below it
- * too), not from the shim's handler, whose frames lie below that (or on an alternate stack) and
- * overlay dead frames of the program's: a lost block's address in a stale slot there kept it
+/* The scanning thread's stack from its pointer up, and its TLS (root_tls). Interrupted by the signal that
+ * ends the program: its registers as the signal found them, and its stack from the interrupted stack pointer
+ * (its red zone below it too), not from the shim's handler, whose frames lie below that (or on an alternate
+ * stack) and overlay dead frames of the program's: a lost block's address in a stale slot there kept it
  * "reachable" in 3 runs of 5 of tests/progs/scan_killed.c, where memcheck, which runs no handler,
  * found it lost. */
 static void root_thread(struct ct_reach *r, const struct maps *m)

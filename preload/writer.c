@@ -987,10 +987,10 @@ static void request_unlock(void)
 /* Hands q to the writer and waits until it is served (at most ~5 s: a writer that died leaves the
  * program running). A scan's roots are the asker's: CHECK and FINISH take them here, under the lock,
  * from sp up (FINISH: from the first frame outside the exit machinery). Returns 0 once served, or -1
- * when there is no writer or it did not answer; with keep_lock the request lock stays held when the
- * writer was asked (0, or 1 when it did not answer), and -1 says it is not. A request nested in the
- * thread's own (request_lock) returns 2 once served (-1 if not), its lock left to the one under way. */
-static int request_held(struct request *q, const void *sp, int keep_lock)
+ * when there is no writer or it did not answer. With held, the request lock stays held once the
+ * writer was asked, and *held says so; never in a request nested in the thread's own (request_lock),
+ * whose lock the request under way lets go. */
+static int request_held(struct request *q, const void *sp, int *held)
 {
 	if (!w.running)
 		return -1;
@@ -1024,19 +1024,17 @@ static int request_held(struct request *q, const void *sp, int keep_lock)
 	int served = served_at(ticket);
 	if (nested)
 		atomic_store(&req_ticket, outer);
-	else if (!keep_lock)
+	else if (held)
+		*held = 1;
+	else
 		request_unlock();
 	pthread_setcancelstate(cancel, NULL);
-	if (nested)
-		return served ? 2 : -1;
-	return served ? 0 : keep_lock ? 1 : -1;
+	return served ? 0 : -1;
 }
 
-/* Returns 0 once served, or -1 (as above); the lock is let go. */
 static int request(struct request *q, const void *sp)
 {
-	int rc = request_held(q, sp, 0);
-	return rc == 0 || rc == 2 ? 0 : -1;
+	return request_held(q, sp, NULL);
 }
 
 void ct_writer_main_exited(void)
@@ -1400,8 +1398,9 @@ void ct_writer_sync(void)
 int ct_writer_exec(const char *path)
 {
 	struct request q = {.op = REQ_EXEC, .text = path};
-	int rc = on_writer() ? -1 : request_held(&q, NULL, 1);
-	return rc == 0 || rc == 1; /* holds the lock: not nested (2), nor refused (-1) */
+	int held = 0;
+	request_held(&q, NULL, &held);
+	return held;
 }
 
 void ct_writer_exec_failed(void)
