@@ -19,18 +19,24 @@
 #define CTRACK_SHIM_CHECK_LEAKS "ctrack_shim_check_leaks_v1"
 
 /* The shim's function called name, or NULL. The null handle is RTLD_DEFAULT (the global scope) in
- * glibc: spelled out, since RTLD_DEFAULT needs _GNU_SOURCE before the first <dlfcn.h>. */
-static inline void *ctrack_lookup_(const char *name)
+ * glibc: spelled out, since RTLD_DEFAULT needs _GNU_SOURCE before the first <dlfcn.h>. Once found it
+ * is kept in *cache (a loaded shim is never unloaded): a later call, from a signal handler say,
+ * makes no dlsym, which waits for the loader's lock, held by the thread it interrupted in dlsym. */
+static inline void *ctrack_lookup_(const char *name, void *volatile *cache)
 {
-	return dlsym((void *)0, name);
+	void *fn = *cache;
+	if (!fn)
+		*cache = fn = dlsym((void *)0, name);
+	return fn;
 }
 
 /* Records a named point in the trace (names may repeat; at most 255 bytes are kept). Every
  * allocation and free the program made before the call comes before the mark. */
 static inline void ctrack_mark(const char *name)
 {
+	static void *volatile cache;
 	void (*fn)(const char *);
-	*(void **)&fn = ctrack_lookup_(CTRACK_SHIM_MARK);
+	*(void **)&fn = ctrack_lookup_(CTRACK_SHIM_MARK, &cache);
 	if (fn)
 		fn(name);
 }
@@ -41,8 +47,9 @@ static inline void ctrack_mark(const char *name)
  * not run. Other threads are stopped for the scan's duration (milliseconds per 100 MiB of heap). */
 static inline long long ctrack_check_leaks(void)
 {
+	static void *volatile cache;
 	long long (*fn)(void);
-	*(void **)&fn = ctrack_lookup_(CTRACK_SHIM_CHECK_LEAKS);
+	*(void **)&fn = ctrack_lookup_(CTRACK_SHIM_CHECK_LEAKS, &cache);
 	return fn ? fn() : -1;
 }
 
