@@ -20,7 +20,11 @@ enum ct_event {
 };
 #define CT_EV_SHIFT 56
 #define CT_EV_PTR(w) ((w) & ((1ull << CT_EV_SHIFT) - 1))
-#define CT_EV_KIND(w) ((unsigned)((w) >> CT_EV_SHIFT))
+#define CT_EV_KIND(w) ((unsigned)((w) >> CT_EV_SHIFT) & 0x7f)
+/* A flag in word 0 of an event that begins a call (ALLOC, FREE, RBEGIN): sampling left out calls of
+ * the thread since its previous event in the ring, so the block that event allocated was not freed
+ * by the thread's very next call: no temporary, whatever the ring shows. Never set without sampling. */
+#define CT_EV_GAP (1ull << 63)
 
 /* Per-address order. Rings are drained one after another, so without help the writer could see
  * thread B's free of p (which ends the block thread C allocated at p after thread A freed it)

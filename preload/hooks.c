@@ -343,7 +343,7 @@ static inline int sample_skips_free(const void *p)
 /* An allocation whose n bytes took the countdown to zero before the call (SAMPLE_CROSSED): recorded
  * when ct_sample_cross says so and the block goes into the set. */
 #define CROSSED(call, size, n, caller) \
-	(ct_sample_cross(ct_slot(), (n)) ? TRACKED_AS(call, size, caller, ct_sample_enter(p_)) \
+	(ct_sample_cross(ct_slot(), (n)) ? TRACKED_AS(call, size, caller, ct_sample_enter(s_, p_)) \
 	                                 : ALLOCATED(call, size))
 
 /* malloc past sampling's fast path. FRAMELESS malloc jumps here (a sibling call), so that this
@@ -400,7 +400,7 @@ static __attribute__((noinline)) void free_traced(void *p, uintptr_t ra)
 	int how = tracking_on(s);
 	/* The call site goes with the event: an invalid free gets a place in the program without a walk
 	 * of the stack, which would double a free's cost (match.c). */
-	if (how != TRACK_NO && ct_sample_free(p))
+	if (how != TRACK_NO && ct_sample_free(s, p))
 		report_free(s, p, ra, how);
 	ct_real.free(p);
 }
@@ -409,9 +409,18 @@ static __attribute__((noinline)) void free_traced(void *p, uintptr_t ra)
  * loads, and ra is read here, at the entry, where the return address is the program's. */
 EXPORT FRAMELESS void free(void *p)
 {
-	if (CT_UNLIKELY(ct_sampler.rate) && sample_skips_free(p)) {
-		ct_real.free(p); /* NULL too */
-		return;
+	/* free(NULL) is no call to note: free_traced is not called either */
+	if (CT_UNLIKELY(ct_sampler.rate) && p && sample_skips_free(p)) {
+		if (CT_LIKELY(!ct_sample_windows_open())) {
+			ct_real.free(p);
+			return;
+		}
+		struct ct_slot *s = ct_slot_at_hash(ct_slot_tp());
+		if (CT_LIKELY(s != NULL)) { /* else free_traced ends the window */
+			ct_sample_window_end(s, 1);
+			ct_real.free(p);
+			return;
+		}
 	}
 	if (p)
 		free_traced(p, (uintptr_t)__builtin_return_address(0));
@@ -525,7 +534,7 @@ static void *realloc_tracked(void *old, size_t size, const struct ct_caller *c)
 	int how = tracking_on(s);
 	if (how == TRACK_NO)
 		return ct_real.realloc(old, size);
-	if (CT_UNLIKELY(!ct_sample_free(old)))
+	if (CT_UNLIKELY(!ct_sample_free(s, old)))
 		return realloc_unsampled(s, old, size, c, how, e);
 	if (CT_UNLIKELY(how == TRACK_DEFER))
 		return realloc_deferred(s, old, size, c);

@@ -509,6 +509,8 @@ HOT int match_event(struct ct_match_stream *s, const uint64_t *ev, const struct 
 	}
 	if (CT_UNLIKELY(s->has_odd)) /* the thread went on after its odd free */
 		settle_odd(L, s);
+	if (CT_UNLIKELY(ev[0] & CT_EV_GAP)) /* events sampling left out came first: held is no temporary */
+		flush_held(L, s);
 	switch (kind) {
 	case CT_EV_ALLOC:
 		on_alloc(L, s, p, ev[1], (uint32_t)ev[2],

@@ -238,14 +238,24 @@ int ct_sample_cross(struct ct_slot *s, uint32_t n)
 	return 1;
 }
 
-int ct_sample_enter(void *p)
+struct ct_sample_windows ct_sample_windows;
+
+int ct_sample_enter(struct ct_slot *s, void *p)
 {
-	return set_add((uintptr_t)p) == 0;
+	if (set_add((uintptr_t)p) != 0)
+		return 0;
+	/* the countdown as this allocation's crossing drew it */
+	s->sample_mark = s->sample_left;
+	if (!s->sample_window) {
+		s->sample_window = 1;
+		atomic_fetch_add_explicit(&ct_sample_windows.open, 1, memory_order_relaxed);
+	}
+	return 1;
 }
 
 int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n)
 {
-	return ct_sample_cross(s, n) && ct_sample_enter(p);
+	return ct_sample_cross(s, n) && ct_sample_enter(s, p);
 }
 
 int ct_sample_forget_slow(uintptr_t p)
@@ -322,12 +332,15 @@ void ct_sample_unlock_all(int child)
 		ct_sampler.seed = splitmix64(ct_sampler.seed ^ (uint64_t)getpid());
 		atomic_store(&draws, 0);
 	}
+	if (child) /* the other threads' windows stayed in the parent */
+		atomic_store(&ct_sample_windows.open, ct_slot()->sample_window);
 }
 
 static void undraw(struct ct_slot *s, void *arg)
 {
 	(void)arg;
 	s->sample_left = 0;
+	s->sample_window = s->sample_gap = 0;
 }
 
 /* With every shard held (sample.h says why that is enough). */
@@ -360,6 +373,7 @@ void ct_sample_stop(void)
 		empty_all();
 	__atomic_store_n(&ct_sampler.rate, 0, __ATOMIC_RELEASE);
 	ct_slot_each(undraw, NULL);
+	atomic_store(&ct_sample_windows.open, 0);
 	atomic_store(&draws, 0);
 	for (unsigned i = 0; i < SHARDS; i++)
 		if (held[i])

@@ -58,7 +58,7 @@ int ct_sample_start(uint64_t rate, uint64_t seed, int seeded) CT_HIDDEN;
  * the first draw lies past it). The block goes into the set with ct_sample_enter once it exists: 1
  * when it did (0 when the set has no room, or a signal handler found its own thread inside it). */
 int ct_sample_cross(struct ct_slot *s, uint32_t n) CT_HIDDEN;
-int ct_sample_enter(void *p) CT_HIDDEN;
+int ct_sample_enter(struct ct_slot *s, void *p) CT_HIDDEN;
 
 /* Sampling stops, and nothing of it is left for a later start to misread (ctrack -p: at a detach, and
  * again at the next attach before its settings apply): the rate is 0, the set and the filter are
@@ -78,6 +78,38 @@ int ct_sample_enter(void *p) CT_HIDDEN;
  * waits for them. Not from a signal handler; on a thread that holds no shard (the writer; gdb's
  * thread, stopped at an allocator's entry, outside the hooks' set operations). */
 void ct_sample_stop(void) CT_HIDDEN;
+
+/* ---- temporary allocations ----
+ * The matcher takes a block freed by its thread's very next event in the ring for a temporary
+ * (match.h). While sampling, the ring holds only the recorded calls: a recorded block's free may come
+ * next there with calls left out in between (on sqlite3 at 64 KiB, four times as many temporaries
+ * as the full trace's). So from a recorded allocation to the thread's next free (its window) the
+ * shim notes whether a call was left out: an allocation moved the countdown off the mark it had at
+ * the window's start (every allocation takes a byte or more, or draws anew), a free is left out.
+ * Then the thread's next recorded event carries CT_EV_GAP (event.h), and the block is no temporary.
+ * An allocation pays nothing for it; a free sampling leaves out looks at its thread's slot only while
+ * some thread's window is open, which a counter says (in a cache line of its own: recorded
+ * allocations write it). */
+struct ct_sample_windows {
+	_Alignas(64) _Atomic unsigned open; /* a cache line to itself: sizeof is 64 */
+};
+extern struct ct_sample_windows ct_sample_windows CT_HIDDEN;
+
+/* Thread s frees: its window, if open, ends; gap 1 when sampling leaves the free out. */
+static inline void ct_sample_window_end(struct ct_slot *s, int gap)
+{
+	if (CT_LIKELY(!s->sample_window))
+		return;
+	s->sample_window = 0;
+	s->sample_gap = (uint8_t)(s->sample_gap | gap | (s->sample_left != s->sample_mark));
+	atomic_fetch_sub_explicit(&ct_sample_windows.open, 1, memory_order_relaxed);
+}
+
+/* Whether some thread's window is open: a free sampling leaves out must end its own then. */
+static inline int ct_sample_windows_open(void)
+{
+	return atomic_load_explicit(&ct_sample_windows.open, memory_order_relaxed) != 0;
+}
 
 /* The slow paths of the inline functions below: ct_sample_cross, then ct_sample_enter. */
 int ct_sample_hit(struct ct_slot *s, void *p, uint32_t n) CT_HIDDEN;
@@ -130,15 +162,21 @@ static inline int ct_sample_unrecorded(const void *p)
 	return !(atomic_load_explicit(&ct_sampler.filter[bit >> 6], memory_order_relaxed) >> (bit & 63) & 1);
 }
 
-/* p is about to be freed (or realloc'ed): 1 when its free is to be recorded (always, without
- * sampling; when sampled, p was a recorded block, and has left the set), 0 when not. */
-static inline int ct_sample_free(const void *p)
+/* p is about to be freed (or realloc'ed) by thread s: 1 when its free is to be recorded (always,
+ * without sampling; when sampled, p was a recorded block, and has left the set), 0 when not. */
+static inline int ct_sample_free(struct ct_slot *s, const void *p)
 {
 	if (CT_LIKELY(!ct_sampler.rate))
 		return 1;
-	if (CT_LIKELY(ct_sample_unrecorded(p)))
-		return 0;
-	return ct_sample_forget_slow((uintptr_t)p);
+	int recorded = !ct_sample_unrecorded(p) && ct_sample_forget_slow((uintptr_t)p);
+	ct_sample_window_end(s, !recorded);
+	return recorded;
+}
+
+/* Thread s ends: a window it leaves open would keep every free looking at its slot. */
+static inline void ct_sample_thread_exit(struct ct_slot *s)
+{
+	ct_sample_window_end(s, 0);
 }
 
 /* A recorded block that a failed realloc left live goes back into the set. */

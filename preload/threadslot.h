@@ -25,10 +25,15 @@ struct ct_slot {
 	int in_shim;                          /* hooks.c: the recursion guard */
 	struct {                              /* unwind.c: */
 		int depth;                    /* walks in progress on the thread */
-		int shared;                   /* see ct_unwind_shared */
-		int memo_current, memo_was_current;
+		uint8_t shared;               /* see ct_unwind_shared (at most the memo's 64 frames) */
+		uint8_t memo_current, memo_was_current;
 		unsigned cuts; /* walks cut short (the unit tests read it) */
 	} walk;
+	/* sample.h: the thread's last recorded event is an allocation, and it has freed nothing since
+	 * (sample_window), when its countdown was sample_mark (an allocation since moved it); it made a
+	 * call sampling left out since its last recorded event (sample_gap, taken by the next: CT_EV_GAP) */
+	uint8_t sample_window, sample_gap;
+	uint32_t sample_mark;
 	struct ct_thread *thread;       /* tracker.c: the thread's ring and caches */
 	struct ct_unwind_state *unwind; /* unwind.c: the thread's rule cache and memo */
 	struct {                        /* defer.c: positions in the thread's deferred events */

@@ -132,6 +132,7 @@ static void thread_exit(void *arg)
 		ct_ring_release(t->ring);
 	stack_cache_reset(t);
 	ct_unwind_thread_exit();
+	ct_sample_thread_exit(ct_slot());
 	t->ring = NULL;
 	if (ct_slot()->thread == t)
 		ct_slot()->thread = NULL;
@@ -478,6 +479,16 @@ static inline uint32_t own_seq_take(struct ct_thread *t, uintptr_t p)
 	return own_seq_take_at(t, ct_seq_bucket(p));
 }
 
+/* The thread's gap as the flag of the event that begins its next call (CT_EV_GAP), cleared: set
+ * only while sampling, by the calls sampling left out (sample.h). */
+static inline uint64_t gap_take(struct ct_slot *s)
+{
+	if (CT_LIKELY(!s->sample_gap))
+		return 0;
+	s->sample_gap = 0;
+	return CT_EV_GAP;
+}
+
 void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_caller *c)
 {
 	struct ct_thread *t = thread_or_count(s);
@@ -489,7 +500,7 @@ void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_cal
 	__builtin_prefetch(&ct_seq[bucket], 1, 3);
 	int n = ct_unwind_from_slot(s, c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
 	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared_of(s));
-	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p, size,
+	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p | gap_take(s), size,
 	                 stack | (uint64_t)own_seq_take_at(t, bucket) << 32};
 	push_own(s, t, w, 3);
 }
@@ -500,8 +511,8 @@ void ct_track_free(struct ct_slot *s, void *p, uintptr_t ra)
 	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
-	uint64_t w[3] = {(uint64_t)CT_EV_FREE << CT_EV_SHIFT | (uintptr_t)p, own_seq_take(t, (uintptr_t)p),
-	                 ra};
+	uint64_t w[3] = {(uint64_t)CT_EV_FREE << CT_EV_SHIFT | (uintptr_t)p | gap_take(s),
+	                 own_seq_take(t, (uintptr_t)p), ra};
 	push_own(s, t, w, 3);
 }
 
@@ -511,7 +522,8 @@ void ct_track_event(enum ct_event kind, void *p, uintptr_t ra)
 	struct ct_thread *t = thread_or_count(s);
 	if (CT_UNLIKELY(!t))
 		return;
-	uint64_t w[3] = {(uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p, 0, ra};
+	uint64_t w[3] = {
+	    (uint64_t)kind << CT_EV_SHIFT | (uintptr_t)p | (kind == CT_EV_RBEGIN ? gap_take(s) : 0), 0, ra};
 	if (kind == CT_EV_RFREE) {
 		push_own(s, t, w, 1);
 		return;

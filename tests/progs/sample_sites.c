@@ -8,6 +8,10 @@
  *   mid_site:   20000 blocks of 2000 bytes, all live together, freed after big_site's;
  *   big_site:   200 blocks of 262144 bytes, live together with mid_site's, then 150 freed and 50
  *               left leaked at exit (13107200 bytes).
+ *   gap_site:   100000 blocks of 48 bytes, none temporary: before each is freed comes another
+ *               allocation (filler_site's) or the free of another block (filler_site's last);
+ *   filler_site: 100001 blocks of 48 bytes, 50000 of them temporary (those allocated between a
+ *               gap_site block and its free; the others live until after the next gap_site block).
  *   The peak is when the last big block is allocated: 20000 * 2000 + 200 * 262144 = 92428800 bytes
  *   (plus the C runtime's own few blocks). The program makes no other allocation.
  *
@@ -29,6 +33,7 @@
 #define BIG_N 200
 #define BIG_SIZE 262144
 #define BIG_LEAKED 50
+#define GAP_N 100000
 
 static void *volatile sink; /* keeps the compiler from pairing up malloc and free */
 
@@ -47,7 +52,37 @@ static __attribute__((noinline)) void *big_site(void)
 	return malloc(BIG_SIZE);
 }
 
+static __attribute__((noinline)) void *gap_site(void)
+{
+	return malloc(SMALL_SIZE);
+}
+
+static __attribute__((noinline)) void *filler_site(void)
+{
+	return malloc(SMALL_SIZE);
+}
+
 static void *mid[MID_N], *big[BIG_N];
+
+/* Blocks a sampler sees freed by the thread's next recorded event though the thread's next call came
+ * between: an allocation (odd rounds) or a free (even rounds) that sampling nearly always leaves out. */
+static void gaps(void)
+{
+	void *prev = filler_site();
+	for (int i = 0; i < GAP_N; i++) {
+		void *p = gap_site();
+		if (i & 1) {
+			sink = filler_site(); /* temporary */
+			free(sink);
+		} else {
+			free(prev);
+		}
+		free(p);
+		if (!(i & 1))
+			prev = filler_site(); /* lives past the next gap_site allocation */
+	}
+	free(prev);
+}
 
 static int sites(void)
 {
@@ -55,6 +90,7 @@ static int sites(void)
 		sink = small_site();
 		free(sink);
 	}
+	gaps();
 	for (int i = 0; i < MID_N; i++)
 		mid[i] = mid_site();
 	for (int i = 0; i < BIG_N; i++)

@@ -248,6 +248,27 @@ static void temporary(void)
 	expect("freed by the thread's next event: TEMP", "INFO 16/0 TEMP 0", 1, 0, 0);
 }
 
+/* Sampling left calls out between the allocation and its free (CT_EV_GAP on the free, or on a
+ * realloc's start): no temporary, though nothing came between in the ring. */
+static void gap_before_free(void)
+{
+	reset();
+	alloc(A, P, 16);
+	struct ev e = make(CT_EV_FREE, P, 0, 0);
+	e.w[0] |= CT_EV_GAP;
+	apply(A, e);
+	expect("freed next in the ring after calls sampling left out: ALLOC, RECENT",
+	       "INFO 16/0 ALLOC 0 RECENT 1", 1, 0, 0);
+	reset();
+	alloc(A, P, 16);
+	e = make(CT_EV_RBEGIN, P, 0, 0);
+	e.w[0] |= CT_EV_GAP;
+	apply(A, e);
+	alloc(A, Q, 32);
+	expect("realloc'ed next in the ring after calls left out: no TEMP",
+	       "INFO 16/0 ALLOC 0 RECENT 1 INFO 32/0", 1, 0, 0);
+}
+
 static void live_then_recent(void)
 {
 	reset();
@@ -624,6 +645,7 @@ int main(void)
 	forgotten_at_reset();
 	many_infos();
 	temporary();
+	gap_before_free();
 	live_then_recent();
 	cross_thread_held();
 	cross_thread_live();
