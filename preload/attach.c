@@ -78,6 +78,8 @@ static const struct hook hooks[] = {
     HOOK(execl, PASS_ALLOCS),
     HOOK(execle, PASS_ALLOCS),
     HOOK(execlp, PASS_ALLOCS),
+    HOOK(epoll_wait, PASS_ALLOCS),
+    HOOK(epoll_pwait, PASS_ALLOCS),
     {"dlopen", (uintptr_t)&attach_dlopen, PASS_ALLOCS},
 };
 #define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))

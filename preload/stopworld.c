@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "epollwait.h"
 #include "procmaps.h"
 #include "shim.h"
 #include "stopworld.h"
@@ -116,23 +117,30 @@ static void futex_wake(_Atomic int *word)
 	sys_call(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	sys_call(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* epoll_wait is the one sleep a ptrace stop ends with EINTR (it returns -EINTR where poll returns
  * the kernel's "restart unless a handler runs"). When the stop found a thread in an epoll wait
  * without end, the error becomes that one: the kernel restarts the call as the thread goes on,
- * or, should a signal's handler run first, returns EINTR as it would have. A wait with a timeout is
- * left alone: a restart would wait its whole timeout again. */
-#define ERESTARTNOHAND 514 /* the kernel's, not in the headers programs see */
-
+ * or, should a signal's handler run first, returns EINTR as it would have. A wait with a timeout
+ * that the hooks noted is restarted with what is left of it (epollwait.h); any other is left alone:
+ * a restart would wait its whole timeout again. */
 static void restart_epoll(pid_t tid, struct user_regs_struct *regs)
 {
 	long nr = (long)regs->orig_rax, timeout = (long)(int)regs->r10;
 	int endless = (nr == SYS_epoll_wait || nr == SYS_epoll_pwait) ? timeout < 0
 	              : nr == SYS_epoll_pwait2                        ? regs->r10 == 0 /* no timespec */
 	                                                              : 0;
-	if (!endless || (long)regs->rax != -EINTR)
-		return;
 	struct user_regs_struct again = *regs;
-	again.rax = (unsigned long long)-ERESTARTNOHAND;
+	if (endless && (long)regs->rax == -EINTR)
+		again.rax = (unsigned long long)-CT_ERESTARTNOHAND;
+	else if (!ct_epoll_resume(&again, now_ns()))
+		return;
 	sys_ptrace(PTRACE_SETREGS, tid, NULL, &again);
 }
 

@@ -126,6 +126,14 @@ struct ct_slot *ct_slot_find(uintptr_t tp)
 	}
 }
 
+struct ct_slot *ct_slot_lookup(uintptr_t tp)
+{
+	struct probe p;
+
+	lookup(tp, &p);
+	return p.found;
+}
+
 void ct_slot_release(void)
 {
 	struct probe p;

@@ -19,7 +19,7 @@
 struct ct_thread;
 struct ct_unwind_state;
 
-/* One cache line per thread: each module's words, zero when the slot is claimed. */
+/* Per thread: each module's words, zero when the slot is claimed. */
 struct ct_slot {
 	_Alignas(64) _Atomic uintptr_t owner; /* the owner's thread pointer; 0 never used, 1 free */
 	int in_shim;                          /* hooks.c: the recursion guard */
@@ -42,8 +42,15 @@ struct ct_slot {
 	} defer;
 	int lsan_disabled;    /* lsan.c: __lsan_disable calls not yet enabled again */
 	uint32_t sample_left; /* sample.c: bytes to the thread's next sampled allocation (0: not drawn) */
+	/* The second cache line: words no allocation or free reads. */
+	/* epollwait.c: the timed epoll wait the thread is in, its end (CLOCK_MONOTONIC nanoseconds, 0:
+	 * none) and the timeout argument passed on */
+	_Alignas(64) struct {
+		uint64_t deadline;
+		uintptr_t arg;
+	} epoll;
 };
-_Static_assert(sizeof(struct ct_slot) == 64, "one cache line per thread");
+_Static_assert(sizeof(struct ct_slot) == 128, "two cache lines per thread, the first the hooks'");
 
 #define CT_SLOT_BITS 12
 #define CT_SLOT_COUNT (1u << CT_SLOT_BITS) /* per table; more tables are mapped when one is full */
@@ -52,6 +59,9 @@ extern struct ct_slot ct_slot_table[CT_SLOT_COUNT] __attribute__((visibility("hi
 
 /* The slow path of ct_slot(): the probe past the first slot, and the claim. */
 struct ct_slot *ct_slot_find(uintptr_t tp) __attribute__((visibility("hidden")));
+/* The slot the thread whose thread pointer is tp has claimed, or NULL: no claim (another thread's
+ * slot, looked up while that thread is stopped). */
+struct ct_slot *ct_slot_lookup(uintptr_t tp) __attribute__((visibility("hidden")));
 /* The calling thread ends: its slot is emptied and freed, when nothing is left in it (the owner's
  * modules cleared their words). A hook that runs later in the same thread claims a new one. */
 void ct_slot_release(void) __attribute__((visibility("hidden")));

@@ -20,6 +20,7 @@
 #include "aggregate.h"
 #include "attach.h"
 #include "defer.h"
+#include "epollwait.h"
 #include "leakscan.h"
 #include "procmaps.h"
 #include "sample.h"
@@ -875,6 +876,7 @@ void ct_init(void)
 	}
 	int e = errno;
 	ct_in_shim++;
+	ct_epoll_init();
 	read_config();
 	traced_pid = getpid();
 	int fd = inherited_trace();
@@ -995,6 +997,7 @@ int ct_track_attach(int fd, int depth)
 		close(fd);
 		return -EALREADY;
 	}
+	ct_epoll_init(); /* not in a hook, where a signal handler's first wait would call dlsym */
 	ct_depth = depth;
 	traced_pid = getpid();
 	atomic_store(&ct_losses.no_ring, 0); /* an earlier window's trace told its own */
