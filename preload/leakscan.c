@@ -70,6 +70,7 @@ struct range {
 struct maps {
 	struct range *v;
 	size_t n, cap;
+	int safe; /* read through copies (struct ct_reach's safe) */
 };
 
 static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
@@ -153,8 +154,11 @@ static int is_vtable(const void *arg, uintptr_t p)
 	                                                                        : g->hi - sizeof(uintptr_t);
 	int functions = 0;
 	for (uintptr_t a = p; a <= last; a += sizeof(uintptr_t)) {
-		uintptr_t fn;
-		memcpy(&fn, (const void *)a, sizeof(fn));
+		uintptr_t fn = 0;
+		if (!m->safe)
+			memcpy(&fn, (const void *)a, sizeof(fn));
+		else if (ct_reach_copy(&fn, a, sizeof(fn)) != sizeof(fn))
+			return 0;
 		if (!fn)
 			continue;
 		const struct range *code = maps_find(m, fn);
@@ -465,15 +469,26 @@ static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi,
  * and third words point to itself (x86_64). A thread that ended leaves its stack mapping in glibc's
  * cache with the block at its top; memcheck forgets the dead thread's stack frames but still reads
  * the block (and the TLS below it). 0 when there is none. */
-static uintptr_t find_tcb(uintptr_t lo, uintptr_t hi)
+static uintptr_t find_tcb(uintptr_t lo, uintptr_t hi, int safe)
 {
-	uintptr_t floor = hi - lo > 4 * roots.tls_size ? hi - 4 * roots.tls_size : lo;
-	for (uintptr_t p = (hi - 3 * sizeof(uintptr_t)) & ~(uintptr_t)7; p >= floor && p > lo; p -= 8) {
-		const uintptr_t *w = (const uintptr_t *)p;
-		if (w[0] == p && w[2] == p)
-			return p;
+	uintptr_t floor = (hi - lo > 4 * roots.tls_size ? hi - 4 * roots.tls_size : lo) & ~(uintptr_t)7;
+	const uintptr_t *w = (const uintptr_t *)floor; /* w[i]: the word at floor + 8 i */
+	uintptr_t *copy = NULL, found = 0;
+	if (safe) { /* threads run: the mapping may be gone (then no block of it is read either) */
+		copy = ct_arena_map(hi - floor);
+		if (!copy || ct_reach_copy(copy, floor, hi - floor) != hi - floor) {
+			ct_arena_unmap(copy, hi - floor);
+			return 0;
+		}
+		w = copy;
 	}
-	return 0;
+	for (uintptr_t p = (hi - 3 * sizeof(uintptr_t)) & ~(uintptr_t)7; p >= floor && p > lo; p -= 8)
+		if (w[(p - floor) / 8] == p && w[(p - floor) / 8 + 2] == p) {
+			found = p;
+			break;
+		}
+	ct_arena_unmap(copy, hi - floor);
+	return found;
 }
 
 /* Where a dead thread's static TLS starts, below its control block at tcb in a cached stack g:
@@ -498,7 +513,7 @@ static void root_piece(uintptr_t lo, uintptr_t hi, void *arg)
 {
 	const struct anon_piece *a = arg;
 	if (lo == a->g->lo && hi == a->g->hi && roots.tls_size) {
-		uintptr_t tcb = find_tcb(lo, hi);
+		uintptr_t tcb = find_tcb(lo, hi, a->r->safe);
 		lo = tcb ? static_tls(a->g, tcb) : lo;
 	}
 	root_outside_shim(a->r, lo, hi, root_resident);
@@ -522,7 +537,7 @@ static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintp
 		if (!g->anon_rw || stack)
 			continue;
 		struct anon_piece a = {r, g};
-		ct_mallocmap_walk(r->blocks, r->n, g->lo, g->hi, root_piece, &a);
+		ct_mallocmap_walk(r->blocks, r->n, g->lo, g->hi, r->safe, root_piece, &a);
 	}
 }
 
@@ -559,6 +574,22 @@ static void edge_unknown(uint64_t p, void *arg)
 		r->blocks[i].allocator_edge = EDGE_UNKNOWN;
 }
 
+/* glibc's malloc_usable_size of the live block at p. While threads run (safe), which may free it
+ * meanwhile, its chunk's size word is read through a copy and taken as glibc's musable() takes an
+ * in-use chunk's: its size less the size word, less the header of an mmapped chunk (0 when gone). */
+#define CHUNK_SIZE_BITS 7
+#define CHUNK_IS_MMAPPED 2
+static size_t usable_size(uintptr_t p, int safe)
+{
+	uintptr_t size;
+	if (!safe)
+		return ct_real.malloc_usable_size((void *)p);
+	if (ct_reach_copy(&size, p - sizeof(size), sizeof(size)) != sizeof(size))
+		return 0;
+	size_t chunk = size & ~(uintptr_t)CHUNK_SIZE_BITS, header = size & CHUNK_IS_MMAPPED ? 16 : 8;
+	return chunk > header ? chunk - header : 0;
+}
+
 static void set_edges(struct ct_reach *r)
 {
 	ct_writer_each_unmatched_free(edge_unknown, r);
@@ -568,7 +599,7 @@ static void set_edges(struct ct_reach *r)
 			b->allocator_edge = 0;
 			continue;
 		}
-		size_t usable = ct_real.malloc_usable_size((void *)b->start);
+		size_t usable = usable_size(b->start, r->safe);
 		b->allocator_edge = usable >= 16 && usable - 8 < b->size ? (uint32_t)(usable - 8) : 0;
 	}
 }
@@ -813,6 +844,11 @@ static int scan_roots(struct ct_reach *r)
 	int rc = nstopped < 0 ? -1 : maps_read(&m); /* the stopped threads' stacks are mapped now */
 	struct ct_reach_span *spans = NULL;
 	size_t nspans = 0;
+	/* Threads that could not be stopped (they block the stop's signal) run on: they may unmap what
+	 * the scan reads (a large block they free, glibc's heap trimmed), so it reads through copies. */
+	uint64_t answered = nstopped > 0 ? (uint64_t)nstopped : 0,
+	         alive = nstopped >= 0 ? other_threads() : 0;
+	r->safe = m.safe = alive > answered;
 	if (!rc) {
 		set_edges(r);
 		r->is_vtable = is_vtable;
@@ -836,8 +872,7 @@ static int scan_roots(struct ct_reach *r)
 		ct_reach_finish(r);
 		close_help(r, helper_stack);
 	}
-	/* Counted while the stopped threads stand still: once let go, a detached one may end. */
-	uint64_t answered = nstopped > 0 ? (uint64_t)nstopped : 0, alive = other_threads();
+	/* Counted while the stopped threads stood still: once let go, a detached one may end. */
 	roots.threads_not_scanned = alive > answered ? alive - answered : 0;
 	if (nstopped >= 0)
 		ct_world_resume();

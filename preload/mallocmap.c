@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What glibc's malloc owns in an anonymous mapping (mallocmap.h): thread arenas' heaps, found by their
  * heap_info, and the mmapped chunks of live blocks, found by their headers, cut out of the mapping.
- * Runs in the leak scan with the program's threads stopped: no allocation, no lock, no stdio. */
+ * Runs in the leak scan: no allocation, no lock, no stdio. */
+#include <string.h>
 #include <sys/mman.h>
 
 #include "mallocmap.h"
@@ -13,20 +14,31 @@
 #define CHUNK_IS_MMAPPED 2
 #define CHUNK_FLAGS 7
 
+/* Reads n words at p: directly, or (safe: the program's threads run) through a copy; 0 when they
+ * are gone. */
+static int read_words(uintptr_t p, uintptr_t *w, size_t n, int safe)
+{
+	if (!safe) {
+		memcpy(w, (const void *)p, n * WORD);
+		return 1;
+	}
+	return ct_reach_copy(w, p, n * WORD) == n * WORD;
+}
+
 /* The end of the rw part of the thread arena's heap at base, clamped to hi; 0 when base holds none.
  * Every field must be what glibc writes: a page-multiple size within mprotect_size within HEAP_MAX,
  * a HEAP_MAX-aligned prev, an arena right after a heap_info (4 words before glibc 2.35, 6 since it
  * holds the page size), in this very heap exactly when it is the arena's first (prev NULL). */
-static uintptr_t heap_end(uintptr_t base, uintptr_t hi)
+static uintptr_t heap_end(uintptr_t base, uintptr_t hi, int safe)
 {
 	unsigned char in_core = 0;
+	uintptr_t h[4];
 	if (hi - base < 6 * WORD)
 		return 0;
 	/* glibc wrote a heap_info's page; one never touched may be a userfaultfd region's, whose
 	 * handler thread is stopped: a read of it would wait for ever */
-	if (mincore((void *)base, PAGE, &in_core) < 0 || !(in_core & 1))
+	if (mincore((void *)base, PAGE, &in_core) < 0 || !(in_core & 1) || !read_words(base, h, 4, safe))
 		return 0;
-	const uintptr_t *h = (const uintptr_t *)base;
 	uintptr_t ar = h[0], prev = h[1], size = h[2], mprotect = h[3];
 	uintptr_t ar_heap = ar & ~(HEAP_MAX - 1);
 	if (!size || size % PAGE || mprotect % PAGE || size > mprotect || mprotect > HEAP_MAX)
@@ -39,12 +51,13 @@ static uintptr_t heap_end(uintptr_t base, uintptr_t hi)
 
 /* The mmapped chunk that holds block b, wholly inside [lo, hi): its end, and its start in *start;
  * 0 when b is not one. */
-static uintptr_t mmapped_chunk(const struct ct_reach_block *b, uintptr_t lo, uintptr_t hi, uintptr_t *start)
+static uintptr_t mmapped_chunk(const struct ct_reach_block *b, uintptr_t lo, uintptr_t hi, uintptr_t *start,
+                               int safe)
 {
-	if (b->start < lo || b->start - lo < CHUNK_HEADER)
+	uintptr_t w[2];
+	if (b->start < lo || b->start - lo < CHUNK_HEADER || !read_words(b->start - CHUNK_HEADER, w, 2, safe))
 		return 0;
 	uintptr_t c = b->start - CHUNK_HEADER;
-	const uintptr_t *w = (const uintptr_t *)c;
 	uintptr_t prev = w[0], size = w[1] & ~(uintptr_t)CHUNK_FLAGS;
 	if (!(w[1] & CHUNK_IS_MMAPPED) || prev > c - lo || size > hi - c || size < CHUNK_HEADER ||
 	    b->size > size - CHUNK_HEADER || (c - prev) % PAGE || (prev + size) % PAGE)
@@ -69,7 +82,7 @@ static size_t first_block(const struct ct_reach_block *blocks, size_t n, uintptr
 
 /* The walk: heaps and chunks in address order, the pieces between them given to piece (none when it
  * is NULL). -1 at the first part of a block that is neither. */
-static int walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi,
+static int walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi, int safe,
                 void (*piece)(uintptr_t, uintptr_t, void *), void *arg)
 {
 	size_t i = first_block(blocks, n, lo);
@@ -77,11 +90,11 @@ static int walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uin
 		return -1; /* a block reaches into the mapping from below: the mapping is part of it */
 	uintptr_t at = lo, base = (lo + HEAP_MAX - 1) & ~(HEAP_MAX - 1), end = 0;
 	for (;;) {
-		while (base < hi && !(end = heap_end(base, hi)))
+		while (base < hi && !(end = heap_end(base, hi, safe)))
 			base += HEAP_MAX;
 		uintptr_t cut = base < hi ? base : hi; /* the next heap, or the mapping's end */
 		for (; i < n && blocks[i].start < cut; i++) {
-			uintptr_t start, stop = mmapped_chunk(&blocks[i], at, cut, &start);
+			uintptr_t start, stop = mmapped_chunk(&blocks[i], at, cut, &start, safe);
 			if (!stop)
 				return -1;
 			if (piece && at < start)
@@ -98,10 +111,10 @@ static int walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uin
 	}
 }
 
-int ct_mallocmap_walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi,
+int ct_mallocmap_walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi, int safe,
                       void (*piece)(uintptr_t plo, uintptr_t phi, void *arg), void *arg)
 {
-	if (walk(blocks, n, lo, hi, NULL, NULL) < 0)
+	if (walk(blocks, n, lo, hi, safe, NULL, NULL) < 0)
 		return -1;
-	return walk(blocks, n, lo, hi, piece, arg);
+	return walk(blocks, n, lo, hi, safe, piece, arg);
 }

@@ -13,7 +13,7 @@
  * of /proc/self/maps with these: only they are cut out. A mapping that holds part of a block that
  * is neither (a non-contiguous main arena's memory, another allocator's, a block that a PROT_NONE
  * page splits) is left out whole: whose it is cannot be told. Nothing here allocates or locks; every
- * read is inside the mapping the caller says is readable. */
+ * read is inside the mapping the caller says is readable (as it was when the caller read the maps). */
 #ifndef CTRACK_MALLOCMAP_H
 #define CTRACK_MALLOCMAP_H
 
@@ -24,8 +24,10 @@
 
 /* The readable anonymous mapping [lo, hi) and the live blocks (sorted by start, as ct_reach_sort
  * leaves them): calls piece(plo, phi, arg) for each part of the mapping that is the program's, in
- * address order, and returns 0; or returns -1 without any call when the mapping is to be left out. */
-int ct_mallocmap_walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi,
+ * address order, and returns 0; or returns -1 without any call when the mapping is to be left out.
+ * safe: the program's threads may run meanwhile (struct ct_reach's safe): every read is a copy, and
+ * a header gone is no chunk or heap of glibc's. */
+int ct_mallocmap_walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi, int safe,
                       void (*piece)(uintptr_t plo, uintptr_t phi, void *arg), void *arg);
 
 #endif

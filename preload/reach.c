@@ -333,10 +333,14 @@ static int readable_at(const struct ct_reach *r, const struct ct_reach_block *b,
 	return 0;
 }
 
-static uintptr_t word_at(const struct ct_reach_block *b, uint64_t offset)
+/* The word at b's offset (0 when threads run and it is gone: no heuristic holds then). */
+static uintptr_t word_at(const struct ct_reach *r, const struct ct_reach_block *b, uint64_t offset)
 {
-	uintptr_t w;
-	memcpy(&w, (const void *)(b->start + offset), WORD);
+	uintptr_t w = 0;
+	if (__builtin_expect(!r->safe, 1))
+		memcpy(&w, (const void *)(b->start + offset), WORD);
+	else if (ct_reach_copy(&w, b->start + offset, WORD) != WORD)
+		w = 0;
 	return w;
 }
 
@@ -346,23 +350,23 @@ static int heuristic_start(const struct ct_reach *r, const struct ct_reach_block
 	if (!readable_at(r, b, 0) || !readable_at(r, b, WORD))
 		return 0;
 	if ((r->heuristics & CT_REACH_STDSTRING) && off == 3 * WORD && b->size >= 3 * WORD) {
-		uintptr_t length = word_at(b, 0), capacity = word_at(b, WORD);
+		uintptr_t length = word_at(r, b, 0), capacity = word_at(r, b, WORD);
 		if (3 * WORD + capacity + 1 == b->size && length <= capacity)
 			return 1;
 	}
 	if ((r->heuristics & CT_REACH_LENGTH64) && off == 8 && b->size >= 8) {
-		uint64_t size = word_at(b, 0);
+		uint64_t size = word_at(r, b, 0);
 		if (size > 0 && b->size - 8 == size)
 			return 1;
 	}
 	if ((r->heuristics & CT_REACH_NEWARRAY) && off == WORD && b->size >= WORD) {
-		uintptr_t count = word_at(b, 0);
+		uintptr_t count = word_at(r, b, 0);
 		if (count > 0 && (b->size - WORD) % count == 0)
 			return 1;
 	}
 	if ((r->heuristics & CT_REACH_MULTIPLE) && r->is_vtable && off % WORD == 0 && off + WORD <= b->size &&
 	    readable_at(r, b, off)) {
-		uintptr_t inner = word_at(b, off), first = word_at(b, 0);
+		uintptr_t inner = word_at(r, b, off), first = word_at(r, b, 0);
 		if (inner % WORD == 0 && inner >= 4096 && first % WORD == 0 && first >= 4096 &&
 		    r->is_vtable(r->vtable_arg, inner) && r->is_vtable(r->vtable_arg, first))
 			return 1;
@@ -470,15 +474,30 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 		batch_flush(r, l, q);
 }
 
-/* The aligned words of [p, p + len), each given to fn. */
-#define FOR_EACH_WORD(p, len, w, body) \
+/* The aligned words of [p, p + len), each given to body as w. While threads run (r->safe), a page
+ * at a time through a copy that fails instead of faulting: a page they unmapped is skipped. */
+#define SAFE_PAGE 4096
+#define FOR_EACH_WORD(r, p, len, w, body) \
 	do { \
 		uintptr_t a_ = ((uintptr_t)(p) + WORD - 1) & ~(uintptr_t)(WORD - 1); \
 		uintptr_t end_ = ((uintptr_t)(p) + (len)) & ~(uintptr_t)(WORD - 1); \
-		for (; a_ < end_; a_ += WORD) { \
-			uintptr_t w; \
-			memcpy(&w, (const void *)a_, WORD); \
-			body; \
+		if (__builtin_expect(!(r)->safe, 1)) { \
+			for (; a_ < end_; a_ += WORD) { \
+				uintptr_t w; \
+				memcpy(&w, (const void *)a_, WORD); \
+				body; \
+			} \
+			break; \
+		} \
+		for (uintptr_t page_[SAFE_PAGE / WORD]; a_ < end_;) { \
+			size_t want_ = SAFE_PAGE - (a_ & (SAFE_PAGE - 1)); \
+			want_ = want_ < end_ - a_ ? want_ : end_ - a_; \
+			size_t got_ = ct_reach_copy(page_, a_, want_) / WORD; \
+			for (size_t k_ = 0; k_ < got_; k_++) { \
+				uintptr_t w = page_[k_]; \
+				body; \
+			} \
+			a_ += want_; \
 		} \
 	} while (0)
 
@@ -486,7 +505,7 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 #define FOR_EACH_BLOCK_WORD(r, b, w, body) \
 	do { \
 		if (__builtin_expect(!(b)->partial, 1)) { \
-			FOR_EACH_WORD((b)->start, (b)->size, w, body); \
+			FOR_EACH_WORD(r, (b)->start, (b)->size, w, body); \
 			break; \
 		} \
 		for (size_t k_ = 0; k_ < (r)->nreadable; k_++) { \
@@ -496,7 +515,7 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 			                    ? (r)->readable[k_].hi \
 			                    : (b)->start + (b)->size; \
 			if (lo_ < hi_) \
-				FOR_EACH_WORD(lo_, hi_ - lo_, w, body); \
+				FOR_EACH_WORD(r, lo_, hi_ - lo_, w, body); \
 		} \
 	} while (0)
 
@@ -548,7 +567,7 @@ void ct_reach_root(struct ct_reach *r, const void *p, size_t len)
 {
 	struct lane l = {r->stack, r->top, r->share};
 	struct batch q = {.prior_definite = 1, .leader = NONE};
-	FOR_EACH_WORD(p, len, w, batch_add(r, &l, &q, w));
+	FOR_EACH_WORD(r, p, len, w, batch_add(r, &l, &q, w));
 	batch_flush(r, &l, &q);
 	r->top = l.top;
 	drain(r);

@@ -25,8 +25,12 @@
 #ifndef CTRACK_REACH_H
 #define CTRACK_REACH_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 enum ct_reach_class {
 	CT_REACH_DEFINITE = 0, /* the state of a block no root reached: the start */
@@ -121,8 +125,21 @@ struct ct_reach {
 	/* Set by the caller before any root: a second thread may help mark (ct_reach_help) until
 	 * ct_reach_finish has all the blocks marked. NULL: one thread marks. */
 	struct ct_reach_share *share;
+	/* Set by the caller before any root: threads of the program run during the scan (they could not
+	 * be stopped), so memory may be unmapped under it: every read is a copy (ct_reach_copy). */
+	int safe;
 };
 
+/* Copies len bytes at src (this process's memory) to dst, as far as they are mapped and readable,
+ * without faulting (process_vm_readv): the bytes copied. errno untouched. */
+static inline size_t ct_reach_copy(void *dst, uintptr_t src, size_t len)
+{
+	int e = errno;
+	struct iovec to = {dst, len}, from = {(void *)src, len};
+	long n = syscall(SYS_process_vm_readv, getpid(), &to, 1L, &from, 1L, 0L);
+	errno = e;
+	return n > 0 ? (size_t)n : 0;
+}
 /* Sorts blocks by start, in place (radix sort: no allocation). */
 void ct_reach_sort(struct ct_reach_block *blocks, size_t n);
 /* The bytes of memory the index of these blocks (sorted) takes. */

@@ -29,6 +29,7 @@
 #include "procmaps.h"
 #include "shim.h"
 #include "stopworld.h"
+#include "text.h"
 
 _Static_assert(sizeof(struct user_regs_struct) == CT_STOP_REGS * sizeof(uintptr_t), "ptrace's registers");
 _Static_assert(NGREG <= CT_STOP_REGS, "a signal's registers");
@@ -343,7 +344,8 @@ static struct {
 	_Atomic size_t claimed, filled, inside;
 	_Atomic int release;
 	int sig;
-	size_t signalled;
+	size_t signalled,
+	    refusing; /* refusing: signalled threads that block the signal (they never answer) */
 	struct sigaction old;
 } stw;
 
@@ -398,21 +400,57 @@ static int pick_signal(void)
 	return 0;
 }
 
+/* A thread that has not answered by then is looked at: one that blocks the signal never will. */
+#define REFUSERS_AFTER_MS 20
+
+/* The mask of a /proc status line ("SigBlk:", "SigPnd:") in text, 0 when it has none. */
+static unsigned long long status_mask(const char *text, const char *field)
+{
+	const char *line = strstr(text, field);
+	return line ? strtoull(line + strlen(field), NULL, 16) : 0;
+}
+
+/* Threads of tids that hold sig pending and blocked (/proc/self/task/TID/status): they would not
+ * answer before they unblock it, if ever (a thread of the program's that blocks every signal). A
+ * thread in the stop's handler blocks it too, but holds none pending. */
+static size_t refusing(const pid_t *tids, size_t n, int sig)
+{
+	size_t count = 0;
+	for (size_t k = 0; k < n; k++) {
+		char path[64], buf[2048];
+		struct ct_text t = ct_text_in(path, sizeof(path));
+		ct_text_add(&t, "/proc/self/task/");
+		ct_text_add_uint(&t, (uint64_t)tids[k]);
+		ct_text_add(&t, "/status");
+		if (ct_proc_read(path, buf, sizeof(buf), 1) <= 0)
+			continue;
+		unsigned long long bit = 1ull << (sig - 1);
+		count += (status_mask(buf, "\nSigBlk:") & status_mask(buf, "\nSigPnd:") & bit) != 0;
+	}
+	return count;
+}
+
 /* Signals every thread of tids and waits (up to STOP_WAIT_MS) until every thread signalled so far
- * stands still; returns how many do. */
+ * stands still, but those that block the signal (each stop waited STOP_WAIT_MS for them); returns
+ * how many stand still. */
 static size_t signal_batch(const pid_t *tids, size_t n)
 {
 	for (size_t k = 0; stw.sig && k < n; k++)
 		stw.signalled += sys_call(SYS_tgkill, getpid(), tids[k], stw.sig, 0) == 0;
-	for (int ms = 0; stw.signalled && atomic_load(&stw.filled) < stw.signalled && ms < STOP_WAIT_MS; ms++)
+	for (int ms = 0;
+	     stw.signalled && atomic_load(&stw.filled) + stw.refusing < stw.signalled && ms < STOP_WAIT_MS;
+	     ms++) {
+		if (ms == REFUSERS_AFTER_MS)
+			stw.refusing += refusing(tids, n, stw.sig);
 		sleep_us(1000);
+	}
 	size_t filled = atomic_load(&stw.filled);
 	return filled < CT_STOP_MAX ? filled : CT_STOP_MAX;
 }
 
 static size_t stop_by_signal(const pid_t *tids, size_t n)
 {
-	stw.signalled = 0;
+	stw.signalled = stw.refusing = 0;
 	if (!(stw.sig = pick_signal()))
 		return 0;                /* every candidate is the program's */
 	if (!atomic_load(&stw.inside)) { /* a scan before this one (a check, a detach) left its counts */

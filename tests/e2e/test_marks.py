@@ -186,6 +186,21 @@ for name, p, line in (("bigfree", bigfree, b"checks: 400 answered 100, 0 otherwi
         env.eq("%s (%s): exit 0, every check answers the 100 bytes lost" % (name, how),
                (r.returncode, r.stdout, r.stderr[-300:]), (0, line, b""))
 
+# Threads that block every signal and free large blocks a global holds, while main checks 100 times
+# by the signal (the stop ptrace refuses falls back to): they run through every scan, which reads
+# through copies then, as they may unmap what it reads (the program died of SIGSEGV at the first
+# checks before 2026-12-07), and every check finds the 100 bytes lost (or more: what the running
+# threads alone hold counts as lost too, which the trace says).
+plain = subprocess.run([bigfree, "blocked"], capture_output=True, timeout=60)
+env.eq("bigfree blocked without ctrack", plain.stdout, b"checks: 0 found 100 or more, 100 otherwise\n")
+rc, rep = env.run_traced("bigfree-blocked", [bigfree, "blocked"], env=SIGNAL)
+env.eq("bigfree blocked (signal): exit 0, every check finds the 100 bytes lost",
+       (rc.returncode, rc.stdout), (0, b"checks: 100 found 100 or more, 0 otherwise\n"))
+if rep:
+    env.check("bigfree blocked (signal): the trace says 2 threads ran unscanned",
+              any(n["text"].startswith("2 other threads were still running at the scan") for n in rep["notes"]),
+              rep["notes"])
+
 # Checks while another thread execs, for 20 generations, by both stops: no check's stop signal is
 # left pending across an exec (its default action killed the new program: by the signal, 3 runs of
 # 4 died before 2026-12-07), and the last generation says so.

@@ -42,7 +42,7 @@ static void add_piece(uintptr_t lo, uintptr_t hi, void *arg)
 static int walk(const struct ct_reach_block *b, size_t n, uintptr_t lo, uintptr_t hi, struct pieces *p)
 {
 	memset(p, 0, sizeof(*p));
-	return ct_mallocmap_walk(b, n, lo, hi, add_piece, p);
+	return ct_mallocmap_walk(b, n, lo, hi, 0, add_piece, p);
 }
 
 /* Whether the pieces are exactly the spans want[0..n). */
