@@ -4,17 +4,20 @@
  * scanned, and no report may say otherwise. Each keeps a malloc(64) on its stack (still reachable,
  * 256 bytes in 4 blocks), and main loses a malloc(32) (definitely lost). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
 static volatile int done;
 static void *volatile lost;
+static atomic_int ready; /* workers that hold their block */
 
 static void *worker(void *arg)
 {
 	void *volatile mine = malloc(64);
 	struct timespec ms = {0, 1000000};
 	(void)arg;
+	atomic_fetch_add(&ready, 1);
 	while (!done)
 		nanosleep(&ms, NULL);
 	return (void *)mine;
@@ -30,8 +33,11 @@ int main(void)
 		if (pthread_create(&t, &attr, worker, NULL))
 			return 2;
 	}
-	struct timespec wait = {0, 50000000};
-	nanosleep(&wait, NULL); /* every thread has its block */
+	/* Every thread has its block (a fixed 50 ms was not always enough on a loaded machine: a worker
+	 * that had not run by the exit allocated after the trace ended, and its block was not in it). */
+	struct timespec ms = {0, 1000000};
+	while (atomic_load(&ready) < 4)
+		nanosleep(&ms, NULL);
 	lost = malloc(32);
 	lost = NULL;
 	done = 1;
