@@ -67,6 +67,7 @@ static const struct hook hooks[] = {
     HOOK(memalign, PASS_ALLOCS),
     HOOK(valloc, PASS_ALLOCS),
     HOOK(pvalloc, PASS_ALLOCS),
+    HOOK(exit, PASS_ALLOCS),
     HOOK(_exit, PASS_ALLOCS),
     HOOK(_Exit, PASS_ALLOCS),
     HOOK(execve, PASS_ALLOCS),

@@ -29,6 +29,7 @@ extern void *ct_hook_valloc(size_t) CT_HIDDEN;
 extern void *ct_hook_pvalloc(size_t) CT_HIDDEN;
 extern size_t ct_hook_malloc_usable_size(void *) CT_HIDDEN;
 extern int ct_hook_dlclose(void *) CT_HIDDEN;
+extern void ct_hook_exit(int) CT_HIDDEN;
 extern void ct_hook__exit(int) CT_HIDDEN;
 extern void ct_hook__Exit(int) CT_HIDDEN;
 extern int ct_hook_execve(const char *, char *const[], char *const[]) CT_HIDDEN;

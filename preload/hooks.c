@@ -811,6 +811,22 @@ EXPORT void _exit(int status)
 {
 	exit_now("_exit", status);
 }
+
+EXPORT _Noreturn void exit(int status)
+{
+	static void (*real)(int);
+	if (!real) {
+		ct_in_shim++;
+		bind_next(&real, "exit");
+		ct_in_shim--;
+	}
+	if (!ct_in_shim)
+		ct_track_exit_begin();
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
 EXPORT void _Exit(int status)
 {
 	exit_now("_Exit", status);
@@ -969,6 +985,7 @@ HOOK_ADDRESS(valloc)
 HOOK_ADDRESS(pvalloc)
 HOOK_ADDRESS(malloc_usable_size)
 HOOK_ADDRESS(dlclose)
+HOOK_ADDRESS(exit)
 HOOK_ADDRESS(_exit)
 HOOK_ADDRESS(_Exit)
 HOOK_ADDRESS(execve)

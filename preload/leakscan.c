@@ -686,7 +686,7 @@ void ct_leakscan_init(void)
 {
 	ct_world_init();
 	module_span((const void *)(uintptr_t)&ct_leakscan_init, spans[0]);
-	module_span(dlsym(RTLD_DEFAULT, "exit"), spans[1]);
+	module_span(dlsym(RTLD_DEFAULT, "__libc_start_main"), spans[1]); /* libc ("exit" is the shim's) */
 	module_span(dlsym(RTLD_DEFAULT, "__tls_get_addr"), spans[2]); /* ld.so (_dl_find_object is libc's) */
 	void *fn = dlsym(RTLD_DEFAULT, "__lsan_default_suppressions");
 	memcpy(&program_suppressions, &fn, sizeof(fn));

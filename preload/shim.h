@@ -179,7 +179,18 @@ int ct_track_before_exec(const char *path) CT_HIDDEN;
 void ct_track_exec_failed(void) CT_HIDDEN;
 void ct_track_before_dlclose(void) CT_HIDDEN;
 void ct_track_after_dlclose(void) CT_HIDDEN;
+/* Finishes the trace (the exit scan, END) once; a thread that calls it while another one finishes
+ * it waits until that one is done. */
 void ct_track_finish(void) CT_HIDDEN;
+/* A thread calls exit(). glibc lets threads exit at once: they share the exit handlers, and the one
+ * that finds none left ends the process, though another may still run the last one, where the trace
+ * is finished (the shim's destructor): every event since the last flush, the classes and END
+ * would be lost. So a thread that calls exit after another one waits until the trace is finished;
+ * while no thread has begun to finish it, EXIT_WAIT_MS at most (the first may be waiting for a lock
+ * this thread holds: it goes on as without ctrack then). exit from main's return is glibc's own
+ * call, out of reach. */
+#define EXIT_WAIT_MS 1000
+void ct_track_exit_begin(void) CT_HIDDEN;
 /* The program's allocation of size bytes failed (hooks.c): when the memory the shim holds might make
  * it succeed, tracing ends with a NOTE and that memory goes back to the system. 1 when the caller
  * should try its allocation again, 0 when nothing changed. */

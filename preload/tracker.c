@@ -963,11 +963,42 @@ static void cxx_freeres(void)
 	ct_in_shim = saved;
 }
 
+/* The thread finishing the trace (0: none yet). */
+static _Atomic pid_t finisher;
+
+/* Sleeps a millisecond, by the system call: not a cancellation point of the program's. */
+static void sleep_ms(void)
+{
+	struct timespec ms = {0, 1000000};
+	syscall(SYS_nanosleep, &ms, NULL);
+}
+
+/* Until the trace is finished (ct_state leaves CT_ACTIVE), when another thread finishes it; with
+ * limit_ms, for that long at most while no thread has begun to. */
+static void wait_finished(long limit_ms)
+{
+	int e = errno;
+	for (long ms = 0; atomic_load(&ct_state) == CT_ACTIVE; ms++) {
+		if (limit_ms && ms >= limit_ms && !atomic_load(&finisher))
+			break;
+		sleep_ms();
+	}
+	errno = e;
+}
+
 void ct_track_finish(void)
 {
-	static _Atomic int finished;
-	if (atomic_load(&ct_state) != CT_ACTIVE || getpid() != traced_pid || atomic_exchange(&finished, 1))
+	if (atomic_load(&ct_state) != CT_ACTIVE || getpid() != traced_pid)
 		return;
+	pid_t none = 0, me = gettid_raw();
+	if (!atomic_compare_exchange_strong(&finisher, &none, me)) {
+		/* Another thread finishes the trace (this one calls _exit meanwhile): the process would end
+		 * under it, its last events and END unwritten. The finisher itself (a handler of its) goes
+		 * on. */
+		if (none != me)
+			wait_finished(0);
+		return;
+	}
 	cxx_freeres();
 	/* This frame waits while the writer scans: the registers spilled here and every frame above
 	 * are the exiting thread's roots. */
@@ -975,6 +1006,22 @@ void ct_track_finish(void)
 	setjmp(regs);
 	ct_writer_finish(regs);
 	atomic_store(&ct_state, CT_LATE);
+}
+
+void ct_track_exit_begin(void)
+{
+	/* pid << 32 | tid of the first thread of this process to call exit (another process's: a fork
+	 * or vfork child's, is none) */
+	static _Atomic uint64_t first;
+	uint64_t pid = (uint64_t)getpid(), me = pid << 32 | (uint32_t)gettid_raw();
+	if (atomic_load(&ct_state) != CT_ACTIVE || pid != (uint64_t)traced_pid)
+		return;
+	uint64_t seen = atomic_load(&first);
+	while (seen >> 32 != pid)
+		if (atomic_compare_exchange_weak(&first, &seen, me))
+			return;
+	if (seen != me) /* a thread of this process called exit first */
+		wait_finished(EXIT_WAIT_MS);
 }
 
 __attribute__((constructor)) static void ct_constructor(void)

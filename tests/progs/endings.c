@@ -4,9 +4,11 @@
  * frees 10 x malloc(50): 1011 allocations, 10 frees, 100507 bytes, 100007 bytes live in 1001.
  * Then, by mode (the figures above unless said):
  *   return, _exit, exit_thread (a second thread calls exit(0) while main waits; glibc allocates for
- *     the thread: compare with valgrind), atexit (an atexit handler frees the first kept block:
- *     11 frees, 99907 bytes live in 1000), quick_exit (the same with at_quick_exit and quick_exit(0)),
- *   pthread_exit: main ends with pthread_exit; its two threads sleep 100 ms, then each keeps
+ *     the thread: compare with valgrind), exit_race (RACERS threads and main call exit(0) at once,
+ *     past a barrier: glibc runs the exit handlers on all of them, and the first to find none left
+ *     ends the process; glibc allocates for the threads: valgrind), atexit (an atexit handler frees the first
+ * kept block: 11 frees, 99907 bytes live in 1000), quick_exit (the same with at_quick_exit and
+ * quick_exit(0)), pthread_exit: main ends with pthread_exit; its two threads sleep 100 ms, then each keeps
  *     thread_blocks 100 x malloc(10) (2000 bytes more; glibc allocates for the threads: valgrind),
  *   execl, execlp, execle, execv, fexecve, execveat: the image becomes /bin/true (exit 0),
  *   segv (a store to NULL), bus (a read past the end of a mapped empty file), fpe (an integer
@@ -64,6 +66,16 @@ static void free_first(void)
 static void *exiting_thread(void *arg)
 {
 	(void)arg;
+	exit(0);
+}
+
+#define RACERS 4
+static pthread_barrier_t start_line;
+
+static void *racing_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start_line);
 	exit(0);
 }
 
@@ -180,7 +192,7 @@ static int via_exec(const char *mode)
 
 static int end(const char *mode)
 {
-	pthread_t t[2];
+	pthread_t t[RACERS];
 	if (!strcmp(mode, "return"))
 		return 0;
 	if (!strcmp(mode, "_exit"))
@@ -189,6 +201,15 @@ static int end(const char *mode)
 		if (pthread_create(&t[0], NULL, exiting_thread, NULL) == 0)
 			pthread_join(t[0], NULL);
 		return 2;
+	}
+	if (!strcmp(mode, "exit_race")) {
+		if (pthread_barrier_init(&start_line, NULL, RACERS + 1) != 0)
+			return 2;
+		for (int i = 0; i < RACERS; i++)
+			if (pthread_create(&t[i], NULL, racing_thread, NULL) != 0)
+				return 2;
+		pthread_barrier_wait(&start_line);
+		exit(0);
 	}
 	if (!strcmp(mode, "atexit"))
 		return atexit(free_first) == 0 ? 0 : 2;
