@@ -6,11 +6,9 @@
  * restart it with what is left, as it restarts nanosleep and poll itself. epoll_pwait2 (a timespec the
  * hook could not copy without reading the program's pointer first) and waits made by the system call
  * alone are left as the kernel leaves them. No malloc, errno untouched. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 
@@ -22,17 +20,11 @@
 static int (*real_wait)(int, struct epoll_event *, int, int);
 static int (*real_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 
-static void bind(void *slot, const char *name)
-{
-	void *sym = dlsym(RTLD_NEXT, name);
-	memcpy(slot, &sym, sizeof(sym));
-}
-
 void ct_epoll_init(void)
 {
 	int e = errno;
-	bind(&real_wait, "epoll_wait");
-	bind(&real_pwait, "epoll_pwait");
+	ct_bind_next(&real_wait, "epoll_wait");
+	ct_bind_next(&real_pwait, "epoll_pwait");
 	errno = e;
 }
 

@@ -78,14 +78,6 @@ static size_t boot_size(const void *p)
 
 static _Atomic int resolve_state; /* 0 not yet, 1 in progress, 2 done */
 
-/* Stores the next definition of name (after this object) in the function pointer at slot.
- * (ISO C has no cast from dlsym's void * to a function pointer; memcpy is the portable way.) */
-static void bind_next(void *slot, const char *name)
-{
-	void *sym = dlsym(RTLD_NEXT, name);
-	memcpy(slot, &sym, sizeof(sym));
-}
-
 /* ---- errno without a call ----
  * errno is libc's thread-local variable, in libc's static TLS block (libc is loaded with the
  * program): its address is the thread pointer plus an offset that is the same in every thread.
@@ -122,16 +114,16 @@ static __attribute__((noinline)) int resolve_slow(void)
 		return atomic_load(&resolve_state) == 2;
 	int saved = errno;
 	struct ct_real r;
-	bind_next(&r.malloc, "malloc");
-	bind_next(&r.free, "free");
-	bind_next(&r.calloc, "calloc");
-	bind_next(&r.realloc, "realloc");
-	bind_next(&r.posix_memalign, "posix_memalign");
-	bind_next(&r.aligned_alloc, "aligned_alloc");
-	bind_next(&r.memalign, "memalign");
-	bind_next(&r.valloc, "valloc");
-	bind_next(&r.pvalloc, "pvalloc");
-	bind_next(&r.malloc_usable_size, "malloc_usable_size");
+	ct_bind_next(&r.malloc, "malloc");
+	ct_bind_next(&r.free, "free");
+	ct_bind_next(&r.calloc, "calloc");
+	ct_bind_next(&r.realloc, "realloc");
+	ct_bind_next(&r.posix_memalign, "posix_memalign");
+	ct_bind_next(&r.aligned_alloc, "aligned_alloc");
+	ct_bind_next(&r.memalign, "memalign");
+	ct_bind_next(&r.valloc, "valloc");
+	ct_bind_next(&r.pvalloc, "pvalloc");
+	ct_bind_next(&r.malloc_usable_size, "malloc_usable_size");
 	ct_real = r;
 	errno = saved;
 	errno_offset = (uintptr_t)&errno - ct_slot_tp();
@@ -695,7 +687,7 @@ static int after_exec(int held, int rc)
 	{ \
 		static int(*real) params; \
 		if (!real) \
-			bind_next(&real, #name); \
+			ct_bind_next(&real, #name); \
 		int held = before_exec(first); \
 		if (!real) { \
 			errno = ENOSYS; \
@@ -774,7 +766,7 @@ EXPORT int dlclose(void *handle)
 {
 	static int (*real)(void *);
 	if (!real)
-		bind_next(&real, "dlclose");
+		ct_bind_next(&real, "dlclose");
 	int tracked = !ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE;
 	if (tracked) {
 		ct_in_shim = 1;
@@ -798,7 +790,7 @@ static _Noreturn void exit_now(const char *name, int status)
 	int tracked = !ct_in_shim && atomic_load(&ct_state) == CT_ACTIVE;
 	void (*real)(int);
 	ct_in_shim++;
-	bind_next(&real, name); /* first: after the trace's end, dlsym's own frees would be counted */
+	ct_bind_next(&real, name); /* first: after the trace's end, dlsym's own frees would be counted */
 	if (tracked)
 		ct_track_finish();
 	if (real)
@@ -817,7 +809,7 @@ EXPORT _Noreturn void exit(int status)
 	static void (*real)(int);
 	if (!real) {
 		ct_in_shim++;
-		bind_next(&real, "exit");
+		ct_bind_next(&real, "exit");
 		ct_in_shim--;
 	}
 	if (!ct_in_shim)
@@ -837,7 +829,7 @@ EXPORT _Noreturn void pthread_exit(void *value)
 {
 	void (*real)(void *);
 	ct_in_shim++;
-	bind_next(&real, "pthread_exit");
+	ct_bind_next(&real, "pthread_exit");
 	ct_track_main_exit();
 	ct_in_shim--;
 	if (real)
@@ -851,7 +843,7 @@ EXPORT int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 {
 	static int (*real)(pthread_key_t *, void (*)(void *));
 	if (!real)
-		bind_next(&real, "pthread_key_create");
+		ct_bind_next(&real, "pthread_key_create");
 	if (!real)
 		return ENOSYS;
 	int rc = real(key, destructor);

@@ -154,10 +154,8 @@ static int is_vtable(const void *arg, uintptr_t p)
 	                                                                        : g->hi - sizeof(uintptr_t);
 	int functions = 0;
 	for (uintptr_t a = p; a <= last; a += sizeof(uintptr_t)) {
-		uintptr_t fn = 0;
-		if (!m->safe)
-			memcpy(&fn, (const void *)a, sizeof(fn));
-		else if (ct_reach_copy(&fn, a, sizeof(fn)) != sizeof(fn))
+		uintptr_t fn;
+		if (!ct_reach_read(&fn, a, sizeof(fn), m->safe))
 			return 0;
 		if (!fn)
 			continue;
@@ -297,10 +295,7 @@ static int task_alive(pid_t tid, void *arg)
 {
 	(void)arg;
 	char path[64], buf[512];
-	struct ct_text t = ct_text_in(path, sizeof(path));
-	ct_text_add(&t, "/proc/self/task/");
-	ct_text_add_uint(&t, (uint64_t)tid);
-	ct_text_add(&t, "/stat");
+	ct_proc_task_path(path, sizeof(path), tid, "stat");
 	const char *state = ct_procstat_fields_at(path, buf, sizeof(buf), 1);
 	return !state || (*state != 'Z' && *state != 'X'); /* unreadable: alive, to be safe */
 }
@@ -574,20 +569,11 @@ static void edge_unknown(uint64_t p, void *arg)
 		r->blocks[i].allocator_edge = EDGE_UNKNOWN;
 }
 
-/* glibc's malloc_usable_size of the live block at p. While threads run (safe), which may free it
- * meanwhile, its chunk's size word is read through a copy and taken as glibc's musable() takes an
- * in-use chunk's: its size less the size word, less the header of an mmapped chunk (0 when gone). */
-#define CHUNK_SIZE_BITS 7
-#define CHUNK_IS_MMAPPED 2
+/* glibc's malloc_usable_size of the live block at p; while threads run (safe), which may free it
+ * meanwhile, from its chunk's header read through a copy. */
 static size_t usable_size(uintptr_t p, int safe)
 {
-	uintptr_t size;
-	if (!safe)
-		return ct_real.malloc_usable_size((void *)p);
-	if (ct_reach_copy(&size, p - sizeof(size), sizeof(size)) != sizeof(size))
-		return 0;
-	size_t chunk = size & ~(uintptr_t)CHUNK_SIZE_BITS, header = size & CHUNK_IS_MMAPPED ? 16 : 8;
-	return chunk > header ? chunk - header : 0;
+	return safe ? ct_mallocmap_usable_size(p) : ct_real.malloc_usable_size((void *)p);
 }
 
 static void set_edges(struct ct_reach *r)

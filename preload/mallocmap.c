@@ -2,7 +2,6 @@
 /* What glibc's malloc owns in an anonymous mapping (mallocmap.h): thread arenas' heaps, found by their
  * heap_info, and the mmapped chunks of live blocks, found by their headers, cut out of the mapping.
  * Runs in the leak scan: no allocation, no lock, no stdio. */
-#include <string.h>
 #include <sys/mman.h>
 
 #include "mallocmap.h"
@@ -13,17 +12,6 @@
 #define CHUNK_HEADER (2 * WORD)        /* prev_size, size */
 #define CHUNK_IS_MMAPPED 2
 #define CHUNK_FLAGS 7
-
-/* Reads n words at p: directly, or (safe: the program's threads run) through a copy; 0 when they
- * are gone. */
-static int read_words(uintptr_t p, uintptr_t *w, size_t n, int safe)
-{
-	if (!safe) {
-		memcpy(w, (const void *)p, n * WORD);
-		return 1;
-	}
-	return ct_reach_copy(w, p, n * WORD) == n * WORD;
-}
 
 /* The end of the rw part of the thread arena's heap at base, clamped to hi; 0 when base holds none.
  * Every field must be what glibc writes: a page-multiple size within mprotect_size within HEAP_MAX,
@@ -37,7 +25,8 @@ static uintptr_t heap_end(uintptr_t base, uintptr_t hi, int safe)
 		return 0;
 	/* glibc wrote a heap_info's page; one never touched may be a userfaultfd region's, whose
 	 * handler thread is stopped: a read of it would wait for ever */
-	if (mincore((void *)base, PAGE, &in_core) < 0 || !(in_core & 1) || !read_words(base, h, 4, safe))
+	if (mincore((void *)base, PAGE, &in_core) < 0 || !(in_core & 1) ||
+	    !ct_reach_read(h, base, sizeof(h), safe))
 		return 0;
 	uintptr_t ar = h[0], prev = h[1], size = h[2], mprotect = h[3];
 	uintptr_t ar_heap = ar & ~(HEAP_MAX - 1);
@@ -55,7 +44,8 @@ static uintptr_t mmapped_chunk(const struct ct_reach_block *b, uintptr_t lo, uin
                                int safe)
 {
 	uintptr_t w[2];
-	if (b->start < lo || b->start - lo < CHUNK_HEADER || !read_words(b->start - CHUNK_HEADER, w, 2, safe))
+	if (b->start < lo || b->start - lo < CHUNK_HEADER ||
+	    !ct_reach_read(w, b->start - CHUNK_HEADER, sizeof(w), safe))
 		return 0;
 	uintptr_t c = b->start - CHUNK_HEADER;
 	uintptr_t prev = w[0], size = w[1] & ~(uintptr_t)CHUNK_FLAGS;
@@ -109,6 +99,15 @@ static int walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uin
 			; /* the heap's own blocks */
 		base += HEAP_MAX;
 	}
+}
+
+size_t ct_mallocmap_usable_size(uintptr_t p)
+{
+	uintptr_t size;
+	if (ct_reach_copy(&size, p - WORD, WORD) != WORD)
+		return 0;
+	size_t chunk = size & ~(uintptr_t)CHUNK_FLAGS, header = size & CHUNK_IS_MMAPPED ? CHUNK_HEADER : WORD;
+	return chunk > header ? chunk - header : 0;
 }
 
 int ct_mallocmap_walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi, int safe,

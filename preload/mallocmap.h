@@ -30,4 +30,9 @@
 int ct_mallocmap_walk(const struct ct_reach_block *blocks, size_t n, uintptr_t lo, uintptr_t hi, int safe,
                       void (*piece)(uintptr_t plo, uintptr_t phi, void *arg), void *arg);
 
+/* glibc's malloc_usable_size of the live block at p, from its chunk's size word, as glibc's musable()
+ * takes an in-use chunk's (its size less the size word, less the whole header of an mmapped chunk),
+ * read through a copy: 0 when it is gone. For a scan beside threads that may free it meanwhile. */
+size_t ct_mallocmap_usable_size(uintptr_t p);
+
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "text.h"
 
 int ct_proc_open(const char *path, int past_limit)
 {
@@ -83,6 +84,15 @@ const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi)
 		return NULL;
 	*hi = hex(&p);
 	return *p == ' ' ? p + 1 : NULL;
+}
+
+void ct_proc_task_path(char *buf, size_t len, pid_t tid, const char *file)
+{
+	struct ct_text t = ct_text_in(buf, len);
+	ct_text_add(&t, "/proc/self/task/");
+	ct_text_add_uint(&t, (uint64_t)tid);
+	ct_text_add(&t, "/");
+	ct_text_add(&t, file);
 }
 
 ssize_t ct_proc_read(const char *path, char *buf, size_t len, int past_limit)

@@ -25,6 +25,9 @@ int ct_proc_open(const char *path, int past_limit);
  * when the line does not start with a range. */
 const char *ct_procmaps_range(const char *line, uintptr_t *lo, uintptr_t *hi);
 
+/* "/proc/self/task/TID/FILE" into buf (len bytes: 64 hold any TID and the file names used). */
+void ct_proc_task_path(char *buf, size_t len, pid_t tid, const char *file);
+
 /* Reads a small /proc file (at most len - 1 bytes) into buf, NUL-terminated, opened with
  * ct_proc_open(path, past_limit): how many bytes, or -1 when it cannot be read. errno is kept. */
 ssize_t ct_proc_read(const char *path, char *buf, size_t len, int past_limit);

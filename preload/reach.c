@@ -336,12 +336,8 @@ static int readable_at(const struct ct_reach *r, const struct ct_reach_block *b,
 /* The word at b's offset (0 when threads run and it is gone: no heuristic holds then). */
 static uintptr_t word_at(const struct ct_reach *r, const struct ct_reach_block *b, uint64_t offset)
 {
-	uintptr_t w = 0;
-	if (__builtin_expect(!r->safe, 1))
-		memcpy(&w, (const void *)(b->start + offset), WORD);
-	else if (ct_reach_copy(&w, b->start + offset, WORD) != WORD)
-		w = 0;
-	return w;
+	uintptr_t w;
+	return ct_reach_read(&w, b->start + offset, WORD, r->safe) ? w : 0;
 }
 
 static int heuristic_start(const struct ct_reach *r, const struct ct_reach_block *b, uintptr_t p)

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -139,6 +140,17 @@ static inline size_t ct_reach_copy(void *dst, uintptr_t src, size_t len)
 	long n = syscall(SYS_process_vm_readv, getpid(), &to, 1L, &from, 1L, 0L);
 	errno = e;
 	return n > 0 ? (size_t)n : 0;
+}
+
+/* Reads len bytes at src into dst: directly, or (safe: threads of the program run, struct ct_reach's
+ * safe) through ct_reach_copy. 1, or 0 when they are gone. */
+static inline int ct_reach_read(void *dst, uintptr_t src, size_t len, int safe)
+{
+	if (!safe) {
+		memcpy(dst, (const void *)src, len);
+		return 1;
+	}
+	return ct_reach_copy(dst, src, len) == len;
 }
 /* Sorts blocks by start, in place (radix sort: no allocation). */
 void ct_reach_sort(struct ct_reach_block *blocks, size_t n);

@@ -5,9 +5,11 @@
 #ifndef CTRACK_SHIM_H
 #define CTRACK_SHIM_H
 
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -30,6 +32,14 @@ struct ct_real {
 	size_t (*malloc_usable_size)(void *);
 };
 extern struct ct_real ct_real CT_HIDDEN;
+
+/* Stores the next definition of name (after this object) in the function pointer at slot.
+ * (ISO C has no cast from dlsym's void * to a function pointer; memcpy is the portable way.) */
+static inline void ct_bind_next(void *slot, const char *name)
+{
+	void *sym = dlsym(RTLD_NEXT, name);
+	memcpy(slot, &sym, sizeof(sym));
+}
 
 /* ---- the clock: monotonic nanoseconds (clock_gettime is a vDSO call: no system call, no lock) ---- */
 static inline uint64_t ct_now_ns(void)

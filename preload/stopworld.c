@@ -29,7 +29,6 @@
 #include "procmaps.h"
 #include "shim.h"
 #include "stopworld.h"
-#include "text.h"
 
 _Static_assert(sizeof(struct user_regs_struct) == CT_STOP_REGS * sizeof(uintptr_t), "ptrace's registers");
 _Static_assert(NGREG <= CT_STOP_REGS, "a signal's registers");
@@ -344,8 +343,8 @@ static struct {
 	_Atomic size_t claimed, filled, inside;
 	_Atomic int release;
 	int sig;
-	size_t signalled,
-	    refusing; /* refusing: signalled threads that block the signal (they never answer) */
+	size_t signalled;
+	size_t refusing; /* signalled threads that block the signal: they never answer */
 	struct sigaction old;
 } stw;
 
@@ -418,10 +417,7 @@ static size_t refusing(const pid_t *tids, size_t n, int sig)
 	size_t count = 0;
 	for (size_t k = 0; k < n; k++) {
 		char path[64], buf[2048];
-		struct ct_text t = ct_text_in(path, sizeof(path));
-		ct_text_add(&t, "/proc/self/task/");
-		ct_text_add_uint(&t, (uint64_t)tids[k]);
-		ct_text_add(&t, "/status");
+		ct_proc_task_path(path, sizeof(path), tids[k], "status");
 		if (ct_proc_read(path, buf, sizeof(buf), 1) <= 0)
 			continue;
 		unsigned long long bit = 1ull << (sig - 1);

@@ -391,10 +391,16 @@ static inline __attribute__((always_inline)) uint32_t stack_id(struct ct_thread 
 
 /* ---- events ---- */
 
+/* Sleeps ns (under a second) by the system call itself, not nanosleep(), a cancellation point of the
+ * program's: a thread cancelled in the shim would leave it with its guard up and its event lost. */
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {0, ns};
+	syscall(SYS_nanosleep, &ts, NULL);
+}
+
 /* A full ring waits for the writer, which may need this very core: yield, then sleep briefly. Not
- * once tracing has stopped: the writer may be gone (give_back), and the event is dropped. The sleep
- * is the system call itself, not nanosleep(), a cancellation point: a thread cancelled in here left
- * the shim's frames with its guard up and its event lost. */
+ * once tracing has stopped: the writer may be gone (give_back), and the event is dropped. */
 static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 {
 	atomic_store(&t->ring->inflight, w);
@@ -405,8 +411,7 @@ static void wait_for_room(struct ct_thread *t, const uint64_t *w, unsigned n)
 		if (spins < 8) {
 			sched_yield();
 		} else {
-			struct timespec ts = {0, 50000};
-			syscall(SYS_nanosleep, &ts, NULL);
+			sleep_ns(50000);
 		}
 	}
 	atomic_store(&t->ring->inflight, NULL);
@@ -966,13 +971,6 @@ static void cxx_freeres(void)
 /* The thread finishing the trace (0: none yet). */
 static _Atomic pid_t finisher;
 
-/* Sleeps a millisecond, by the system call: not a cancellation point of the program's. */
-static void sleep_ms(void)
-{
-	struct timespec ms = {0, 1000000};
-	syscall(SYS_nanosleep, &ms, NULL);
-}
-
 /* Until the trace is finished (ct_state leaves CT_ACTIVE), when another thread finishes it; with
  * limit_ms, for that long at most while no thread has begun to. */
 static void wait_finished(long limit_ms)
@@ -981,7 +979,7 @@ static void wait_finished(long limit_ms)
 	for (long ms = 0; atomic_load(&ct_state) == CT_ACTIVE; ms++) {
 		if (limit_ms && ms >= limit_ms && !atomic_load(&finisher))
 			break;
-		sleep_ms();
+		sleep_ns(1000000);
 	}
 	errno = e;
 }
