@@ -556,18 +556,8 @@ static void add_block(uint64_t p, uint64_t size, uint32_t info, void *arg)
  * blocks sorted (the chunk headers are read in address order, not the live table's), but not of a
  * block being freed: its memory may be gone (a large block's is unmapped at once), and reading its
  * header killed the program (tests/progs/check_deferred.c). The live set is taken before the stop,
- * so a block freed since is one of those (ct_writer_each_unmatched_free). */
+ * so a block freed since is one of those (freed_unmatched made them reachable already). */
 static int headers_untrusted; /* ct_leakscan_untrusted */
-
-#define EDGE_UNKNOWN UINT32_MAX
-
-static void edge_unknown(uint64_t p, void *arg)
-{
-	struct ct_reach *r = arg;
-	long i = ct_reach_block_at(r, (uintptr_t)p);
-	if (i >= 0 && r->blocks[i].start == p)
-		r->blocks[i].allocator_edge = EDGE_UNKNOWN;
-}
 
 /* glibc's malloc_usable_size of the live block at p; while threads run (safe), which may free it
  * meanwhile, from its chunk's header read through a copy. */
@@ -578,10 +568,9 @@ static size_t usable_size(uintptr_t p, int safe)
 
 static void set_edges(struct ct_reach *r)
 {
-	ct_writer_each_unmatched_free(edge_unknown, r);
 	for (size_t i = 0; i < r->n; i++) {
 		struct ct_reach_block *b = &r->blocks[i];
-		if (b->allocator_edge == EDGE_UNKNOWN || !ct_real.malloc_usable_size || headers_untrusted) {
+		if (b->state == CT_REACH_REACHABLE || !ct_real.malloc_usable_size || headers_untrusted) {
 			b->allocator_edge = 0;
 			continue;
 		}
@@ -806,10 +795,12 @@ static void close_help(struct ct_reach *r, uint32_t *stack)
 	ct_arena_unmap(stack, r->n * sizeof(*stack));
 }
 
-/* A block a thread has reported freeing, which the matcher has not seen yet: no leak. */
-static void root_unmatched(uint64_t p, void *arg)
+/* A block a thread has reported freeing, which the matcher has not seen yet: no leak, and its memory
+ * is not read (ct_reach_freed: with the live table's copy mapped where a large block was, reading it
+ * made every block reachable, tests/progs/check_bigfree.c). */
+static void freed_unmatched(uint64_t p, void *arg)
 {
-	ct_reach_root_word(arg, (uintptr_t)p);
+	ct_reach_freed(arg, (uintptr_t)p);
 }
 
 static void lsan_region(struct ct_reach *r, uintptr_t lo, uintptr_t hi, void *arg)
@@ -835,7 +826,9 @@ static int scan_roots(struct ct_reach *r)
 	uint64_t answered = nstopped > 0 ? (uint64_t)nstopped : 0,
 	         alive = nstopped >= 0 ? other_threads() : 0;
 	r->safe = m.safe = alive > answered;
+	r->hidden = r->safe ? ct_arena_holds : NULL; /* the shim's memory, as mapped at each read */
 	if (!rc) {
+		ct_writer_each_unmatched_free(freed_unmatched, r); /* before any block is read */
 		set_edges(r);
 		r->is_vtable = is_vtable;
 		r->vtable_arg = &m;
@@ -853,7 +846,7 @@ static int scan_roots(struct ct_reach *r)
 		for (long i = 0; i < nstopped; i++)
 			sps[nsp++] = stopped[i].sp;
 		root_anonymous(r, &m, sps, nsp);
-		ct_writer_each_unmatched_free(root_unmatched, r);
+		ct_writer_each_unmatched_free(freed_unmatched, r); /* those the running threads freed */
 		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
 		close_help(r, helper_stack);

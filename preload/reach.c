@@ -333,11 +333,24 @@ static int readable_at(const struct ct_reach *r, const struct ct_reach_block *b,
 	return 0;
 }
 
+/* While threads run (r->safe): copies [a, a + len) to dst as ct_reach_copy does, but nothing that
+ * r->hidden says is not the program's memory, asked before the copy and after it (a mapping made
+ * during the copy). The bytes copied. */
+static size_t safe_copy(const struct ct_reach *r, void *dst, uintptr_t a, size_t len)
+{
+	if (r->hidden && r->hidden(a, a + len))
+		return 0;
+	size_t got = ct_reach_copy(dst, a, len);
+	return got && r->hidden && r->hidden(a, a + len) ? 0 : got;
+}
+
 /* The word at b's offset (0 when threads run and it is gone: no heuristic holds then). */
 static uintptr_t word_at(const struct ct_reach *r, const struct ct_reach_block *b, uint64_t offset)
 {
 	uintptr_t w;
-	return ct_reach_read(&w, b->start + offset, WORD, r->safe) ? w : 0;
+	if (!r->safe)
+		return ct_reach_read(&w, b->start + offset, WORD, 0) ? w : 0;
+	return safe_copy(r, &w, b->start + offset, WORD) == WORD ? w : 0;
 }
 
 static int heuristic_start(const struct ct_reach *r, const struct ct_reach_block *b, uintptr_t p)
@@ -471,7 +484,8 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 }
 
 /* The aligned words of [p, p + len), each given to body as w. While threads run (r->safe), a page
- * at a time through a copy that fails instead of faulting: a page they unmapped is skipped. */
+ * at a time through a copy that fails instead of faulting (safe_copy): a page they unmapped is
+ * skipped. */
 #define SAFE_PAGE 4096
 #define FOR_EACH_WORD(r, p, len, w, body) \
 	do { \
@@ -488,7 +502,7 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 		for (uintptr_t page_[SAFE_PAGE / WORD]; a_ < end_;) { \
 			size_t want_ = SAFE_PAGE - (a_ & (SAFE_PAGE - 1)); \
 			want_ = want_ < end_ - a_ ? want_ : end_ - a_; \
-			size_t got_ = ct_reach_copy(page_, a_, want_) / WORD; \
+			size_t got_ = safe_copy(r, page_, a_, want_) / WORD; \
 			for (size_t k_ = 0; k_ < got_; k_++) { \
 				uintptr_t w = page_[k_]; \
 				body; \
@@ -573,6 +587,13 @@ long ct_reach_block_at(const struct ct_reach *r, uintptr_t p)
 {
 	size_t i = r->n ? find(r, p) : NONE;
 	return i == NONE ? -1 : (long)i;
+}
+
+void ct_reach_freed(struct ct_reach *r, uintptr_t p)
+{
+	long i = ct_reach_block_at(r, p);
+	if (i >= 0 && r->blocks[i].start == p)
+		__atomic_store_n(&r->blocks[i].state, CT_REACH_REACHABLE, __ATOMIC_SEQ_CST);
 }
 
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word)

@@ -129,6 +129,10 @@ struct ct_reach {
 	/* Set by the caller before any root: threads of the program run during the scan (they could not
 	 * be stopped), so memory may be unmapped under it: every read is a copy (ct_reach_copy). */
 	int safe;
+	/* Set by the caller with safe: whether [lo, hi) is memory no pointer is read from (the shim's
+	 * own, which holds every block's address: a block freed while the scan runs may have its pages
+	 * mapped again by the shim, and read there it would reach every block). NULL: none. */
+	int (*hidden)(uintptr_t lo, uintptr_t hi);
 };
 
 /* Copies len bytes at src (this process's memory) to dst, as far as they are mapped and readable,
@@ -164,6 +168,11 @@ void ct_reach_root(struct ct_reach *r, const void *p, size_t len);
 long ct_reach_block_at(const struct ct_reach *r, uintptr_t p);
 /* One root word (a register's value). */
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word);
+/* The block that starts at p was freed by the program (its free not matched yet when the live set
+ * was taken): it is no leak, and its memory is not read, as it is the allocator's again (unmapped,
+ * or mapped again by anyone: by the shim, with every block's address in it). Before the roots, or
+ * after them for a free reported while the scan ran. */
+void ct_reach_freed(struct ct_reach *r, uintptr_t p);
 /* After the roots: lost blocks grouped (definite and indirect), every state final. With r->share,
  * it first waits until the helper has no block left, then tells it to leave (share->done). */
 void ct_reach_finish(struct ct_reach *r);

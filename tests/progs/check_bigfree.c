@@ -68,7 +68,10 @@ int main(int argc, char **argv)
 	int answered = 0, checks = atomic_load(&blocked) ? BLOCKED_CHECKS : CHECKS;
 	for (int i = 0; i < checks || forever; i++) {
 		long long lost = ctrack_check_leaks();
-		answered += atomic_load(&blocked) ? lost >= LEAK_SIZE : lost == LEAK_SIZE;
+		int right = atomic_load(&blocked) ? lost >= LEAK_SIZE : lost == LEAK_SIZE;
+		answered += right;
+		if (!right) /* said on stderr, for a failing test to show */
+			fprintf(stderr, "check %d answered %lld\n", i, lost);
 		if (forever && i == 0) {
 			puts("checking");
 			fflush(stdout);

@@ -100,6 +100,14 @@ static void point(struct heap *h, size_t from, size_t slot, uintptr_t to)
 	h->mem[from][slot] = to;
 }
 
+/* struct ct_reach's hidden: [hidden_lo, hidden_hi). */
+static uintptr_t hidden_lo, hidden_hi;
+
+static int hide(uintptr_t lo, uintptr_t hi)
+{
+	return lo < hidden_hi && hidden_lo < hi;
+}
+
 static int fake_vtable(const void *arg, uintptr_t p)
 {
 	(void)arg;
@@ -389,6 +397,40 @@ int main(void)
 		failures += !ok;
 		drop(&h);
 	}
+
+	/* A freed block (its free not matched yet) that still holds a pointer: reached, never read, so
+	 * what only it pointed at is lost; before the roots and after them. */
+	make(&h, 3, s32);
+	point(&h, 0, 0, at(&h, 1, 0));
+	ct_reach_freed(&h.r, at(&h, 0, 0));
+	root(&h, at(&h, 0, 0));
+	ct_reach_freed(&h.r, at(&h, 2, 8)); /* not a block's start: no block */
+	expect("a freed block: not lost, its pointers not followed", &h, "rdd", -1);
+
+	make(&h, 2, s32);
+	root(&h, at(&h, 1, 0));
+	ct_reach_freed(&h.r, at(&h, 0, 0)); /* freed while the scan ran */
+	expect("a block freed after the roots: not lost", &h, "rr", -1);
+
+	/* Threads run (safe): memory the caller hides (the shim's own) is never read for pointers, in a
+	 * block (its pages mapped again by the shim) or by a heuristic. */
+	make(&h, 3, (size_t[]){4096, 32, 72});
+	point(&h, 0, 5, at(&h, 1, 0));
+	h.mem[2][0] = 64;
+	hidden_lo = at(&h, 0, 0), hidden_hi = at(&h, 0, 4096);
+	h.r.safe = 1;
+	h.r.hidden = hide;
+	root(&h, at(&h, 0, 0));
+	root(&h, at(&h, 2, 8)); /* length64, its size word readable */
+	expect("safe: a hidden block's words are not read, the rest is", &h, "rdr", -1);
+
+	make(&h, 1, (size_t[]){72});
+	h.mem[0][0] = 64;
+	hidden_lo = at(&h, 0, 0), hidden_hi = at(&h, 0, 8);
+	h.r.safe = 1;
+	h.r.hidden = hide;
+	root(&h, at(&h, 0, 8));
+	expect("safe: a heuristic reads no hidden word", &h, "p", -1);
 
 	make(&h, 1, (size_t[]){72});
 	h.mem[0][0] = 64; /* length64: its own size - 8 */
