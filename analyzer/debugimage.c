@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Separate debug files with compressed DWARF, copied decompressed into a memfd (debugimage.h): the
- * sections laid out again in their order at their alignments, the headers rewritten to match. The
- * inflated sections are written through a shared mapping of their place in the copy, unmapped as
- * soon as each is done, the rest with pwrite: only the pages libdw later reads stay in the
- * analyzer's memory. */
+/* Separate debug files with compressed DWARF, copied decompressed (debugimage.h) into the cache
+ * (debugcache.h), or a memfd without it: the sections laid out again in their order at their
+ * alignments, the headers rewritten to match. The inflated sections are written through a shared
+ * mapping of their place in the copy, unmapped as soon as each is done, the rest with pwrite: only
+ * the pages libdw later reads stay in the analyzer's memory. */
 #include <elf.h>
 #include <libdeflate.h>
 #include <pthread.h>
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debugcache.h"
 #include "debugimage.h"
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -285,6 +286,69 @@ static int write_copy(struct image *im)
 	return rc || im->failed ? -1 : 0;
 }
 
+/* The file's GNU build-id note, from its SHT_NOTE sections: its length (*id set), or 0. */
+static size_t build_id(const struct image *im, const unsigned char **id)
+{
+	for (size_t i = 1; i < im->n; i++) {
+		const struct sec *s = &im->secs[i];
+		const unsigned char *p = s->src, *end = s->src + s->src_len;
+		if (s->sh.sh_type != SHT_NOTE || s->inflate || s->sh.sh_addralign > 8)
+			continue;
+		while (end - p >= (ptrdiff_t)sizeof(Elf64_Nhdr)) {
+			Elf64_Nhdr nh;
+			memcpy(&nh, p, sizeof(nh));
+			uint64_t name = align_up(nh.n_namesz, 4), desc = align_up(nh.n_descsz, 4);
+			p += sizeof(nh);
+			if (name > (uint64_t)(end - p) || desc > (uint64_t)(end - p) - name)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(p, "GNU", 4) &&
+			    nh.n_descsz) {
+				*id = p + name;
+				return nh.n_descsz;
+			}
+			p += name + desc;
+		}
+	}
+	return 0;
+}
+
+/* The copy's size, and its section headers (the end of the copy) into *tail. */
+static uint64_t copy_size(const struct image *im, Elf64_Shdr **tail)
+{
+	if ((*tail = malloc(im->n * sizeof(**tail))))
+		for (size_t i = 0; i < im->n; i++)
+			(*tail)[i] = im->secs[i].sh;
+	return im->eh.e_shoff + (uint64_t)im->n * sizeof(Elf64_Shdr);
+}
+
+/* The copy, made or found in the cache: its descriptor, or -1. */
+static int copy_of(struct image *im, const struct stat *st)
+{
+	const unsigned char *id = NULL;
+	size_t id_len = build_id(im, &id);
+	Elf64_Shdr *tail;
+	uint64_t size = copy_size(im, &tail);
+	char name[CT_DEBUGCACHE_NAME] = "";
+	if (id_len && tail) {
+		ct_debugcache_name(name, id, id_len, st);
+		im->fd = ct_debugcache_get(name, size, &im->eh, sizeof(im->eh), tail, im->n * sizeof(*tail));
+	}
+	free(tail);
+	if (im->fd >= 0)
+		return im->fd;
+	int cached = id_len && tail && (im->fd = ct_debugcache_create(size)) >= 0;
+	if (!cached)
+		im->fd = memfd_create("ctrack-debuginfo", MFD_CLOEXEC);
+	if (im->fd < 0 || write_copy(im) < 0) {
+		if (im->fd >= 0)
+			close(im->fd);
+		return -1;
+	}
+	if (cached)
+		ct_debugcache_keep(im->fd, name);
+	return im->fd;
+}
+
 int ct_debugimage_open(int fd)
 {
 	struct stat st;
@@ -295,17 +359,15 @@ int ct_debugimage_open(int fd)
 	if (map == MAP_FAILED)
 		return fd;
 	im.file = map;
-	if (parse(&im) > 0 && (im.fd = memfd_create("ctrack-debuginfo", MFD_CLOEXEC)) >= 0) {
+	int copy = -1;
+	if (parse(&im) > 0) {
 		lay_out(&im);
-		if (write_copy(&im) < 0) {
-			close(im.fd);
-			im.fd = -1;
-		}
+		copy = copy_of(&im, &st);
 	}
 	munmap(map, im.size);
 	free(im.secs);
-	if (im.fd < 0)
+	if (copy < 0)
 		return fd;
 	close(fd);
-	return im.fd;
+	return copy;
 }

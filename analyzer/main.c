@@ -773,7 +773,9 @@ static const struct ct_opt option_table[] = {
      .group = G_SYMBOLS,
      .help = "also look for separate debug info under DIR (DIR/.build-id/xx/yyyy.debug or by "
              ".gnu_debuglink), after /usr/lib/debug; repeatable. Debuginfod is asked only when "
-             "DEBUGINFOD_URLS is set",
+             "DEBUGINFOD_URLS is set. A debug file's compressed DWARF is kept decompressed in "
+             "~/.cache/ctrack/debug (CTRACK_CACHE_DIR: another place, empty: none; CTRACK_CACHE_MAX: "
+             "its size, default 1G)",
      .kind = CT_OPT_CALL,
      .call = opt_debug_dir,
      .flags = CT_OPT_DIR},
