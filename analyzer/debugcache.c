@@ -147,7 +147,14 @@ int ct_debugcache_create(uint64_t size)
 	int dir = cache_dir();
 	if (dir < 0 || size > cache.max / 4)
 		return -1;
-	return openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	/* its blocks taken now: the copy is written through a shared mapping, where a disk found full
+	 * at a page's first write would kill the analyzer (SIGBUS) */
+	if (fd >= 0 && fallocate(fd, 0, 0, (off_t)size) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 struct entry {

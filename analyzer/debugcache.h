@@ -26,8 +26,9 @@ void ct_debugcache_name(char name[CT_DEBUGCACHE_NAME], const unsigned char *buil
 int ct_debugcache_get(const char *name, uint64_t size, const void *head, size_t head_len, const void *tail,
                       size_t tail_len);
 
-/* A new file without a name in the cache's directory, open for reading and writing, for a copy of
- * size bytes; -1 when there is no cache, or the copy is too big for it. */
+/* A new file without a name in the cache's directory, open for reading and writing, with room for a
+ * copy of size bytes taken on the disk; -1 when there is no cache, the copy is too big for it, or
+ * the disk has no room. */
 int ct_debugcache_create(uint64_t size);
 
 /* Names the copy written into fd (from ct_debugcache_create) `name`, unless another run did first,

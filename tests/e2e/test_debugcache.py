@@ -43,9 +43,9 @@ for cmd in (["gcc", "-O2", "-g", "-Wl,--build-id=0x" + BID, "-o", full, src],
 trace = env.trace("trace", [prog])
 
 
-def analyze(what, cache=None, **extra):
+def analyze(what, cache=None, wrap=(), **extra):
     """The leaks' frames of trace's JSON report, with CTRACK_CACHE_DIR=cache (None: unset), and extra
-    set in the environment (a value of None: unset)."""
+    set in the environment (a value of None: unset); wrap: a command the analyzer runs under."""
     e = dict(os.environ)
     e.pop("CTRACK_CACHE_DIR", None)
     if cache is not None:
@@ -55,8 +55,8 @@ def analyze(what, cache=None, **extra):
             e.pop(k, None)
         else:
             e[k] = v
-    r = subprocess.run([env.analyze, "--json", "--debug-dir", debug_dir, trace], capture_output=True, text=True,
-                       env=e, timeout=120)
+    r = subprocess.run([*wrap, env.analyze, "--json", "--debug-dir", debug_dir, trace], capture_output=True,
+                       text=True, env=e, timeout=120)
     if not env.check(what + ": analyze exits 0, says nothing", (r.returncode, r.stderr) == (0, ""), r.stderr[-500:]):
         return None
     got = {}
@@ -123,6 +123,15 @@ link = os.path.join(root, "link")
 os.symlink(good, link)
 analyze("a symlink", link)
 env.eq("a symlink: nothing written where it points", entries(good), [])
+
+# A disk without room for the copy: a tmpfs of one page, mounted in a mount namespace of its own (root
+# may; another user in a user namespace of its own). No entry, the report right: the copy is written
+# through a shared mapping, where a disk found full at a page's first write kills with SIGBUS.
+full_disk = os.path.join(root, "full")
+os.makedirs(full_disk)
+mount = ["unshare", *([] if os.geteuid() == 0 else ["--map-root-user"]), "--mount", "sh", "-c",
+         'mount -t tmpfs -o size=4k none "$0" && exec "$@"', full_disk]
+analyze("a full disk", os.path.join(full_disk, "cache"), wrap=mount)
 
 # Where it goes: $XDG_CACHE_HOME/ctrack/debug, else $HOME/.cache/ctrack/debug; CTRACK_CACHE_DIR set
 # empty turns it off.
