@@ -65,6 +65,7 @@ struct range {
 	uint8_t anon_rw; /* writable, and no file or kernel name: the program's own memory, or the heap's */
 	uint8_t file;    /* a file's mapping */
 	uint8_t exec;    /* executable */
+	uint8_t main_stack; /* [stack]: the main thread's */
 };
 
 struct maps {
@@ -81,7 +82,7 @@ static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
 			return;
 		m->cap = cap;
 	}
-	m->v[m->n++] = (struct range){lo, hi, 0, 0, 0};
+	m->v[m->n++] = (struct range){.lo = lo, .hi = hi};
 }
 
 static int maps_add(const char *line, void *arg)
@@ -105,6 +106,7 @@ static int maps_add(const char *line, void *arg)
 		g->anon_rw = writable && !*p;
 		g->file = *p == '/';
 		g->exec = perms[2] == 'x';
+		g->main_stack = !strcmp(p, "[stack]");
 	}
 	return 0;
 }
@@ -498,7 +500,10 @@ static uintptr_t static_tls(const struct range *g, uintptr_t tcb)
 }
 
 /* A piece of an anonymous mapping g that is the program's (mallocmap.h). A mapping that is one piece
- * (nothing of malloc's in it) may be a cached thread stack: only its TLS and control block are read. */
+ * (nothing of malloc's in it) may be a cached thread stack: only its TLS and control block are read.
+ * Or the stack of a thread that is alive (it holds a thread slot) but that no stop reached (it blocks
+ * the stop's signal): it runs on, and its stack is read whole as it is then (its registers cannot
+ * be), rather than what it alone holds counted lost. */
 struct anon_piece {
 	struct ct_reach *r;
 	const struct range *g;
@@ -509,7 +514,7 @@ static void root_piece(uintptr_t lo, uintptr_t hi, void *arg)
 	const struct anon_piece *a = arg;
 	if (lo == a->g->lo && hi == a->g->hi && roots.tls_size) {
 		uintptr_t tcb = find_tcb(lo, hi, a->r->safe);
-		lo = tcb ? static_tls(a->g, tcb) : lo;
+		lo = tcb && !ct_slot_lookup(tcb) ? static_tls(a->g, tcb) : lo;
 	}
 	root_outside_shim(a->r, lo, hi, root_resident);
 }
@@ -521,6 +526,9 @@ static void collect_shim_maps(void)
 	ct_arena_mappings(add_shim_mapping, NULL);
 }
 
+/* The anonymous mappings, but the stacks the scan reads from a known stack pointer (sps); and the main
+ * thread's stack (whole, as it is) when it holds none of those: main runs on, blocking the stop's
+ * signal, as root_piece's threads do. */
 static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintptr_t *sps, size_t nsp)
 {
 	collect_shim_maps(); /* again: the scan mapped more since */
@@ -529,6 +537,8 @@ static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintp
 		int stack = 0;
 		for (size_t k = 0; k < nsp && !stack; k++)
 			stack = sps[k] >= g->lo && sps[k] < g->hi;
+		if (g->main_stack && !stack && task_alive(getpid(), NULL))
+			root_outside_shim(r, g->lo, g->hi, root_resident);
 		if (!g->anon_rw || stack)
 			continue;
 		struct anon_piece a = {r, g};

@@ -38,8 +38,8 @@ void ct_leakscan_ignored(uint64_t *blocks, uint64_t *bytes);
 /* Why the last ct_leakscan() gave no classes (the errno behind it in *err, 0 when none), or NULL. */
 const char *ct_leakscan_failure(int *err);
 /* Threads other than the exiting one that were alive at the scan and could not be stopped (ptrace
- * refused, and they block the signal that stops them then): their stacks and registers were not
- * scanned. */
+ * refused, and they block the signal that stops them then): their stacks were read whole as they
+ * ran, their registers not at all. */
 uint64_t ct_leakscan_threads_not_scanned(void);
 
 #endif

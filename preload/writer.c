@@ -677,8 +677,9 @@ static int scan(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 		ct_rec_note(&w.out, CT_NOTE_INFO, t.s, t.len);
 	}
 	note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
-	           " other threads were still running at the scan: their stacks and registers were not "
-	           "scanned for pointers, so blocks they alone reach count as lost");
+	           " other threads were still running at the scan: their stacks were read whole as they "
+	           "ran, their registers not at all, so a block one of them holds in a register alone "
+	           "counts as lost");
 	return 0;
 }
 

@@ -24,7 +24,7 @@ import ctrack_test as ct
 
 env = ct.Env(sys.argv)
 (prog, src, check_threads, check_src, sleepers, sleepers_src, churn, bigfree, deferred, execs, cancel,
- in_handler, many) = env.progs
+ in_handler, many, holders) = env.progs
 LINES = ct.line_markers(src)
 with open(src) as f:
     text = f.read()
@@ -189,8 +189,8 @@ for name, p, line in (("bigfree", bigfree, b"checks: 400 answered 100, 0 otherwi
 # Threads that block every signal and free large blocks a global holds, while main checks 100 times
 # by the signal (the stop ptrace refuses falls back to): they run through every scan, which reads
 # through copies then, as they may unmap what it reads (the program died of SIGSEGV at the first
-# checks before 2026-12-07), and every check finds the 100 bytes lost (or more: what the running
-# threads alone hold counts as lost too, which the trace says).
+# checks before 2026-12-07), and every check finds the 100 bytes lost (or more: a block the running
+# threads hold in a register alone counts as lost too, which the trace says).
 plain = subprocess.run([bigfree, "blocked"], capture_output=True, timeout=60)
 env.eq("bigfree blocked without ctrack", plain.stdout, b"checks: 0 found 100 or more, 100 otherwise\n")
 # Without meson's MALLOC_PERTURB_: glibc filling each 256 KiB block slows the threads enough that the
@@ -204,6 +204,17 @@ if rep:
     env.check("bigfree blocked (signal): the trace says 2 threads ran unscanned",
               any(n["text"].startswith("2 other threads were still running at the scan") for n in rep["notes"]),
               rep["notes"])
+
+# Threads that block every signal hold a block each in a stack frame, main among them in the second
+# run, while checks come by the signal: they run through every scan, which reads their stacks as they
+# are, and every check answers the 100 bytes lost (100 + 4,000 per holder before 2026-12-07).
+plain = subprocess.run([holders], capture_output=True, timeout=60)
+env.eq("holders without ctrack", plain.stdout, b"checks: 0 answered 100, 20 otherwise\n")
+for how, args in (("a thread holds", []), ("a thread and main hold", ["main"])):
+    d = env.fresh_dir("holders-" + str(len(args)))
+    r, _ = env.run_ctrack([holders, *args], d, opts=("-o", d + "/trace.zst"), env=SIGNAL)
+    env.eq("holders (%s, signal): exit 0, every check answers the 100 bytes lost" % how,
+           (r.returncode, r.stdout, r.stderr[-300:]), (0, b"checks: 20 answered 100, 0 otherwise\n", b""))
 
 # 12,000 checks, as a server that checks every minute makes in a week: every one answers the block
 # lost (each maps and unmaps the scan's tables, which the shim's registry of its own memory must keep

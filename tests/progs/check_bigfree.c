@@ -14,9 +14,9 @@
  * `check_bigfree blocked`: the threads block every signal, so a stop by signal (where ptrace is
  * refused) leaves them running through each scan, and each block they free is in a global, where
  * the scan finds it and reads it while it may be freed: the scan must read nothing it cannot (it
- * killed the program at the first checks before 2026-12-07). Their stacks are not scanned then, so
- * what they alone hold counts as lost too (the trace says so): main checks BLOCKED_CHECKS times and
- * prints "checks: BLOCKED_CHECKS found LEAK_SIZE or more, 0 otherwise". */
+ * killed the program at the first checks before 2026-12-07). Their registers are not read then, so a
+ * block they hold there alone counts as lost too (the trace says so): main checks BLOCKED_CHECKS
+ * times and prints "checks: BLOCKED_CHECKS found LEAK_SIZE or more, 0 otherwise". */
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
