@@ -81,6 +81,7 @@ static const struct hook hooks[] = {
     HOOK(execlp, PASS_ALLOCS),
     HOOK(epoll_wait, PASS_ALLOCS),
     HOOK(epoll_pwait, PASS_ALLOCS),
+    HOOK(epoll_pwait2, PASS_ALLOCS),
     {"dlopen", (uintptr_t)&attach_dlopen, PASS_ALLOCS},
 };
 #define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))

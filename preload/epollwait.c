@@ -3,14 +3,18 @@
  * ptrace stop ends with EINTR, and a wait with a timeout cannot be restarted blindly: it would wait its
  * whole timeout again. So the hooks note, in the thread's slot, when each timed wait ends and the
  * timeout argument they pass on; the tracer (stopworld.c), finding a wait its stop ended, has the kernel
- * restart it with what is left, as it restarts nanosleep and poll itself. epoll_pwait2 (a timespec the
- * hook could not copy without reading the program's pointer first) and waits made by the system call
- * alone are left as the kernel leaves them. No malloc, errno untouched. */
+ * restart it with what is left, as it restarts nanosleep and poll itself. epoll_pwait2's timeout is a
+ * timespec the hook does not read (a bad pointer is the kernel's EFAULT, not the hook's fault): it notes
+ * when the wait began, and the tracer reads the timespec at the first stop, when the kernel has taken
+ * it, and restarts the wait with what is left in the slot's own timespec. Waits made by the system
+ * call alone are left as the kernel leaves them. No malloc, errno untouched. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "epollwait.h"
 #include "shim.h"
@@ -19,12 +23,14 @@
 
 static int (*real_wait)(int, struct epoll_event *, int, int);
 static int (*real_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+static int (*real_pwait2)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
 
 void ct_epoll_init(void)
 {
 	int e = errno;
 	ct_bind_next(&real_wait, "epoll_wait");
 	ct_bind_next(&real_pwait, "epoll_pwait");
+	ct_bind_next(&real_pwait2, "epoll_pwait2");
 	errno = e;
 }
 
@@ -32,27 +38,34 @@ void ct_epoll_init(void)
 struct noted {
 	uint64_t deadline;
 	uintptr_t arg;
+	uint64_t begun;
 };
+
+#define CT_EPOLL_PENDING UINT64_MAX /* deadline: begun + the timespec at arg, not read yet */
+
+/* Notes a wait (the outer one's returned). No stop finds it half written as its own: a stop in
+ * between finds no wait in progress. */
+static struct noted renote(struct ct_slot *s, struct noted now)
+{
+	struct noted outer = {s->epoll.deadline, s->epoll.arg, s->epoll.begun};
+	s->epoll.deadline = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	s->epoll.arg = now.arg;
+	s->epoll.begun = now.begun;
+	atomic_signal_fence(memory_order_seq_cst);
+	s->epoll.deadline = now.deadline;
+	return outer;
+}
 
 static struct noted note(struct ct_slot *s, int timeout)
 {
-	struct noted outer = {s->epoll.deadline, s->epoll.arg};
-	/* No stop finds the pair half written as its own: a stop in between finds no wait in progress. */
-	s->epoll.deadline = 0;
-	atomic_signal_fence(memory_order_seq_cst);
-	s->epoll.arg = (uintptr_t)(unsigned)timeout;
-	atomic_signal_fence(memory_order_seq_cst);
-	s->epoll.deadline = ct_now_ns() + (uint64_t)timeout * 1000000u;
-	return outer;
+	return renote(
+	    s, (struct noted){ct_now_ns() + (uint64_t)timeout * 1000000u, (uintptr_t)(unsigned)timeout, 0});
 }
 
 static void unnote(struct ct_slot *s, struct noted outer)
 {
-	s->epoll.deadline = 0;
-	atomic_signal_fence(memory_order_seq_cst);
-	s->epoll.arg = outer.arg;
-	atomic_signal_fence(memory_order_seq_cst);
-	s->epoll.deadline = outer.deadline;
+	renote(s, outer);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
@@ -90,26 +103,69 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int 
 	return rc;
 }
 
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
+                        const sigset_t *sigmask)
+{
+	if (!real_pwait2)
+		ct_epoll_init();
+	if (!real_pwait2) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!timeout) /* a wait without end: the tracer restarts it as it is */
+		return real_pwait2(epfd, events, maxevents, timeout, sigmask);
+	struct ct_slot *s = ct_slot();
+	struct noted outer = renote(s, (struct noted){CT_EPOLL_PENDING, (uintptr_t)timeout, ct_now_ns()});
+	int rc = real_pwait2(epfd, events, maxevents, timeout, sigmask);
+	unnote(s, outer);
+	return rc;
+}
+
 /* attach mode (attach.c): the entry points by their own addresses, for the GOT entries it rewrites */
 extern __typeof(epoll_wait) ct_hook_epoll_wait
     __attribute__((alias("epoll_wait"), copy(epoll_wait), visibility("hidden")));
 extern __typeof(epoll_pwait) ct_hook_epoll_pwait
     __attribute__((alias("epoll_pwait"), copy(epoll_pwait), visibility("hidden")));
+extern __typeof(epoll_pwait2) ct_hook_epoll_pwait2
+    __attribute__((alias("epoll_pwait2"), copy(epoll_pwait2), visibility("hidden")));
+
+/* epoll_pwait2's deadline: begun + the timespec at arg, which the kernel read (a copy that fails
+ * rather than faults: another thread may have unmapped it since). 0 when it cannot be read. */
+static uint64_t pwait2_deadline(const struct ct_slot *s)
+{
+	struct timespec ts;
+	struct iovec to = {&ts, sizeof(ts)}, from = {(void *)s->epoll.arg, sizeof(ts)};
+	if (syscall(SYS_process_vm_readv, getpid(), &to, 1L, &from, 1L, 0L) != (long)sizeof(ts) ||
+	    ts.tv_sec < 0 || (uint64_t)ts.tv_sec > (UINT64_MAX - s->epoll.begun) / 2000000000u)
+		return 0;
+	return s->epoll.begun + (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 int ct_epoll_resume(struct user_regs_struct *regs, uint64_t now)
 {
 	long nr = (long)regs->orig_rax;
-	if ((nr != SYS_epoll_wait && nr != SYS_epoll_pwait) || (long)regs->rax != -EINTR)
+	if ((nr != SYS_epoll_wait && nr != SYS_epoll_pwait && nr != SYS_epoll_pwait2) ||
+	    (long)regs->rax != -EINTR)
 		return 0;
 	struct ct_slot *s = ct_slot_lookup((uintptr_t)regs->fs_base);
-	if (!s || !s->epoll.deadline || (unsigned)regs->r10 != s->epoll.arg)
+	int ms_arg = nr != SYS_epoll_pwait2;
+	if (!s || !s->epoll.deadline || (ms_arg ? (unsigned)regs->r10 : regs->r10) != s->epoll.arg ||
+	    ms_arg != (s->epoll.begun == 0))
+		return 0;
+	if (s->epoll.deadline == CT_EPOLL_PENDING && !(s->epoll.deadline = pwait2_deadline(s)))
 		return 0;
 	if (s->epoll.deadline <= now) {
 		regs->rax = 0; /* its timeout has passed: no event, as it would have returned */
 		return 1;
 	}
-	uint64_t ms = (s->epoll.deadline - now + 999999) / 1000000; /* never less than what is left */
-	regs->r10 = ms < INT_MAX ? ms : INT_MAX;
+	uint64_t left = s->epoll.deadline - now;
+	if (ms_arg) {
+		uint64_t ms = (left + 999999) / 1000000; /* never less than what is left */
+		regs->r10 = ms < INT_MAX ? ms : INT_MAX;
+	} else {
+		s->epoll.left = (struct timespec){(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+		regs->r10 = (uintptr_t)&s->epoll.left;
+	}
 	s->epoll.arg = regs->r10; /* the argument of the wait resumed, for the next stop's */
 	regs->rax = (unsigned long long)-CT_ERESTARTNOHAND;
 	return 1;

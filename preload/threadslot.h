@@ -15,6 +15,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 struct ct_thread;
 struct ct_unwind_state;
@@ -44,10 +45,13 @@ struct ct_slot {
 	uint32_t sample_left; /* sample.c: bytes to the thread's next sampled allocation (0: not drawn) */
 	/* The second cache line: words no allocation or free reads. */
 	/* epollwait.c: the timed epoll wait the thread is in, its end (CLOCK_MONOTONIC nanoseconds, 0:
-	 * none) and the timeout argument passed on */
+	 * none; CT_EPOLL_PENDING: an epoll_pwait2's, begun + its timespec, read at its first stop) and the
+	 * timeout argument passed on (epoll_pwait2's: the timespec's address; `left` once restarted) */
 	_Alignas(64) struct {
 		uint64_t deadline;
 		uintptr_t arg;
+		uint64_t begun;
+		struct timespec left;
 	} epoll;
 };
 _Static_assert(sizeof(struct ct_slot) == 128, "two cache lines per thread, the first the hooks'");
