@@ -23,6 +23,20 @@ static struct {
 	pthread_mutex_t trim; /* one trim at a time in this process */
 } cache = {.once = PTHREAD_ONCE_INIT, .dir = -1, .trim = PTHREAD_MUTEX_INITIALIZER};
 
+/* Whether dir, or the nearest of its parents that exists, is this user's (a default place under
+ * another's: `sudo` keeps the user's HOME, where directories of root's own would be left). */
+static int owned(const char *dir)
+{
+	char *path = strdup(dir);
+	struct stat st;
+	int found = 0;
+	for (char *slash;
+	     path && !(found = stat(path, &st) == 0) && (slash = strrchr(path, '/')) && slash != path;)
+		*slash = 0;
+	free(path);
+	return found && st.st_uid == geteuid();
+}
+
 /* The cache's path (malloc'd), or NULL: off, or nowhere to put it. */
 static char *cache_path(void)
 {
@@ -32,9 +46,9 @@ static char *cache_path(void)
 	if (own)
 		n = *own ? asprintf(&path, "%s", own) : -1;
 	else if (xdg && *xdg == '/')
-		n = asprintf(&path, "%s/ctrack/debug", xdg);
+		n = owned(xdg) ? asprintf(&path, "%s/ctrack/debug", xdg) : -1;
 	else if (home && *home == '/')
-		n = asprintf(&path, "%s/.cache/ctrack/debug", home);
+		n = owned(home) ? asprintf(&path, "%s/.cache/ctrack/debug", home) : -1;
 	return n < 0 ? NULL : path;
 }
 

@@ -2,7 +2,8 @@
 /* The inflated copies of debug files (debugimage.h) kept between runs, as perf keeps its build-id
  * cache and debuginfod's client its downloads: libc6-dbg's copy took half of a small trace's report.
  *
- * Where: $CTRACK_CACHE_DIR, else $XDG_CACHE_HOME/ctrack/debug, else $HOME/.cache/ctrack/debug;
+ * Where: $CTRACK_CACHE_DIR, else $XDG_CACHE_HOME/ctrack/debug, else $HOME/.cache/ctrack/debug, those
+ * two only when the directory named is this user's (not under `sudo`, which keeps the user's HOME);
  * CTRACK_CACHE_DIR set empty turns the cache off. The directory is made 0700 and used only when it
  * is this user's own, not a symlink, and writable by no one else; entries are 0600. It holds at most
  * $CTRACK_CACHE_MAX bytes (a K, M or G suffix counts 1024s; default 1G): the entries used longest ago

@@ -144,6 +144,17 @@ analyze("default", None, HOME=home, XDG_CACHE_HOME=None)
 env.eq("default: $HOME/.cache/ctrack/debug", len(entries(os.path.join(home, ".cache/ctrack/debug"))), 1)
 analyze("xdg", None, HOME=home, XDG_CACHE_HOME=xdg)
 env.eq("$XDG_CACHE_HOME/ctrack/debug", len(entries(os.path.join(xdg, "ctrack/debug"))), 1)
+# A HOME that is not this user's (sudo keeps the user's): nothing made in it. As root, one given to
+# nobody; as another user, / (root's).
+theirs = os.path.join(root, "theirs")
+os.makedirs(theirs)
+if os.geteuid() == 0:
+    os.chown(theirs, 65534, 65534)
+else:
+    theirs = "/"
+before = sorted(os.listdir(theirs))
+analyze("another's HOME", None, HOME=theirs, XDG_CACHE_HOME=None)
+env.eq("another's HOME: nothing made in it", sorted(os.listdir(theirs)), before)
 
 # The size: with room for 4 entries (CTRACK_CACHE_MAX), the debug file at 6 times (an entry per
 # time), the first one used again after the fourth: the second and third are dropped, used longest
