@@ -66,9 +66,8 @@ static struct reg_entry *existing(size_t i)
 
 static int claim(struct reg_entry *e)
 {
-	uintptr_t empty = 0; /* looked at before the compare-and-swap, which would take the line */
-	return e && !atomic_load_explicit(&e->lo, memory_order_relaxed) &&
-	       atomic_compare_exchange_strong(&e->lo, &empty, REG_CLAIMED);
+	uintptr_t empty = 0;
+	return e && atomic_compare_exchange_strong(&e->lo, &empty, REG_CLAIMED);
 }
 
 /* An empty entry, now this thread's (lo = REG_CLAIMED): an emptied one, else one more; NULL when the
