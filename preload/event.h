@@ -75,6 +75,12 @@ static inline int ct_event_ends_block(uint64_t w0)
 	unsigned kind = CT_EV_KIND(w0);
 	return kind == CT_EV_FREE || kind == CT_EV_RBEGIN || kind == CT_EV_RFREE;
 }
+/* Whether the event starts a block (an allocation), or makes one live again (a realloc that failed). */
+static inline int ct_event_starts_block(uint64_t w0)
+{
+	unsigned kind = CT_EV_KIND(w0);
+	return kind == CT_EV_ALLOC || kind == CT_EV_RFAIL;
+}
 /* An event's sequence number; every kind but RFREE has one. */
 static inline uint32_t ct_event_seq(const uint64_t *w)
 {

@@ -813,6 +813,29 @@ static void freed_unmatched(uint64_t p, void *arg)
 	ct_reach_freed(arg, (uintptr_t)p);
 }
 
+/* A block a thread has allocated (size bytes), or made live again (a realloc that failed: its size
+ * the live set's), since the live set was taken: not in it, or in it as freed, its words are roots
+ * all the same (what it alone holds is not lost: tests/progs/check_reuse.c). Read as it is now,
+ * through copies (an event after this one may have freed it, and a large block's pages go at once),
+ * and never where the shim's memory is now. */
+static void started_unmatched(uint64_t p, uint64_t size, void *arg)
+{
+	struct ct_reach *r = arg;
+	uintptr_t buf[512];
+	if (!size) {
+		long i = ct_reach_block_at(r, (uintptr_t)p);
+		size = i >= 0 && r->blocks[i].start == p ? r->blocks[i].size : 0;
+	}
+	for (uintptr_t a = (uintptr_t)p, end = a + size; a < end && end > a;) {
+		size_t len = sizeof(buf) - (a & (sizeof(buf) - 1));
+		len = len < end - a ? len : end - a;
+		size_t got = ct_arena_holds(a, a + len) ? 0 : ct_reach_copy(buf, a, len);
+		if (got)
+			ct_reach_root(r, buf, got);
+		a += len;
+	}
+}
+
 static void lsan_region(struct ct_reach *r, uintptr_t lo, uintptr_t hi, void *arg)
 {
 	root_range(r, arg, lo, hi);
@@ -857,6 +880,7 @@ static int scan_roots(struct ct_reach *r)
 			sps[nsp++] = stopped[i].sp;
 		root_anonymous(r, &m, sps, nsp);
 		ct_writer_each_unmatched_free(freed_unmatched, r); /* those the running threads freed */
+		ct_writer_each_unmatched_start(started_unmatched, r);
 		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
 		close_help(r, helper_stack);

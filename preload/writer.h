@@ -37,6 +37,10 @@ int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES], uint64_t blocks[C
  * waits to publish, or one a signal handler left for the report it interrupted. Such a block is no
  * leak: the scan takes it as reachable. */
 void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg) CT_HIDDEN;
+/* And the blocks that events not matched yet start (an allocation, of size bytes, or a realloc that
+ * failed, whose old block is live again: size 0): blocks the live set the scan took does not have,
+ * or has from before, whose words are roots. */
+void ct_writer_each_unmatched_start(void (*fn)(uint64_t p, uint64_t size, void *arg), void *arg) CT_HIDDEN;
 /* The bytes the writer holds that give_back returns to the system (compressor, buffers, tables,
  * its stack); an estimate, read without the writer's lock. */
 size_t ct_writer_releasable(void) CT_HIDDEN;
