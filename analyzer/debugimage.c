@@ -5,6 +5,8 @@
  * mapping of their place in the copy, unmapped as soon as each is done, the rest with pwrite: only
  * the pages libdw later reads stay in the analyzer's memory. */
 #include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <libelf.h>
 #include <libdeflate.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -286,30 +288,18 @@ static int write_copy(struct image *im)
 	return rc || im->failed ? -1 : 0;
 }
 
-/* The file's GNU build-id note, from its SHT_NOTE sections: its length (*id set), or 0. */
-static size_t build_id(const struct image *im, const unsigned char **id)
+/* The cache's name for a copy of the debug file open on fd (stat st): from its build-id, read by
+ * libelf. 0 when it has none (such a copy is not kept). */
+static int entry_name(int fd, const struct stat *st, char name[CT_DEBUGCACHE_NAME])
 {
-	for (size_t i = 1; i < im->n; i++) {
-		const struct sec *s = &im->secs[i];
-		const unsigned char *p = s->src, *end = s->src + s->src_len;
-		if (s->sh.sh_type != SHT_NOTE || s->inflate || s->sh.sh_addralign > 8)
-			continue;
-		while (end - p >= (ptrdiff_t)sizeof(Elf64_Nhdr)) {
-			Elf64_Nhdr nh;
-			memcpy(&nh, p, sizeof(nh));
-			uint64_t name = align_up(nh.n_namesz, 4), desc = align_up(nh.n_descsz, 4);
-			p += sizeof(nh);
-			if (name > (uint64_t)(end - p) || desc > (uint64_t)(end - p) - name)
-				break;
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(p, "GNU", 4) &&
-			    nh.n_descsz) {
-				*id = p + name;
-				return nh.n_descsz;
-			}
-			p += name + desc;
-		}
-	}
-	return 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *id;
+	ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+	if (n > 0)
+		ct_debugcache_name(name, id, (size_t)n, st);
+	if (elf)
+		elf_end(elf);
+	return n > 0;
 }
 
 /* The copy's size, and its section headers (the end of the copy) into *tail. */
@@ -321,22 +311,19 @@ static uint64_t copy_size(const struct image *im, Elf64_Shdr **tail)
 	return im->eh.e_shoff + (uint64_t)im->n * sizeof(Elf64_Shdr);
 }
 
-/* The copy, made or found in the cache: its descriptor, or -1. */
-static int copy_of(struct image *im, const struct stat *st)
+/* The copy of the file open on fd (stat st), made or found in the cache: its descriptor, or -1. */
+static int copy_of(struct image *im, int fd, const struct stat *st)
 {
-	const unsigned char *id = NULL;
-	size_t id_len = build_id(im, &id);
 	Elf64_Shdr *tail;
 	uint64_t size = copy_size(im, &tail);
-	char name[CT_DEBUGCACHE_NAME] = "";
-	if (id_len && tail) {
-		ct_debugcache_name(name, id, id_len, st);
+	char name[CT_DEBUGCACHE_NAME];
+	int named = tail && entry_name(fd, st, name);
+	if (named)
 		im->fd = ct_debugcache_get(name, size, &im->eh, sizeof(im->eh), tail, im->n * sizeof(*tail));
-	}
 	free(tail);
 	if (im->fd >= 0)
 		return im->fd;
-	int cached = id_len && tail && (im->fd = ct_debugcache_create(size)) >= 0;
+	int cached = named && (im->fd = ct_debugcache_create(size)) >= 0;
 	if (!cached)
 		im->fd = memfd_create("ctrack-debuginfo", MFD_CLOEXEC);
 	if (im->fd < 0 || write_copy(im) < 0) {
@@ -362,7 +349,7 @@ int ct_debugimage_open(int fd)
 	int copy = -1;
 	if (parse(&im) > 0) {
 		lay_out(&im);
-		copy = copy_of(&im, &st);
+		copy = copy_of(&im, fd, &st);
 	}
 	munmap(map, im.size);
 	free(im.secs);

@@ -12,11 +12,11 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "epollwait.h"
+#include "reach.h" /* ct_reach_copy */
 #include "shim.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -32,6 +32,21 @@ void ct_epoll_init(void)
 	ct_bind_next(&real_pwait, "epoll_pwait");
 	ct_bind_next(&real_pwait2, "epoll_pwait2");
 	errno = e;
+}
+
+/* Whether the real function whose pointer is at slot is known, looked up now if not (ENOSYS when it
+ * is nowhere). */
+static int bound(const void *slot)
+{
+	void *fn;
+	memcpy(&fn, slot, sizeof(fn));
+	if (!fn) {
+		ct_epoll_init();
+		memcpy(&fn, slot, sizeof(fn));
+	}
+	if (!fn)
+		errno = ENOSYS;
+	return fn != NULL;
 }
 
 /* The wait that a timed call of the thread's replaces (a signal handler's, nested in it, restores it). */
@@ -70,12 +85,8 @@ static void unnote(struct ct_slot *s, struct noted outer)
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 {
-	if (!real_wait)
-		ct_epoll_init();
-	if (!real_wait) {
-		errno = ENOSYS;
+	if (!bound(&real_wait))
 		return -1;
-	}
 	if (timeout <= 0) /* no wait, or one without end (the tracer restarts those as they are) */
 		return real_wait(epfd, events, maxevents, timeout);
 	struct ct_slot *s = ct_slot();
@@ -88,12 +99,8 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int t
 EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout,
                        const sigset_t *sigmask)
 {
-	if (!real_pwait)
-		ct_epoll_init();
-	if (!real_pwait) {
-		errno = ENOSYS;
+	if (!bound(&real_pwait))
 		return -1;
-	}
 	if (timeout <= 0)
 		return real_pwait(epfd, events, maxevents, timeout, sigmask);
 	struct ct_slot *s = ct_slot();
@@ -106,12 +113,8 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout,
                         const sigset_t *sigmask)
 {
-	if (!real_pwait2)
-		ct_epoll_init();
-	if (!real_pwait2) {
-		errno = ENOSYS;
+	if (!bound(&real_pwait2))
 		return -1;
-	}
 	if (!timeout) /* a wait without end: the tracer restarts it as it is */
 		return real_pwait2(epfd, events, maxevents, timeout, sigmask);
 	struct ct_slot *s = ct_slot();
@@ -134,9 +137,8 @@ extern __typeof(epoll_pwait2) ct_hook_epoll_pwait2
 static uint64_t pwait2_deadline(const struct ct_slot *s)
 {
 	struct timespec ts;
-	struct iovec to = {&ts, sizeof(ts)}, from = {(void *)s->epoll.arg, sizeof(ts)};
-	if (syscall(SYS_process_vm_readv, getpid(), &to, 1L, &from, 1L, 0L) != (long)sizeof(ts) ||
-	    ts.tv_sec < 0 || (uint64_t)ts.tv_sec > (UINT64_MAX - s->epoll.begun) / 2000000000u)
+	if (ct_reach_copy(&ts, s->epoll.arg, sizeof(ts)) != sizeof(ts) || ts.tv_sec < 0 ||
+	    (uint64_t)ts.tv_sec > (UINT64_MAX - s->epoll.begun) / 2000000000u)
 		return 0;
 	return s->epoll.begun + (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

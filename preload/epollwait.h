@@ -11,7 +11,7 @@
  * the error a stop's tracer gives a wait so that the kernel restarts it as the thread goes on. */
 #define CT_ERESTARTNOHAND 514
 
-/* Finds the real epoll_wait and epoll_pwait (the shim's start: not in a hook, where a
+/* Finds the real epoll_wait, epoll_pwait and epoll_pwait2 (the shim's start: not in a hook, where a
  * signal handler's first call would look them up inside dlsym). */
 void ct_epoll_init(void) __attribute__((visibility("hidden")));
 

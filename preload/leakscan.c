@@ -817,23 +817,15 @@ static void freed_unmatched(uint64_t p, void *arg)
  * the live set's), since the live set was taken: not in it, or in it as freed, its words are roots
  * all the same (what it alone holds is not lost: tests/progs/check_reuse.c). Read as it is now,
  * through copies (an event after this one may have freed it, and a large block's pages go at once),
- * and never where the shim's memory is now. */
+ * and never where the shim's memory is now (r->hidden). */
 static void started_unmatched(uint64_t p, uint64_t size, void *arg)
 {
 	struct ct_reach *r = arg;
-	uintptr_t buf[512];
 	if (!size) {
 		long i = ct_reach_block_at(r, (uintptr_t)p);
 		size = i >= 0 && r->blocks[i].start == p ? r->blocks[i].size : 0;
 	}
-	for (uintptr_t a = (uintptr_t)p, end = a + size; a < end && end > a;) {
-		size_t len = sizeof(buf) - (a & (sizeof(buf) - 1));
-		len = len < end - a ? len : end - a;
-		size_t got = ct_arena_holds(a, a + len) ? 0 : ct_reach_copy(buf, a, len);
-		if (got)
-			ct_reach_root(r, buf, got);
-		a += len;
-	}
+	ct_reach_root_copied(r, (uintptr_t)p, size);
 }
 
 static void lsan_region(struct ct_reach *r, uintptr_t lo, uintptr_t hi, void *arg)
@@ -859,9 +851,9 @@ static int scan_roots(struct ct_reach *r)
 	uint64_t answered = nstopped > 0 ? (uint64_t)nstopped : 0,
 	         alive = nstopped >= 0 ? other_threads() : 0;
 	r->safe = m.safe = alive > answered;
-	r->hidden = r->safe ? ct_arena_holds : NULL; /* the shim's memory, as mapped at each read */
+	r->hidden = ct_arena_holds; /* the shim's memory, as mapped at each copied read */
 	if (!rc) {
-		ct_writer_each_unmatched_free(freed_unmatched, r); /* before any block is read */
+		ct_writer_each_unmatched(freed_unmatched, NULL, r); /* before any block is read */
 		set_edges(r);
 		r->is_vtable = is_vtable;
 		r->vtable_arg = &m;
@@ -879,8 +871,8 @@ static int scan_roots(struct ct_reach *r)
 		for (long i = 0; i < nstopped; i++)
 			sps[nsp++] = stopped[i].sp;
 		root_anonymous(r, &m, sps, nsp);
-		ct_writer_each_unmatched_free(freed_unmatched, r); /* those the running threads freed */
-		ct_writer_each_unmatched_start(started_unmatched, r);
+		/* and those the running threads freed since, with the blocks allocated since the live set */
+		ct_writer_each_unmatched(freed_unmatched, started_unmatched, r);
 		ct_lsan_roots(r, lsan_region, &m, &roots.ignored_blocks, &roots.ignored_bytes);
 		ct_reach_finish(r);
 		close_help(r, helper_stack);

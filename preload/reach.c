@@ -333,9 +333,9 @@ static int readable_at(const struct ct_reach *r, const struct ct_reach_block *b,
 	return 0;
 }
 
-/* While threads run (r->safe): copies [a, a + len) to dst as ct_reach_copy does, but nothing that
- * r->hidden says is not the program's memory, asked before the copy and after it (a mapping made
- * during the copy). The bytes copied. */
+/* Copies [a, a + len) to dst as ct_reach_copy does, but nothing that r->hidden says is not the
+ * program's memory, asked before the copy and after it (a mapping made during the copy). The bytes
+ * copied. */
 static size_t safe_copy(const struct ct_reach *r, void *dst, uintptr_t a, size_t len)
 {
 	if (r->hidden && r->hidden(a, a + len))
@@ -483,15 +483,14 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 		batch_flush(r, l, q);
 }
 
-/* The aligned words of [p, p + len), each given to body as w. While threads run (r->safe), a page
- * at a time through a copy that fails instead of faulting (safe_copy): a page they unmapped is
- * skipped. */
+/* The aligned words of [p, p + len), each given to body as w. With copy (r->safe: threads run), a
+ * page at a time through a copy that fails instead of faulting (safe_copy): a page gone is skipped. */
 #define SAFE_PAGE 4096
-#define FOR_EACH_WORD(r, p, len, w, body) \
+#define FOR_EACH_WORD(r, copy, p, len, w, body) \
 	do { \
 		uintptr_t a_ = ((uintptr_t)(p) + WORD - 1) & ~(uintptr_t)(WORD - 1); \
 		uintptr_t end_ = ((uintptr_t)(p) + (len)) & ~(uintptr_t)(WORD - 1); \
-		if (__builtin_expect(!(r)->safe, 1)) { \
+		if (__builtin_expect(!(copy), 1)) { \
 			for (; a_ < end_; a_ += WORD) { \
 				uintptr_t w; \
 				memcpy(&w, (const void *)a_, WORD); \
@@ -515,7 +514,7 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 #define FOR_EACH_BLOCK_WORD(r, b, w, body) \
 	do { \
 		if (__builtin_expect(!(b)->partial, 1)) { \
-			FOR_EACH_WORD(r, (b)->start, (b)->size, w, body); \
+			FOR_EACH_WORD(r, (r)->safe, (b)->start, (b)->size, w, body); \
 			break; \
 		} \
 		for (size_t k_ = 0; k_ < (r)->nreadable; k_++) { \
@@ -525,7 +524,7 @@ static inline __attribute__((always_inline)) void batch_add(struct ct_reach *r, 
 			                    ? (r)->readable[k_].hi \
 			                    : (b)->start + (b)->size; \
 			if (lo_ < hi_) \
-				FOR_EACH_WORD(r, lo_, hi_ - lo_, w, body); \
+				FOR_EACH_WORD(r, (r)->safe, lo_, hi_ - lo_, w, body); \
 		} \
 	} while (0)
 
@@ -573,14 +572,24 @@ void ct_reach_begin(struct ct_reach *r)
 	}
 }
 
-void ct_reach_root(struct ct_reach *r, const void *p, size_t len)
+static void root_range(struct ct_reach *r, uintptr_t p, size_t len, int copy)
 {
 	struct lane l = {r->stack, r->top, r->share};
 	struct batch q = {.prior_definite = 1, .leader = NONE};
-	FOR_EACH_WORD(r, p, len, w, batch_add(r, &l, &q, w));
+	FOR_EACH_WORD(r, copy, p, len, w, batch_add(r, &l, &q, w));
 	batch_flush(r, &l, &q);
 	r->top = l.top;
 	drain(r);
+}
+
+void ct_reach_root(struct ct_reach *r, const void *p, size_t len)
+{
+	root_range(r, (uintptr_t)p, len, r->safe);
+}
+
+void ct_reach_root_copied(struct ct_reach *r, uintptr_t p, size_t len)
+{
+	root_range(r, p, len, 1);
 }
 
 long ct_reach_block_at(const struct ct_reach *r, uintptr_t p)

@@ -129,9 +129,10 @@ struct ct_reach {
 	/* Set by the caller before any root: threads of the program run during the scan (they could not
 	 * be stopped), so memory may be unmapped under it: every read is a copy (ct_reach_copy). */
 	int safe;
-	/* Set by the caller with safe: whether [lo, hi) is memory no pointer is read from (the shim's
-	 * own, which holds every block's address: a block freed while the scan runs may have its pages
-	 * mapped again by the shim, and read there it would reach every block). NULL: none. */
+	/* Set by the caller before any root: whether [lo, hi) is memory no copied read takes a pointer
+	 * from (the shim's own, which holds every block's address: a block freed while the scan runs
+	 * may have its pages mapped again by the shim, and read there it would reach every block).
+	 * Asked of every read through a copy (safe, ct_reach_root_copied); NULL: none. */
 	int (*hidden)(uintptr_t lo, uintptr_t hi);
 };
 
@@ -166,6 +167,9 @@ void ct_reach_begin(struct ct_reach *r);
 void ct_reach_root(struct ct_reach *r, const void *p, size_t len);
 /* The index of the block that holds address p, or -1. */
 long ct_reach_block_at(const struct ct_reach *r, uintptr_t p);
+/* A root range [p, p + len) read through copies whatever safe says, skipping what r->hidden names:
+ * memory that may be gone (a block freed since the caller found it). */
+void ct_reach_root_copied(struct ct_reach *r, uintptr_t p, size_t len);
 /* One root word (a register's value). */
 void ct_reach_root_word(struct ct_reach *r, uintptr_t word);
 /* The block that starts at p was freed by the program (its free not matched yet when the live set

@@ -398,19 +398,34 @@ static int pump(void)
 
 /* ---- events not matched yet, for the leak scan ---- */
 
-/* fn for each event the rings hold past the writer, and each a stopped thread waits to publish: its
- * first two words (the second 0 for a one-word event). */
-static void each_unmatched(void (*fn)(uint64_t w0, uint64_t w1, void *arg), void *arg)
+struct unmatched_visit {
+	void (*end)(uint64_t p, void *arg);
+	void (*start)(uint64_t p, uint64_t size, void *arg);
+	void *arg;
+};
+
+/* The event whose first two words are w0, w1 (w1 0 for a one-word event), to v's callbacks. */
+static void visit(const struct unmatched_visit *v, uint64_t w0, uint64_t w1)
 {
+	if (v->end && ct_event_ends_block(w0))
+		v->end(CT_EV_PTR(w0), v->arg);
+	else if (v->start && ct_event_starts_block(w0))
+		v->start(CT_EV_PTR(w0), CT_EV_KIND(w0) == CT_EV_ALLOC ? w1 : 0, v->arg);
+}
+
+void ct_writer_each_unmatched(void (*end)(uint64_t p, void *arg),
+                              void (*start)(uint64_t p, uint64_t size, void *arg), void *arg)
+{
+	const struct unmatched_visit v = {end, start, arg};
 	for (struct ct_ring *r = ct_ring_list(); r; r = r->next) {
 		int st = atomic_load_explicit(&r->state, memory_order_acquire);
 		if (st == CT_RING_FREE || st == CT_RING_CLAIMED)
 			continue;
 		uint64_t t = atomic_load(r->consumer_ready ? read_pos(r, drain_of(r)) : &r->tail);
 		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
-		while (t < h) { /* whole events, in order */
+		while (t < h) { /* what the ring holds past the writer: whole events, in order */
 			uint64_t w0 = r->words[t & CT_RING_MASK], n = ct_event_words(w0);
-			fn(w0, n > 1 ? r->words[(t + 1) & CT_RING_MASK] : 0, arg);
+			visit(&v, w0, n > 1 ? r->words[(t + 1) & CT_RING_MASK] : 0);
 			t += n;
 		}
 		/* The words are on the stack of a thread stopped in wait_for_room; only a live thread's
@@ -419,36 +434,10 @@ static void each_unmatched(void (*fn)(uint64_t w0, uint64_t w1, void *arg), void
 		 * is only taken as a root. */
 		const uint64_t *w = st == CT_RING_ACTIVE ? atomic_load(&r->inflight) : NULL;
 		if (w)
-			fn(w[0], ct_event_words(w[0]) > 1 ? w[1] : 0, arg);
+			visit(&v, w[0], ct_event_words(w[0]) > 1 ? w[1] : 0);
 	}
-}
-
-struct unmatched_visit {
-	void (*end)(uint64_t p, void *arg);
-	void (*start)(uint64_t p, uint64_t size, void *arg);
-	void *arg;
-};
-
-static void visit_unmatched(uint64_t w0, uint64_t w1, void *arg)
-{
-	const struct unmatched_visit *v = arg;
-	if (v->end && ct_event_ends_block(w0))
-		v->end(CT_EV_PTR(w0), v->arg);
-	else if (v->start && ct_event_starts_block(w0))
-		v->start(CT_EV_PTR(w0), CT_EV_KIND(w0) == CT_EV_ALLOC ? w1 : 0, v->arg);
-}
-
-void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg)
-{
-	struct unmatched_visit v = {.end = fn, .arg = arg};
-	each_unmatched(visit_unmatched, &v);
-	ct_track_each_deferred_end(fn, arg); /* and those not in a ring yet */
-}
-
-void ct_writer_each_unmatched_start(void (*fn)(uint64_t p, uint64_t size, void *arg), void *arg)
-{
-	struct unmatched_visit v = {.start = fn, .arg = arg};
-	each_unmatched(visit_unmatched, &v);
+	if (end)
+		ct_track_each_deferred_end(end, arg); /* and those not in a ring yet */
 }
 
 /* ---- time, memory samples, flushing ---- */

@@ -31,16 +31,14 @@ void ct_writer_mark(const char *name) CT_HIDDEN; /* sync, MARK record, flush to 
 /* Sync, the leak scan, CLASSES, flush: 0 with the bytes and blocks by leak class in lost and blocks,
  * or -1 when the scan could not run (no writer, no memory, no roots). */
 int ct_writer_check(const void *sp, uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES]) CT_HIDDEN;
-/* On the writer, in a leak scan with the program's threads stopped: calls fn(p, arg) for every
- * block the matcher still has live though a thread has reported its free: a FREE (or a realloc's
- * start or free of the old block) published after the writer's last drain, one a stopped thread
- * waits to publish, or one a signal handler left for the report it interrupted. Such a block is no
- * leak: the scan takes it as reachable. */
-void ct_writer_each_unmatched_free(void (*fn)(uint64_t p, void *arg), void *arg) CT_HIDDEN;
-/* And the blocks that events not matched yet start (an allocation, of size bytes, or a realloc that
- * failed, whose old block is live again: size 0): blocks the live set the scan took does not have,
- * or has from before, whose words are roots. */
-void ct_writer_each_unmatched_start(void (*fn)(uint64_t p, uint64_t size, void *arg), void *arg) CT_HIDDEN;
+/* On the writer, in a leak scan with the program's threads stopped, for the events the matcher has
+ * not seen: a thread's published after the writer's last drain, or one a stopped thread waits to
+ * publish. end(p, arg) for each that ends block p (a FREE, a realloc's start or free of the old
+ * block), and for each a signal handler left for the report it interrupted: no leak, the scan takes
+ * it as reachable. start(p, size, arg) for each that starts one (an allocation of size bytes, a
+ * realloc that failed, whose old block is live again: size 0): its words are roots. Either NULL. */
+void ct_writer_each_unmatched(void (*end)(uint64_t p, void *arg),
+                              void (*start)(uint64_t p, uint64_t size, void *arg), void *arg) CT_HIDDEN;
 /* The bytes the writer holds that give_back returns to the system (compressor, buffers, tables,
  * its stack); an estimate, read without the writer's lock. */
 size_t ct_writer_releasable(void) CT_HIDDEN;

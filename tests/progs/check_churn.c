@@ -9,7 +9,7 @@
  * still arrives once they are over; without ctrack every check answers -1: "checks: 0 answered 100,
  * 20 otherwise"). A busy thread's block whose free it has reported (after the writer's last drain,
  * or waiting for room in its ring) is no leak: checks answered 164 for it before writer.c's
- * ct_writer_each_unmatched_free. */
+ * ct_writer_each_unmatched. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
