@@ -37,6 +37,11 @@ struct ct_trace_summary {
 	uint64_t sample_rate; /* a sampled trace's (SAMPLING): every figure above is an estimate; 0: none */
 };
 
+/* Set (to anything): a summary taken from the file's trailer (ctrack/trailer.h) is checked against
+ * the one its records give, and a difference aborts the process, naming the figure. The test suite
+ * runs so; a summary of the records alone costs a read of every record. */
+#define CT_ENV_SUMMARY_VERIFY "CTRACK_SUMMARY_VERIFY"
+
 /* Reads the trace at path and fills *s. Returns 0 on success, or -1 with a one-line reason in
  * err (no program name, no newline), e.g. "not a ctrack trace". A trace that is cut short, or
  * damaged after its header, is a success with s->complete == 0 (s->damaged for the latter). */
@@ -45,6 +50,11 @@ int ct_trace_summarize(const char *path, struct ct_trace_summary *s, char *err, 
 /* The same for the trace open on fd (read from its current offset; fd stays open), named name in
  * the messages: the launcher reads the file it created, whatever the name names by then. */
 int ct_trace_summarize_fd(int fd, const char *name, struct ct_trace_summary *s, char *err, size_t errlen);
+
+/* With CT_ENV_SUMMARY_VERIFY set, the same check of a model read whole from path, in full (no window
+ * of time, no marks): ctrack-analyze's, so that the suite checks the trailer of every trace it reads. */
+struct ct_model;
+void ct_trace_trailer_verify(const char *path, const struct ct_model *m);
 
 /* Who wrote a trace, from its first record alone (cheap, whatever the trace's size). */
 struct ct_trace_origin {

@@ -24,6 +24,7 @@ struct lane {
 	uint32_t alloc_records; /* ALLOC records it wrote so far (mod 2^32), to name blocks by age */
 	uint32_t index, mask;   /* its buckets: those b with b & mask == index */
 	uint64_t allocations, frees, bytes, unmatched, lost, dropped;
+	struct ct_match_figures fig; /* with one lane (count) */
 	struct ct_match_stream *streams;
 };
 
@@ -171,6 +172,23 @@ HOT struct ct_columns *hot(struct lane *L)
 	return sink_columns(&L->sink, 1);
 }
 
+/* The live bytes and their peak of the record tag of info, just written (ALLOC, TEMP, or FREE for a
+ * FREE, RECENT or TEMPFREE), in L's figures; the counts are END's (ct_match_figures). One lane only:
+ * several would need the infos' lock for the size, and their sum has no order until it is read. */
+HOT void count(struct lane *L, unsigned tag, uint32_t info)
+{
+	if (CT_UNLIKELY(m.lanes != 1))
+		return;
+	uint64_t size = m.infos.sizes[info], top = L->fig.live_bytes + size;
+	if (tag == CT_REC_FREE) {
+		L->fig.live_bytes -= size;
+		return;
+	}
+	L->fig.peak = top > L->fig.peak ? top : L->fig.peak; /* a TEMP's block is live at its record */
+	if (tag == CT_REC_ALLOC)
+		L->fig.live_bytes = top;
+}
+
 /* An aggregated trace (match.h): the block's record tag of info is summed, not written. 1 if so. */
 HOT int aggregated(unsigned tag, uint32_t info)
 {
@@ -190,6 +208,7 @@ HOT void put_event(struct lane *L, unsigned tag, uint32_t info)
 		ct_col_short_event(c, tag, info);
 	else
 		ct_rec_event(L->sink.out, tag, info);
+	count(L, tag, info);
 }
 
 /* Writes the ALLOC record of the block of info at p. */
@@ -222,6 +241,7 @@ HOT void write_free(struct lane *L, uint64_t p, uint32_t info)
 		ct_col_recent(c, age);
 	else
 		ct_rec_recent(L->sink.out, age);
+	count(L, CT_REC_FREE, info);
 }
 
 static void write_tempfree(struct lane *L, uint32_t info)
@@ -233,6 +253,8 @@ static void write_tempfree(struct lane *L, uint32_t info)
 		ct_col_core1(c, CT_REC_TEMPFREE, info);
 	else
 		ct_rec_tempfree(L->sink.out, info);
+	count(L, CT_REC_FREE, info);
+	L->fig.temporary++;
 }
 
 /* Each stream's latest allocation ("held") lives only in the stream until the stream's next
@@ -284,8 +306,10 @@ HOT void end_block(struct lane *L, uint64_t p, uint64_t ra, uint32_t info, int t
 		write_free(L, p, info);
 	else if (written)
 		write_tempfree(L, info);
-	else
+	else {
 		put_event(L, CT_REC_TEMP, info);
+		L->fig.temporary++;
+	}
 	L->frees++;
 }
 
@@ -349,6 +373,7 @@ static void write_invalid(struct lane *L, const struct ct_match_stream *s, uint3
 	struct ct_rec_invalid v = {s->odd_kind, s->odd_call, stack, call_site(L, s->odd_freed_ra),
 	                           s->odd_block};
 	ct_rec_invalid(L->sink.out, &v);
+	L->fig.invalid++;
 }
 
 /* The stream's odd free is judged: an invalid free at its call site, or a free of a block
@@ -665,6 +690,7 @@ static int reset_lane(struct lane *L, const struct ct_match_sink *sink)
 	L->stacks = CT_STACK_FIRST;
 	L->alloc_records = 0;
 	L->allocations = L->frees = L->bytes = L->unmatched = L->lost = L->dropped = 0;
+	L->fig = (struct ct_match_figures){0};
 	return 0;
 }
 
@@ -731,6 +757,15 @@ void ct_match_totals(struct ct_rec_end *e)
 		e->unmatched_frees += L->unmatched;
 		e->lost_allocations += L->lost;
 	}
+}
+
+void ct_match_figures(struct ct_match_figures *f)
+{
+	const struct lane *L = &m.lane[0];
+	*f = L->fig;
+	f->allocations = L->allocations, f->frees = L->frees, f->bytes = L->bytes;
+	f->live_blocks = L->allocations - L->frees;
+	f->valid = m.lanes == 1 && !m.aggregate && !L->dropped;
 }
 
 uint64_t ct_match_take_bytes(void)

@@ -170,6 +170,18 @@ void ct_match_define_infos(const struct ct_match_sink *to);
 void ct_match_totals(struct ct_rec_end *e);
 /* Bytes allocated since the last call (drives the writer's RSS samples). */
 uint64_t ct_match_take_bytes(void);
+
+/* What the block records written so far add up to, as a reader's model counts them (the summary
+ * trailer, ctrack/trailer.h): ALLOC and TEMP records are allocations, FREE, RECENT, TEMP and
+ * TEMPFREE frees (END's totals, once the held and pending blocks are settled), TEMP and TEMPFREE
+ * temporary ones; bytes by their alloc infos' sizes; the peak of the live bytes in record order.
+ * Kept with one lane (valid 0 with several: their records are ordered only when read), not in an
+ * aggregated trace, and not when events were dropped. invalid: INVALID records written. */
+struct ct_match_figures {
+	uint64_t allocations, frees, bytes, temporary, live_bytes, live_blocks, peak, invalid;
+	int valid;
+};
+void ct_match_figures(struct ct_match_figures *f);
 /* Blocks and infos the tables had no room for (out of memory): their events were dropped. */
 uint64_t ct_match_dropped(void);
 

@@ -14,6 +14,7 @@
 
 #include "ctrack/columns.h"
 #include "ctrack/record.h"
+#include "ctrack/trailer.h"
 #include "ctrack/zraw.h"
 #include "procmaps.h"
 #include "text.h"
@@ -47,6 +48,10 @@ static struct {
 	uint64_t written;    /* bytes in the file */
 	uint64_t flushed_at; /* bytes in the file at the last flush: whole records, whole blocks */
 	int frame_open;      /* that flush left the frame open (ZSTD_e_flush, not _e_end) */
+	/* the file's bytes as written, for the summary trailer; lost: the file is no longer what the
+	 * hash says (its end was cut back), so no trailer can vouch for it */
+	struct ct_file_hash hash;
+	int hash_lost;
 	uint64_t start_ns;
 	uint64_t size_limit; /* where writes stop: RLIMIT_FSIZE less room for the last words */
 	void (*on_fail)(void);
@@ -116,6 +121,7 @@ static int write_all(const uint8_t *p, size_t n)
 			continue;
 		if (k <= 0)
 			return k < 0 ? errno : ENOSPC;
+		ct_file_hash_add(&o.hash, p, (size_t)k);
 		p += k;
 		n -= (size_t)k;
 		o.written += (uint64_t)k;
@@ -168,6 +174,7 @@ static void put_tail(const uint8_t *rec, size_t n, int end_frame)
 		k += ct_put_header(blk + k);
 	memcpy(blk + k, rec, n);
 	k += n;
+	o.hash_lost = 1;
 	if (ftruncate(o.fd, (off_t)o.flushed_at) < 0 ||
 	    pwrite(o.fd, blk, k, (off_t)o.flushed_at) != (ssize_t)k)
 		return; /* the file ends at the flush point: readers see a cut trace */
@@ -528,8 +535,9 @@ int ct_output_open(int fd, void (*on_fail)(void))
 	o.fd = fd;
 	o.on_fail = on_fail;
 	cols_empty(&stage); /* a parent's, before a fork, are not this file's */
-	o.failed = o.frame_open = 0;
+	o.failed = o.frame_open = o.hash_lost = 0;
 	o.reopened = o.written = o.flushed_at = 0;
+	ct_file_hash_init(&o.hash);
 	o.start_ns = ct_now_ns();
 	o.size_limit = size_limit();
 	remember_path(fd);
@@ -578,6 +586,32 @@ void ct_output_end_with_note(const char *text, size_t len)
 	else /* nothing in the file yet: the file header and these records, in a frame of their own */
 		put_tail(rec, b.len, 1);
 	o.failed = 1;
+}
+
+void ct_output_trailer(const struct ct_trailer *t)
+{
+	uint8_t buf[CT_TRAILER_MAX];
+	uint64_t at = o.written;
+	if (!ct_output_ok() || o.frame_open || !at || o.hash_lost)
+		return;
+	struct ct_trailer mine = *t;
+	mine.file_hash = ct_file_hash_end(&o.hash);
+	size_t n = ct_trailer_encode(buf, &mine, at);
+	int err = write_all(buf, n);
+	if (!err) {
+		o.flushed_at = o.written; /* a frame boundary: what follows (late records) goes after it */
+		return;
+	}
+	/* Not a failure of the trace: a part of a skippable frame would be a damaged end, so it goes
+	 * (and with it any later trailer: the hash took its bytes). EBADF: the descriptor is no longer
+	 * the trace file, and nothing was written. */
+	o.hash_lost = 1;
+	if (err == EBADF || o.written == at || !still_ours(o.fd))
+		return;
+	if (ftruncate(o.fd, (off_t)at) == 0 && lseek(o.fd, (off_t)at, SEEK_SET) == (off_t)at)
+		o.written = o.flushed_at = at;
+	else
+		fail(EIO);
 }
 
 void ct_output_release(void)

@@ -22,6 +22,7 @@
 #include "aggregate.h"
 #include "attach.h"
 #include "ctrack/record.h"
+#include "ctrack/trailer.h"
 #include "defer.h"
 #include "drain.h"
 #include "leakscan.h"
@@ -85,7 +86,12 @@ static struct {
 	int late_registered;
 	unsigned lanes;             /* the matcher's lanes (CT_ENV_LANES), 1 unless asked */
 	uint64_t noted[NOTE_KINDS]; /* the figure each kind of note last reported, 0 = none */
-	uint32_t frames;            /* stack nodes written so far */
+	int warned;                 /* a warning NOTE is in the trace */
+	/* The last CLASSES record's blocks and bytes by class, and the matcher's allocations + frees when
+	 * it was written (the summary trailer's, which needs no event after it) */
+	int classified;
+	uint64_t class_blocks[CT_CLASSES], class_bytes[CT_CLASSES], classes_at;
+	uint32_t frames; /* stack nodes written so far */
 	uint64_t start_ns, time_us, last_time_ns, last_sample_ns, last_flush_ns, bytes_since_sample;
 	uint64_t events_since_flush;
 	unsigned empty_looks; /* looks in a row that found no event (next_wait) */
@@ -119,6 +125,13 @@ static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* the thread's en
 
 /* ---- notes: what the shim could not record, said in the trace ---- */
 
+/* A NOTE record; a warning keeps the summary trailer out of the file (its reader would not see it). */
+static void note(unsigned level, const char *text, size_t len)
+{
+	ct_rec_note(&w.out, level, text, len);
+	w.warned |= level == CT_NOTE_WARNING;
+}
+
 /* A note "<count><text>", written when count has changed since this kind was last noted (END
  * is written again for late events: a note is not repeated with it). */
 static void note_count(int kind, unsigned level, uint64_t count, const char *text)
@@ -130,7 +143,7 @@ static void note_count(int kind, unsigned level, uint64_t count, const char *tex
 	struct ct_text t = ct_text_in(buf, sizeof(buf));
 	ct_text_add_uint(&t, count);
 	ct_text_add(&t, text);
-	ct_rec_note(&w.out, level, t.s, t.len);
+	note(level, t.s, t.len);
 }
 
 /* A warning NOTE "<a><b><c>". */
@@ -141,7 +154,7 @@ static void note_warning(const char *a, const char *b, const char *c)
 	ct_text_add(&t, a);
 	ct_text_add(&t, b);
 	ct_text_add(&t, c);
-	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	note(CT_NOTE_WARNING, t.s, t.len);
 }
 
 static void emit_notes(void)
@@ -183,7 +196,7 @@ static void emit_notes(void)
 		ct_text_add(&t, "; backtraces kept ");
 		ct_text_add_uint(&t, (uint64_t)ct_depth);
 		ct_text_add(&t, " frames");
-		ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+		note(CT_NOTE_WARNING, t.s, t.len);
 		w.noted[NOTE_SETTING] = 1;
 	}
 }
@@ -588,6 +601,41 @@ static void housekeeping(int events)
 	}
 }
 
+/* ---- the summary trailer (format.h) ---- */
+
+/* A CLASSES record was written, of these blocks and bytes by class. */
+static void remember_classes(const uint64_t bytes[CT_CLASSES], const uint64_t blocks[CT_CLASSES])
+{
+	struct ct_match_figures f;
+	ct_match_figures(&f);
+	memcpy(w.class_bytes, bytes, sizeof(w.class_bytes));
+	memcpy(w.class_blocks, blocks, sizeof(w.class_blocks));
+	w.classes_at = f.allocations + f.frees;
+	w.classified = 1;
+}
+
+/* After END: the trailer, when its figures are the whole of what a summary of the trace says. */
+static void put_trailer(void)
+{
+	struct ct_match_figures f;
+	ct_match_figures(&f);
+	if (!f.valid || f.invalid || w.warned || ct_sampler.rate || w.agg_ns ||
+	    (w.classified && f.allocations + f.frees != w.classes_at))
+		return;
+	struct ct_trailer t = {.allocations = f.allocations,
+	                       .frees = f.frees,
+	                       .bytes_allocated = f.bytes,
+	                       .temporary = f.temporary,
+	                       .peak = f.peak,
+	                       .live_bytes = f.live_bytes,
+	                       .live_blocks = f.live_blocks,
+	                       .runtime_us = w.time_us,
+	                       .classified = w.classified};
+	memcpy(t.class_blocks, w.class_blocks, sizeof(t.class_blocks));
+	memcpy(t.class_bytes, w.class_bytes, sizeof(t.class_bytes));
+	ct_output_trailer(&t);
+}
+
 static void emit_end(void)
 {
 	uint64_t now = ct_now_ns();
@@ -599,6 +647,7 @@ static void emit_end(void)
 	e.end_us = w.time_us;
 	ct_rec_end(&w.out, &e);
 	ct_output_write(&w.out, CT_OUT_END);
+	put_trailer();
 }
 
 /* ---- the thread ---- */
@@ -667,6 +716,8 @@ static int scan(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 	int rc = ct_leakscan(&w.out, lost, blocks);
 	if (rc > 0) /* the program's last scan came earlier (__lsan_do_leak_check) */
 		return 0;
+	if (rc == 0)
+		remember_classes(lost, blocks);
 	if (rc < 0) {
 		int err;
 		const char *why = ct_leakscan_failure(&err), *desc = err ? strerrordesc_np(err) : NULL;
@@ -677,7 +728,7 @@ static int scan(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 		ct_text_add(&t, desc ? ": " : "");
 		ct_text_add(&t, desc ? desc : "");
 		ct_text_add(&t, "), so no check can tell lost blocks from reachable ones");
-		ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+		note(CT_NOTE_WARNING, t.s, t.len);
 		return -1;
 	}
 	uint64_t ignored, ignored_bytes;
@@ -691,7 +742,7 @@ static int scan(uint64_t lost[CT_CLASSES], uint64_t blocks[CT_CLASSES])
 		ct_text_add(&t,
 		            " bytes) are no leaks by the program's word (LeakSanitizer's __lsan_disable or "
 		            "__lsan_ignore_object): they and what they reach count as still reachable");
-		ct_rec_note(&w.out, CT_NOTE_INFO, t.s, t.len);
+		note(CT_NOTE_INFO, t.s, t.len);
 	}
 	note_count(NOTE_UNSCANNED, CT_NOTE_WARNING, ct_leakscan_threads_not_scanned(),
 	           " other threads were still running at the scan: their stacks were read whole as they "
@@ -723,7 +774,7 @@ static void stop_for_program(uint64_t size)
 	ct_text_add(&t, " bytes failed; a memory limit such as ulimit -v or -d?): ctrack stopped tracing "
 	                "there and gave its own memory to the program, which ran on untraced; the blocks "
 	                "live then count as leaked");
-	ct_rec_note(&w.out, CT_NOTE_WARNING, t.s, t.len);
+	note(CT_NOTE_WARNING, t.s, t.len);
 	emit_end();
 	release_memory();
 }
@@ -1215,7 +1266,7 @@ static int start_lanes(void)
 	if (w.lanes == 1 || ct_lanes_start() == 0)
 		return 0;
 	w.lanes = 1;
-	ct_rec_note(&w.out, CT_NOTE_INFO, why, sizeof(why) - 1);
+	note(CT_NOTE_INFO, why, sizeof(why) - 1);
 	return reset_matcher(1);
 }
 
@@ -1231,6 +1282,7 @@ static int open_file(int fd)
 	w.time_us = w.bytes_since_sample = 0;
 	w.frames = CT_STACK_FIRST;
 	memset(w.noted, 0, sizeof(w.noted));
+	w.warned = w.classified = 0;
 	w.out.len = 0;
 	w.out.last_ip = 0;
 	w.out.dropped = 0;
@@ -1265,12 +1317,12 @@ static int open_file(int fd)
 		ct_rec_sampling(&w.out, ct_sampler.rate, ct_sampler.seed);
 	if (w.agg_ns)
 		ct_rec_aggregate(&w.out, w.agg_ns / 1000);
-	char note[320];
-	size_t n = ct_output_rung_note(note, sizeof(note));
+	char text[320];
+	size_t n = ct_output_rung_note(text, sizeof(text));
 	if (n)
-		ct_rec_note(&w.out, CT_NOTE_INFO, note, n);
+		note(CT_NOTE_INFO, text, n);
 	if (no_lanes)
-		ct_rec_note(&w.out, CT_NOTE_INFO, NO_LANES, sizeof(NO_LANES) - 1);
+		note(CT_NOTE_INFO, NO_LANES, sizeof(NO_LANES) - 1);
 	ct_modules_reset();
 	ct_modules_sync(&w.out);
 	ct_output_write(&w.out, CT_OUT_FLUSH);

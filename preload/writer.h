@@ -160,6 +160,11 @@ void ct_output_drop(void) CT_HIDDEN;         /* after fork: the parent's file, c
 /* Tracing ends early: a warning NOTE with text, then END, in the stream or, when nothing is in the file
  * yet, in a frame of raw blocks with the file header (no memory needed). Nothing is written after. */
 void ct_output_end_with_note(const char *text, size_t len) CT_HIDDEN;
+/* Ends the file with the summary trailer of t (ctrack/trailer.h; its file hash is the output's own),
+ * right after END's frame; a trailer that cannot be written whole is taken back, and the file ends
+ * with END as before. */
+struct ct_trailer;
+void ct_output_trailer(const struct ct_trailer *t) CT_HIDDEN;
 void ct_output_release(void) CT_HIDDEN; /* the compressor's memory goes back to the system */
 size_t ct_output_bytes(void) CT_HIDDEN; /* what the compressor holds now */
 

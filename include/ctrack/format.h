@@ -9,6 +9,27 @@
  *
  * The decompressed stream is a file header followed by records until the end of the stream.
  *
+ * The summary trailer (ctrack/trailer.h, the one encoder and decoder). After its END, the writer may
+ * end the file with a zstd skippable frame (magic 0x184D2A5C, which every zstd decoder skips) that
+ * gives the figures a reader's model counts from the records before it, so that a summary reads the
+ * file's last bytes instead of every record:
+ *   | magic u32 | size u32 (bytes that follow) | version v (1) | at v (the frame's file offset) |
+ *   | allocations v | frees v | bytes_allocated v | temporary v | peak v | live_bytes v | live_blocks v |
+ *   | runtime_us v | classified v (0 or 1) | when classified: 4 x (blocks v, bytes v), by leak class |
+ *   | file_hash u64 | check u64 (FNV-1a 64 of every byte before it) | length u32 (of the whole frame) |
+ *   | "CSM1" |
+ * (u32 and u64 little-endian.) file_hash is ct_file_hash (trailer.h) of the file's bytes before the
+ * frame, as the writer wrote them. allocations counts ALLOC and TEMP records, frees FREE, RECENT, TEMP
+ * and TEMPFREE records, temporary TEMP and TEMPFREE records; bytes are their alloc infos' sizes; peak
+ * is the highest sum of the live blocks' sizes, counting a TEMP's block as live at its record;
+ * runtime_us the clock at END. With classified 1, the last CLASSES record's blocks and their bytes by
+ * class follow, and no event record comes after that CLASSES record. A writer puts a trailer only
+ * where those are all of a summary: one lane, not sampled, not aggregated, no INVALID record and no
+ * warning NOTE. A trailer counts only as the file's last bytes, at the offset it names, with its
+ * check right and the bytes before it hashing to its file_hash: a file that goes on after it (late
+ * records), was cut, was joined to another or changed since holds none a reader may use. Fields may be added
+ * before the check; a reader ignores those it does not know, and a trailer of another version.
+ *
  * File header (little-endian, explicit, never a struct on disk):
  *   | magic 8 bytes: 0x89 'C' 'T' 'R' 'A' 'C' 'K' '\n'                      |
  *   | version u16 | min_version u16 | header_size u16 | pointer_size u8 | flags u8 | features u32 |

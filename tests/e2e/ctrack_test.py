@@ -156,6 +156,12 @@ class Env:
         return r, self.report(trace)
 
 
+def trailer_size(data):
+    """The bytes of the summary trailer (format.h) that end a trace's bytes, 0 when there is none: its
+    zstd frames are data[:len(data) - trailer_size(data)]."""
+    return int.from_bytes(data[-8:-4], "little") if data[-4:] == b"CSM1" else 0
+
+
 def own_scratch(root):
     """The run's own directory under the test's scratch directory, run.PID: `meson test --repeat N`
     runs several instances of one test at once, which in one directory removed each other's files

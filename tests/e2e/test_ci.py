@@ -503,10 +503,11 @@ with open(trace, "rb") as f:
     data = f.read()
 cd = env.fresh_dir("cut")
 cut, bad = os.path.join(cd, "cut.zst"), os.path.join(cd, "bad.zst")
+end = len(data) - ct.trailer_size(data)  # the zstd frames end there
 with open(cut, "wb") as f:
-    f.write(data[:-1])  # the zstd frame's last byte (its checksum's, RFC 8878) gone
-with open(bad, "wb") as f:
-    f.write(data[:-1] + bytes([data[-1] ^ 0xFF]))  # the checksum no longer matches
+    f.write(data[:end - 1])  # the zstd frame's last byte (its checksum's, RFC 8878) gone
+with open(bad, "wb") as f:  # the checksum no longer matches (the trailer after it no longer vouches)
+    f.write(data[:end - 1] + bytes([data[end - 1] ^ 0xFF]) + data[end:])
 problem_everywhere("cut", cut, "incomplete")
 problem_everywhere("checksum", bad, "damaged")
 

@@ -9,7 +9,7 @@
  *
  * Usage: test-format [TEST]  runs TEST (header, short, recent, tempfree, time, info, frame, exact,
  * process, module, unmodule, end, exec, thread, sample, note, version, examples, dropped, invalid,
- * aggregate),
+ * aggregate, trailer, file-hash),
  * or all.
  * Prints PASS/FAIL lines; exit status 0 when all pass, 1 otherwise, 2 for an unknown TEST. */
 #include <stdint.h>
@@ -20,6 +20,7 @@
 #include "ctrack/columns.h"
 #include "ctrack/format.h"
 #include "ctrack/record.h"
+#include "ctrack/trailer.h"
 #include "rec_heap.h"
 #include "../xorshift.h"
 
@@ -750,6 +751,126 @@ static void test_direct(void)
 	free(mem), free(r.data);
 }
 
+/* ---- the summary trailer (format.h; ctrack/trailer.h) ---- */
+
+static int same_trailer(const struct ct_trailer *a, const struct ct_trailer *b)
+{
+	int same = a->file_hash == b->file_hash && a->allocations == b->allocations && a->frees == b->frees &&
+	           a->bytes_allocated == b->bytes_allocated && a->temporary == b->temporary &&
+	           a->peak == b->peak && a->live_bytes == b->live_bytes && a->live_blocks == b->live_blocks &&
+	           a->runtime_us == b->runtime_us && a->classified == b->classified;
+	for (int k = 0; same && k < CT_CLASSES; k++)
+		same = a->class_blocks[k] == b->class_blocks[k] && a->class_bytes[k] == b->class_bytes[k];
+	return same;
+}
+
+/* A trailer [p, p + n) with its sizes and check made right again after a change (n: its new whole
+ * length, its file hash at p + n - 24), as a writer of another version would write it. */
+static size_t reseal(uint8_t *p, size_t n)
+{
+	ct_put_u32(p + 4, (uint32_t)(n - CT_TRAILER_HEAD));
+	ct_trailer_put_u64(p + n - 16, ct_trailer_check(p, n - 16));
+	ct_put_u32(p + n - 8, (uint32_t)n);
+	ct_put_u32(p + n - 4, CT_TRAILER_TAIL);
+	return n;
+}
+
+static void test_trailer(void)
+{
+	/* FNV-1a 64's published vectors: "" cbf29ce484222325, "a" af63dc4c8601ec8c, "foobar"
+	 * 85944171f73967e8 */
+	report("trailer: FNV-1a of \"\"", ct_trailer_check((const uint8_t *)"", 0) == 0xcbf29ce484222325ull);
+	report("trailer: FNV-1a of \"a\"",
+	       ct_trailer_check((const uint8_t *)"a", 1) == 0xaf63dc4c8601ec8cull);
+	report("trailer: FNV-1a of \"foobar\"",
+	       ct_trailer_check((const uint8_t *)"foobar", 6) == 0x85944171f73967e8ull);
+	/* At offset 10: 3 allocations, 2 frees, 300 bytes (ac 02), 1 temporary, peak 200 (c8 01), 100
+	 * bytes (64) in 1 block live, 5 us, not classified. Payload 01 0a 03 02 ac 02 01 c8 01 64 01 05 00:
+	 * 13 bytes after the 8 of the head, 21 before the file hash (0123456789abcdef: ef cd ab 89 67 45
+	 * 23 01), 29 before the check, 45 (0x2d) in all; the size field 45 - 8 = 37 (0x25); then the
+	 * check, 2d 00 00 00 and "CSM1". */
+	const struct ct_trailer t = {0x0123456789abcdefull, 3, 2, 300, 1, 200, 100, 1, 5, 0, {0}, {0}};
+	uint8_t p[CT_TRAILER_MAX], q[CT_TRAILER_MAX];
+	size_t n = ct_trailer_encode(p, &t, 10);
+	if (!same_bytes("trailer: bytes before the check", p, n < 29 ? n : 29,
+	                BYTES(0x5c, 0x2a, 0x4d, 0x18, 0x25, 0x00, 0x00, 0x00, 0x01, 0x0a, 0x03, 0x02, 0xac,
+	                      0x02, 0x01, 0xc8, 0x01, 0x64, 0x01, 0x05, 0x00, 0xef, 0xcd, 0xab, 0x89, 0x67,
+	                      0x45, 0x23, 0x01)) ||
+	    n != 45) {
+		report("trailer: 45 bytes", 0);
+		return;
+	}
+	report("trailer: the check is FNV-1a of the 29 bytes before it",
+	       ct_trailer_get_u64(p + 29) == ct_trailer_check(p, 29));
+	same_bytes("trailer: length and tail", p + 37, 8,
+	           BYTES(0x2d, 0x00, 0x00, 0x00, 0x43, 0x53, 0x4d, 0x31));
+	report("trailer: its length from the file's last 24 bytes", ct_trailer_length(p + n - 24) == 45);
+	struct ct_trailer got;
+	report("trailer: decoded", ct_trailer_decode(p, n, 10, &got) == 0 && same_trailer(&got, &t));
+	report("trailer: at another offset (a file cut, or joined to another), none",
+	       ct_trailer_decode(p, n, 11, &got) < 0);
+	int caught = 1;
+	for (size_t i = 0; i < n; i++) { /* any byte changed: no trailer */
+		memcpy(q, p, n);
+		q[i] ^= 0x20;
+		caught &= ct_trailer_decode(q, n, 10, &got) < 0;
+	}
+	report("trailer: every byte changed is caught", caught);
+	report("trailer: a cut one is none",
+	       ct_trailer_length(p + n - 25) == 0 && ct_trailer_decode(p + 1, n - 1, 11, &got) < 0);
+	/* a later version: no trailer to this reader; a later writer's added field: ignored */
+	memcpy(q, p, n);
+	q[8] = 2;
+	report("trailer: version 2 is none", ct_trailer_decode(q, reseal(q, n), 10, &got) < 0);
+	memcpy(q, p, 21);
+	q[21] = 0x7f; /* a new varint field after `classified` */
+	memcpy(q + 22, p + 21, 8);
+	report("trailer: a field added later is skipped",
+	       ct_trailer_decode(q, reseal(q, 22 + CT_TRAILER_FOOT), 10, &got) == 0 &&
+	           same_trailer(&got, &t));
+	/* classified: 4 x (blocks, bytes) follow */
+	const struct ct_trailer c = {7,       4000002, 4000001,      574095360,     2, 638960, 272, 1,
+	                             1029000, 1,       {0, 0, 1, 0}, {0, 0, 272, 0}};
+	n = ct_trailer_encode(p, &c, 13939776);
+	report("trailer: classified, decoded",
+	       ct_trailer_decode(p, n, 13939776, &got) == 0 && same_trailer(&got, &c));
+	memcpy(q, p, n);
+	q[n - CT_TRAILER_FOOT - 1] = 0x80; /* the last field runs on past the payload's end */
+	report("trailer: a varint cut short is none", ct_trailer_decode(q, reseal(q, n), 13939776, &got) < 0);
+}
+
+/* The file hash: the same whatever the pieces the bytes come in, and every byte counts. */
+static void test_file_hash(void)
+{
+	uint8_t data[1000];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)ct_test_random();
+	struct ct_file_hash a, b;
+	ct_file_hash_init(&a);
+	ct_file_hash_add(&a, data, sizeof(data));
+	uint64_t whole = ct_file_hash_end(&a);
+	int same = 1;
+	for (size_t piece = 1; piece < 70; piece += 3) {
+		ct_file_hash_init(&b);
+		for (size_t i = 0; i < sizeof(data); i += piece)
+			ct_file_hash_add(&b, data + i, sizeof(data) - i < piece ? sizeof(data) - i : piece);
+		same &= ct_file_hash_end(&b) == whole;
+	}
+	report("file hash: the same in pieces of 1 to 67 bytes", same);
+	int differs = 1;
+	for (size_t i = 0; i < sizeof(data); i++) {
+		data[i] ^= 1;
+		ct_file_hash_init(&b);
+		ct_file_hash_add(&b, data, sizeof(data));
+		differs &= ct_file_hash_end(&b) != whole;
+		data[i] ^= 1;
+	}
+	report("file hash: any byte changed changes it", differs);
+	ct_file_hash_init(&b);
+	ct_file_hash_add(&b, data, sizeof(data) - 1);
+	report("file hash: a byte fewer changes it", ct_file_hash_end(&b) != whole);
+}
+
 /* Three a row, as they were before the aggregated traces' test (issue 26) came on a row of its own. */
 /* clang-format off */
 static const struct {
@@ -764,7 +885,8 @@ static const struct {
     {"sample", test_sample},   {"note", test_note},       {"classes", test_classes},
     {"version", test_version}, {"exact", test_exact},     {"examples", test_examples},
     {"dropped", test_dropped}, {"invalid", test_invalid}, {"epoch", test_epoch},
-    {"aggregate", test_aggregate},
+    {"aggregate", test_aggregate}, {"trailer", test_trailer},
+    {"file-hash", test_file_hash},
 };
 /* clang-format on */
 
