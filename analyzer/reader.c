@@ -617,10 +617,7 @@ static int join_batch(const uint8_t *p, const uint8_t *end, struct ct_rec_buf *j
 	j->len = 0;
 	j->grow = ct_rec_grow_heap;
 	j->dropped = 0;
-	int k;
-	while ((k = ct_columns_join_one(&c, j)) > 0)
-		++*n;
-	if (k < 0)
+	if (ct_columns_join(&c, j, n) < 0)
 		return j->dropped ? -ENOMEM : JOIN_CORRUPT;
 	return 0;
 }

@@ -252,7 +252,7 @@ static struct ct_frame_memo *memo_grow(struct ct_frame_memo *m, uint32_t id)
 	return m;
 }
 
-static int is_runtime(const struct ct_report *r, const struct ct_frame *f)
+int ct_report_is_runtime(const struct ct_report *r, const struct ct_frame *f)
 {
 	struct ct_frame_memo *m = memo_for(r, f->id);
 	if (!m)
@@ -378,7 +378,7 @@ static int cut(struct walk *w, const struct ct_frame *f)
 		return show(w, f);
 	if (w->ended)
 		return 0;
-	if (is_runtime(w->r, f)) {
+	if (ct_report_is_runtime(w->r, f)) {
 		if (w->npending == sizeof(w->pending) / sizeof(w->pending[0]))
 			w->npending = 0; /* more than libc's few: none of them is shown */
 		w->pending[w->npending++] = *f;

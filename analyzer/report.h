@@ -66,6 +66,8 @@ int ct_report_is_wrapper(const struct ct_report *r, const struct ct_frame *f);
 /* 1 when f is one of the C runtime's frames below main or below a thread's start routine
  * (__libc_start_main, _start, start_thread, __clone3, ...), which stacks do not show. */
 int ct_report_is_runtime_frame(const struct ct_frame *f);
+/* The same, worked out once per frame of r's symbolizer (the names are compared with a dozen). */
+int ct_report_is_runtime(const struct ct_report *r, const struct ct_frame *f);
 
 /* Merges the sites into groups (r->group), after r->sites, r->sym and r->fold are set. Returns 0
  * or -ENOMEM. The rankings then hold the groups' sums, each with the stack of its member that has

@@ -290,7 +290,7 @@ static int at_node(void *ctx, uint32_t node, unsigned index)
 	}
 	const struct ct_frame *frames;
 	int n = ct_symbolize_node_frames(x->r->sym, x->r->m, node, &frames);
-	if (n <= 0 || ct_report_is_runtime_frame(&frames[0])) /* a frame the walk might hold back */
+	if (n <= 0 || ct_report_is_runtime(x->r, &frames[0])) /* a frame the walk might hold back */
 		return n < 0 ? n : 0;
 	int rc = collect(x, &frames[0], index);
 	return rc ? rc : STOPPED;

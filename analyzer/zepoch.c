@@ -75,10 +75,8 @@ static int split_part(struct ct_zlane *l, struct ct_zpart *out, char *why, size_
 	l->rows.len = 0;
 	l->rows.grow = ct_rec_grow_heap;
 	l->rows.dropped = 0;
-	int k;
-	unsigned long long n = 0;
-	while ((k = ct_columns_join_one(&c, &l->rows)) > 0)
-		n++;
+	unsigned long long n;
+	int k = ct_columns_join(&c, &l->rows, &n);
 	if (k < 0 && l->rows.dropped)
 		return -ENOMEM;
 	if (k < 0) {

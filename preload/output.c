@@ -381,10 +381,8 @@ static int write_joined(ZSTD_EndDirective mode)
 {
 	static uint8_t rows[BATCH_MIN + 16 * CT_VARINT_MAX];
 	struct ct_rec_buf r = {.data = rows, .cap = sizeof(rows)};
-	int k;
-	while ((k = ct_columns_join_one(&stage.c, &r)) > 0)
-		;
-	return k < 0 ? EIO : write_zstd(r.data, r.len, mode);
+	unsigned long long n;
+	return ct_columns_join(&stage.c, &r, &n) < 0 ? EIO : write_zstd(r.data, r.len, mode);
 }
 
 /* The staged columns and then b's records, compressed; what between() stages or adds to b

@@ -178,82 +178,102 @@ static inline int ct_columns_open(const uint8_t *p, const uint8_t *end, struct c
 	return 0;
 }
 
-/* The next n bytes of column k, or NULL when it has fewer left. */
-static inline const uint8_t *ct_col_take(struct ct_columns *c, enum ct_column k, size_t n)
+/* The varint at *p (before end), at most max bytes long, copied to *o; both move past it. 0, or -1
+ * when the column ends first or the varint is longer. */
+static inline int ct_col_copy_varint(const uint8_t **p, const uint8_t *end, uint8_t **o, size_t max)
 {
-	if (c->len[k] - c->pos[k] < n)
-		return NULL;
-	c->pos[k] += n;
-	return c->col[k] + c->pos[k] - n;
+	const uint8_t *q = *p;
+	uint8_t *w = *o;
+	for (size_t m = 0; m < max && q < end; m++) {
+		uint8_t byte = *q++;
+		*w++ = byte;
+		if (!(byte & 0x80)) {
+			*p = q, *o = w;
+			return 0;
+		}
+	}
+	return -1;
 }
 
-/* The next varint of column k, at most max bytes long, copied to b (room reserved). 0, or -1 when
- * the column ends first or the varint is longer. */
-static inline int ct_col_copy_varint(struct ct_columns *c, enum ct_column k, struct ct_rec_buf *b, size_t max)
+/* Joins the records of the columns c onto b (growing it once: a record never takes more bytes joined
+ * than it took in the columns), counting them in *n. Returns 0 when every column is consumed, or -1
+ * when the columns are corrupt at record *n (a column ends early, or has bytes left over) or b cannot
+ * grow (b->dropped counts it). The columns' positions and cursors stay in locals (a byte store may
+ * alias any field), so a record takes a few instructions. */
+static inline int ct_columns_join(struct ct_columns *c, struct ct_rec_buf *b, unsigned long long *n)
 {
-	const uint8_t *p = c->col[k] + c->pos[k], *end = c->col[k] + c->len[k];
-	size_t m = 0;
-	while (m < max && p + m < end && (p[m] & 0x80))
-		m++;
-	if (m == max || p + m == end)
-		return -1;
-	m++;
-	ct_rec_raw(b, ct_col_take(c, k, (size_t)m), (size_t)m);
-	return 0;
-}
-
-/* Joins one record of the columns c onto b (growing it). Returns 1, 0 when every column is
- * consumed (the batch ended there: a column with bytes left over is corrupt), or -1 when the
- * columns are corrupt or b cannot grow (b->dropped counts the latter). */
-static inline int ct_columns_join_one(struct ct_columns *c, struct ct_rec_buf *b)
-{
-	const uint8_t *t = ct_col_take(c, CT_COL_TAG, 1);
-	if (!t) {
-		for (int i = 0; i < CT_COLUMNS; i++)
-			if (c->pos[i] != c->len[i])
-				return -1;
+	size_t need = 0;
+	const uint8_t *at[CT_COLUMNS], *end[CT_COLUMNS];
+	for (int i = 0; i < CT_COLUMNS; i++)
+		need += c->len[i] - c->pos[i];
+	*n = 0;
+	if (!need) /* every column consumed (or none has memory yet) */
 		return 0;
-	}
-	unsigned tag = *t;
-	if (ct_tag_is_short(tag)) {
-		unsigned kind = (tag >> 5) & 3;
-		if (!kind)
-			return ct_rec_room(b, 1) ? (ct_rec_u8(b, (uint8_t)tag), 1) : -1;
-		const uint8_t *low = ct_col_take(c, CT_COL_ID0, 1);
-		if ((tag & 0x1f) || !low || *low > 0x1f || !ct_rec_room(b, 1 + CT_VARINT_MAX))
-			return -1;
-		ct_rec_u8(b, (uint8_t)(tag | *low));
-		if (!(*low & 0x10))
-			return 1;
-		const uint8_t *first = ct_col_take(c, CT_COL_ID1, 1);
-		if (!first)
-			return -1;
-		ct_rec_u8(b, *first);
-		return !(*first & 0x80) || ct_col_copy_varint(c, CT_COL_ID2, b, CT_VARINT_MAX - 1) == 0 ? 1
-		                                                                                        : -1;
-	}
-	int fields = ct_core_fields(tag);
-	if (fields) {
-		if (!ct_rec_room(b, 1 + 2 * CT_VARINT_MAX))
-			return -1;
-		ct_rec_u8(b, (uint8_t)tag);
-		enum ct_column from = ct_col_of_core(tag);
-		for (int f = 0; f < fields; f++)
-			if (ct_col_copy_varint(c, from, b, CT_VARINT_MAX) < 0)
-				return -1;
-		return 1;
-	}
-	if (!ct_tag_is_framed(tag) || tag == CT_REC_BATCH)
+	if (!ct_rec_room(b, need))
 		return -1;
-	const uint8_t *p = c->col[CT_COL_FRAMED] + c->pos[CT_COL_FRAMED];
-	uint64_t len;
-	int k = ct_get_varint(p, c->col[CT_COL_FRAMED] + c->len[CT_COL_FRAMED], &len);
-	if (k <= 0 || len > c->len[CT_COL_FRAMED] - c->pos[CT_COL_FRAMED] - (size_t)k ||
-	    !ct_rec_room(b, 1 + (size_t)k + len))
-		return -1;
-	ct_rec_u8(b, (uint8_t)tag);
-	ct_rec_raw(b, ct_col_take(c, CT_COL_FRAMED, (size_t)k + len), (size_t)k + len);
-	return 1;
+	for (int i = 0; i < CT_COLUMNS; i++) { /* a column without memory is an empty one */
+		at[i] = c->col[i] ? c->col[i] + c->pos[i] : NULL;
+		end[i] = c->col[i] ? c->col[i] + c->len[i] : NULL;
+	}
+	const uint8_t *t = at[CT_COL_TAG], *tend = end[CT_COL_TAG];
+	const uint8_t *id0 = at[CT_COL_ID0], *id1 = at[CT_COL_ID1], *id2 = at[CT_COL_ID2];
+	uint8_t *o = b->data + b->len, *const start = o;
+	unsigned long long count = 0;
+	int rc = -1;
+	for (; t < tend; t++, count++) {
+		unsigned tag = *t;
+		if (ct_tag_is_short(tag)) {
+			if (!(tag & 0x60)) { /* RECENT */
+				*o++ = (uint8_t)tag;
+				continue;
+			}
+			if ((tag & 0x1f) || id0 == end[CT_COL_ID0] || *id0 > 0x1f)
+				goto out;
+			unsigned low = *id0++;
+			*o++ = (uint8_t)(tag | low);
+			if (!(low & 0x10))
+				continue;
+			if (id1 == end[CT_COL_ID1])
+				goto out;
+			unsigned first = *id1++;
+			*o++ = (uint8_t)first;
+			if ((first & 0x80) &&
+			    ct_col_copy_varint(&id2, end[CT_COL_ID2], &o, CT_VARINT_MAX - 1) < 0)
+				goto out;
+			continue;
+		}
+		int fields = ct_core_fields(tag);
+		if (fields) {
+			enum ct_column from = ct_col_of_core(tag);
+			*o++ = (uint8_t)tag;
+			for (int f = 0; f < fields; f++)
+				if (ct_col_copy_varint(&at[from], end[from], &o, CT_VARINT_MAX) < 0)
+					goto out;
+			continue;
+		}
+		const uint8_t *p = at[CT_COL_FRAMED];
+		uint64_t len;
+		int k = ct_tag_is_framed(tag) && tag != CT_REC_BATCH
+		            ? ct_get_varint(p, end[CT_COL_FRAMED], &len)
+		            : -1;
+		if (k <= 0 || len > (uint64_t)(end[CT_COL_FRAMED] - p) - (uint64_t)k)
+			goto out;
+		*o++ = (uint8_t)tag;
+		memcpy(o, p, (size_t)k + len);
+		o += (size_t)k + len;
+		at[CT_COL_FRAMED] = p + k + len;
+	}
+	at[CT_COL_TAG] = t, at[CT_COL_ID0] = id0, at[CT_COL_ID1] = id1, at[CT_COL_ID2] = id2;
+	rc = 0;
+	for (int i = 0; i < CT_COLUMNS; i++)
+		rc |= at[i] != end[i] ? -1 : 0;
+out:
+	at[CT_COL_TAG] = t, at[CT_COL_ID0] = id0, at[CT_COL_ID1] = id1, at[CT_COL_ID2] = id2;
+	for (int i = 0; i < CT_COLUMNS; i++)
+		c->pos[i] = c->col[i] ? (size_t)(at[i] - c->col[i]) : 0;
+	b->len += (size_t)(o - start);
+	*n = count;
+	return rc;
 }
 
 #endif /* CTRACK_COLUMNS_H */

@@ -594,11 +594,8 @@ static long batch_join(const struct ct_rec_buf *payload, struct ct_rec_buf *out)
 	struct ct_columns c;
 	if (ct_columns_open(payload->data, payload->data + payload->len, &c) < 0)
 		return -1;
-	long n = 0;
-	int k;
-	while ((k = ct_columns_join_one(&c, out)) > 0)
-		n++;
-	return k < 0 ? -1 : n;
+	unsigned long long n;
+	return ct_columns_join(&c, out, &n) < 0 ? -1 : (long)n;
 }
 
 /* Every kind of record a BATCH may hold, with ids of every varint length. */

@@ -75,11 +75,9 @@ static void empty_stage(void)
 static void unstage(void)
 {
 	struct ct_rec_buf joined = {.grow = ct_rec_grow_heap};
-	int k;
+	unsigned long long n;
 	stage(&out);
-	while ((k = ct_columns_join_one(&cols, &joined)) > 0)
-		;
-	if (k < 0) {
+	if (ct_columns_join(&cols, &joined, &n) < 0) {
 		fprintf(stderr, "the columns do not join\n");
 		exit(1);
 	}

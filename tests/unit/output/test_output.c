@@ -107,9 +107,8 @@ int main(void)
 	if (payload > (uint64_t)(end - p) || ct_columns_open(p, p + payload, &c) < 0)
 		return fail("the BATCH's columns do not open");
 	struct ct_rec_buf joined = {.grow = ct_rec_grow_heap};
-	int k;
-	while ((k = ct_columns_join_one(&c, &joined)) > 0)
-		;
+	unsigned long long joined_n;
+	int k = ct_columns_join(&c, &joined, &joined_n);
 	if (k < 0 || joined.len != records || memcmp(joined.data, expect, records))
 		return fail("the BATCH does not hold the records flushed");
 	p += payload;
