@@ -148,22 +148,32 @@ static void fill_trailer(struct ct_trace_summary *s, const struct ct_trailer *t)
 	s->class_bytes[CT_CLASSES] = t->live_bytes > bytes ? t->live_bytes - bytes : 0;
 }
 
+/* Who wrote the trace open on fd (read from its current offset), from its PROCESS record alone, into
+ * *s: 0, or -1 with the reason in err. */
+static int read_origin(int fd, const char *name, struct ct_trace_summary *s, char *err, size_t errlen)
+{
+	struct ct_model m;
+	if (ct_model_init(&m) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = ct_read_process_fd(fd, name, &m, err, errlen);
+	if (rc == 0)
+		fill_origin(s, &m);
+	ct_model_destroy(&m);
+	return rc;
+}
+
 /* The summary of the trace open on fd from its trailer, and who wrote it from its PROCESS record:
  * 0, or -1 when it has no trailer (or its first record cannot be read: the records will say why). */
 static int from_trailer(int fd, const char *name, struct ct_trace_summary *s)
 {
 	struct ct_trailer t;
-	struct ct_model m;
 	char err[256];
-	if (read_trailer(fd, &t) < 0 || ct_model_init(&m) < 0)
+	if (read_trailer(fd, &t) < 0)
 		return -1;
-	int rc = ct_read_process_fd(fd, name, &m, err, sizeof(err));
-	if (rc == 0) {
-		fill_trailer(s, &t);
-		fill_origin(s, &m);
-	}
-	ct_model_destroy(&m);
-	return rc;
+	fill_trailer(s, &t);
+	return read_origin(fd, name, s, err, sizeof(err));
 }
 
 /* CTRACK_SUMMARY_VERIFY set: a trailer's summary against the records' (the test suite runs so). A
@@ -261,15 +271,8 @@ int ct_trace_summarize_fd(int fd, const char *name, struct ct_trace_summary *s, 
 
 int ct_trace_origin_fd(int fd, const char *name, struct ct_trace_origin *o, char *err, size_t errlen)
 {
-	struct ct_model m;
-	*o = (struct ct_trace_origin){0};
-	if (ct_model_init(&m) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	int rc = ct_read_process_fd(fd, name, &m, err, errlen);
-	if (rc == 0)
-		*o = (struct ct_trace_origin){m.proc.pid, m.proc.ppid, m.proc.start_unix_ns};
-	ct_model_destroy(&m);
+	struct ct_trace_summary s = {0};
+	int rc = read_origin(fd, name, &s, err, errlen);
+	*o = (struct ct_trace_origin){s.pid, s.ppid, s.start_unix_ns};
 	return rc;
 }

@@ -263,14 +263,13 @@ static inline int ct_columns_join(struct ct_columns *c, struct ct_rec_buf *b, un
 		o += (size_t)k + len;
 		at[CT_COL_FRAMED] = p + k + len;
 	}
-	at[CT_COL_TAG] = t, at[CT_COL_ID0] = id0, at[CT_COL_ID1] = id1, at[CT_COL_ID2] = id2;
-	rc = 0;
-	for (int i = 0; i < CT_COLUMNS; i++)
-		rc |= at[i] != end[i] ? -1 : 0;
+	rc = 0; /* every tag read: every other column must be consumed too */
 out:
 	at[CT_COL_TAG] = t, at[CT_COL_ID0] = id0, at[CT_COL_ID1] = id1, at[CT_COL_ID2] = id2;
-	for (int i = 0; i < CT_COLUMNS; i++)
+	for (int i = 0; i < CT_COLUMNS; i++) {
+		rc |= at[i] != end[i] ? -1 : 0;
 		c->pos[i] = c->col[i] ? (size_t)(at[i] - c->col[i]) : 0;
+	}
 	b->len += (size_t)(o - start);
 	*n = count;
 	return rc;

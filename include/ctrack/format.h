@@ -553,6 +553,15 @@ static inline uint32_t ct_get_u32(const uint8_t *p)
 {
 	return ct_get_u16(p) | (uint32_t)ct_get_u16(p + 2) << 16;
 }
+static inline void ct_put_u64(uint8_t *p, uint64_t v)
+{
+	ct_put_u32(p, (uint32_t)v);
+	ct_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint64_t ct_get_u64(const uint8_t *p)
+{
+	return ct_get_u32(p) | (uint64_t)ct_get_u32(p + 4) << 32;
+}
 
 /* Writes the file header (CT_HEADER_SIZE bytes) at p, for readers from min_version on. */
 static inline size_t ct_put_header_min(uint8_t *p, uint16_t min_version)

@@ -17,6 +17,8 @@
 #define CT_TRAILER_HEAD 8  /* | magic u32 | frame size u32 | */
 #define CT_TRAILER_FOOT 24 /* | file hash u64 | check u64 | length u32 | tail u32 | */
 #define CT_TRAILER_MAX 512 /* bytes of a whole trailer, at most */
+/* The varints before the classes: version, at, the 8 figures of struct ct_trailer, classified. */
+#define CT_TRAILER_FIELDS 11
 
 /* The figures, as a reader's model counts them from the records before the trailer. */
 struct ct_trailer {
@@ -27,6 +29,14 @@ struct ct_trailer {
 	int classified; /* the last CLASSES record's totals follow; no event record comes after it */
 	uint64_t class_blocks[CT_CLASSES], class_bytes[CT_CLASSES];
 };
+
+/* FNV-1a, 64 bits: h moved on over [p, p + n). */
+static inline uint64_t ct_trailer_fnv(uint64_t h, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
 
 /* ---- the file hash: what the bytes before the trailer were when the writer wrote them ----
  * 32 bytes at a time in four lanes (xxHash64's round: its primes and rotation), the last few byte by
@@ -86,9 +96,7 @@ static inline uint64_t ct_file_hash_end(const struct ct_file_hash *h)
 {
 	uint64_t v = ct_file_hash_rotl(h->acc[0], 1) + ct_file_hash_rotl(h->acc[1], 7) +
 	             ct_file_hash_rotl(h->acc[2], 12) + ct_file_hash_rotl(h->acc[3], 18);
-	v ^= h->len * CT_FILE_HASH_P1;
-	for (size_t i = 0; i < h->nbuf; i++)
-		v = (v ^ h->buf[i]) * 0x100000001b3ull;
+	v = ct_trailer_fnv(v ^ h->len * CT_FILE_HASH_P1, h->buf, h->nbuf);
 	v ^= v >> 33;
 	v *= CT_FILE_HASH_P2;
 	return v ^ v >> 29;
@@ -99,21 +107,7 @@ static inline uint64_t ct_file_hash_end(const struct ct_file_hash *h)
 /* FNV-1a, 64 bits, over [p, p + n): what the check field holds of the bytes before it. */
 static inline uint64_t ct_trailer_check(const uint8_t *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static inline void ct_trailer_put_u64(uint8_t *p, uint64_t v)
-{
-	ct_put_u32(p, (uint32_t)v);
-	ct_put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
-static inline uint64_t ct_trailer_get_u64(const uint8_t *p)
-{
-	return (uint64_t)ct_get_u32(p) | (uint64_t)ct_get_u32(p + 4) << 32;
+	return ct_trailer_fnv(0xcbf29ce484222325ull, p, n);
 }
 
 /* Encodes t as the trailer whose first byte will be at file offset `at`, into p (CT_TRAILER_MAX
@@ -131,6 +125,7 @@ static inline size_t ct_trailer_encode(uint8_t *p, const struct ct_trailer *t, u
 	                           t->live_blocks,
 	                           t->runtime_us,
 	                           (uint64_t) !!t->classified};
+	_Static_assert(sizeof(fields) / sizeof(fields[0]) == CT_TRAILER_FIELDS, "the decoder's count");
 	size_t n = CT_TRAILER_HEAD;
 	ct_put_u32(p, CT_TRAILER_MAGIC);
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
@@ -140,8 +135,8 @@ static inline size_t ct_trailer_encode(uint8_t *p, const struct ct_trailer *t, u
 		n += ct_put_varint(p + n, t->class_bytes[k]);
 	}
 	ct_put_u32(p + 4, (uint32_t)(n + CT_TRAILER_FOOT - CT_TRAILER_HEAD));
-	ct_trailer_put_u64(p + n, t->file_hash);
-	ct_trailer_put_u64(p + n + 8, ct_trailer_check(p, n + 8));
+	ct_put_u64(p + n, t->file_hash);
+	ct_put_u64(p + n + 8, ct_trailer_check(p, n + 8));
 	ct_put_u32(p + n + 16, (uint32_t)(n + CT_TRAILER_FOOT));
 	ct_put_u32(p + n + 20, CT_TRAILER_TAIL);
 	return n + CT_TRAILER_FOOT;
@@ -166,27 +161,27 @@ static inline int ct_trailer_decode(const uint8_t *p, size_t n, uint64_t at, str
 {
 	if (n < CT_TRAILER_HEAD + CT_TRAILER_FOOT || ct_get_u32(p) != CT_TRAILER_MAGIC ||
 	    ct_get_u32(p + 4) != n - CT_TRAILER_HEAD || ct_get_u32(p + n - 8) != n ||
-	    ct_get_u32(p + n - 4) != CT_TRAILER_TAIL ||
-	    ct_trailer_get_u64(p + n - 16) != ct_trailer_check(p, n - 16))
+	    ct_get_u32(p + n - 4) != CT_TRAILER_TAIL || ct_get_u64(p + n - 16) != ct_trailer_check(p, n - 16))
 		return -1;
 	const uint8_t *q = p + CT_TRAILER_HEAD, *end = p + n - CT_TRAILER_FOOT;
-	uint64_t v[11 + 2 * CT_CLASSES] = {0};
-	size_t want = 11;
+	enum { CLASSIFIED = CT_TRAILER_FIELDS - 1 };
+	uint64_t v[CT_TRAILER_FIELDS + 2 * CT_CLASSES] = {0};
+	size_t want = CT_TRAILER_FIELDS;
 	for (size_t i = 0; i < want; i++) {
 		int k = ct_get_varint(q, end, &v[i]);
 		if (k <= 0)
 			return -1;
 		q += k;
-		if (i == 10 && v[10])
+		if (i == CLASSIFIED && v[CLASSIFIED])
 			want += 2 * CT_CLASSES;
 	}
-	if (v[0] != CT_TRAILER_VERSION || v[1] != at || v[10] > 1)
+	if (v[0] != CT_TRAILER_VERSION || v[1] != at || v[CLASSIFIED] > 1)
 		return -1;
-	*t = (struct ct_trailer){
-	    ct_trailer_get_u64(end), v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], (int)v[10], {0}, {0}};
+	*t = (struct ct_trailer){ct_get_u64(end), v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
+	                         (int)v[10],      {0},  {0}};
 	for (int k = 0; t->classified && k < CT_CLASSES; k++) {
-		t->class_blocks[k] = v[11 + 2 * k];
-		t->class_bytes[k] = v[12 + 2 * k];
+		t->class_blocks[k] = v[CT_TRAILER_FIELDS + 2 * k];
+		t->class_bytes[k] = v[CT_TRAILER_FIELDS + 2 * k + 1];
 	}
 	return 0;
 }

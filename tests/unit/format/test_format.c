@@ -766,7 +766,7 @@ static int same_trailer(const struct ct_trailer *a, const struct ct_trailer *b)
 static size_t reseal(uint8_t *p, size_t n)
 {
 	ct_put_u32(p + 4, (uint32_t)(n - CT_TRAILER_HEAD));
-	ct_trailer_put_u64(p + n - 16, ct_trailer_check(p, n - 16));
+	ct_put_u64(p + n - 16, ct_trailer_check(p, n - 16));
 	ct_put_u32(p + n - 8, (uint32_t)n);
 	ct_put_u32(p + n - 4, CT_TRAILER_TAIL);
 	return n;
@@ -798,7 +798,7 @@ static void test_trailer(void)
 		return;
 	}
 	report("trailer: the check is FNV-1a of the 29 bytes before it",
-	       ct_trailer_get_u64(p + 29) == ct_trailer_check(p, 29));
+	       ct_get_u64(p + 29) == ct_trailer_check(p, 29));
 	same_bytes("trailer: length and tail", p + 37, 8,
 	           BYTES(0x2d, 0x00, 0x00, 0x00, 0x43, 0x53, 0x4d, 0x31));
 	report("trailer: its length from the file's last 24 bytes", ct_trailer_length(p + n - 24) == 45);
