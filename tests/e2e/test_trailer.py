@@ -4,7 +4,8 @@
 # figures: tests/progs/peak.c (8 allocations, 4 frees, 2278376 bytes, peak 1229800, 308200 bytes live
 # in 4 blocks; its 1 MiB block is freed by the very next call: 1 temporary allocation) and
 # tests/progs/lifecycle.c with lifecycle_lib.c preloaded (3, 1, 666 bytes, 555 live in 2; a
-# destructor frees after ctrack's END, so the file goes on past the trailer it had). The trailer is
+# destructor frees after ctrack's END, so the file goes on past the trailer it had), and a program
+# written here whose peak is a temporary allocation's (its comment has the figures). The trailer is
 # decoded here from format.h's layout, not by ctrack; the summaries are ct_trace_summarize()'s, which
 # the reader's test generator prints (reader-gen-trace --summary TRACE).
 import json
@@ -169,6 +170,24 @@ dam[(len(data) - n) // 2] ^= 0xff
 env.check("peak: a trailer after changed records is none", trailer(bytes(dam)) is None)
 s = summary(copy(trace, "damaged.zst", bytes(dam)), verify=False)
 env.eq("peak: summary of changed records: not complete", s.get("complete"), False)
+
+# ---- a peak that a temporary allocation makes: its block is live at its TEMP record ----
+# keeps malloc(100), then malloc(1 MiB) freed by the very next call: 2 allocations, 1 free (temporary),
+# 1048676 bytes, peak 100 + 1048576 = 1048676, 100 bytes live in 1 block
+d = env.fresh_dir("temp-peak")
+src = os.path.join(d, "temp_peak.c")
+with open(src, "w") as f:
+    f.write("#include <stdlib.h>\nvoid *volatile keep;\n"
+            "int main(void) { keep = malloc(100); free(malloc(1 << 20)); return 0; }\n")
+prog = env.cc(src, os.path.join(d, "temp_peak"), "-fno-builtin")
+if prog:
+    trace = os.path.join(d, "trace.zst")
+    r = subprocess.run([env.ctrack, "-q", "-o", trace, prog], cwd=d, capture_output=True, text=True)
+    t = trailer(open(trace, "rb").read()) if os.path.exists(trace) else None
+    if env.check("temporary peak: the file ends with a trailer", t is not None, r.stderr[-300:]):
+        env.eq("temporary peak: trailer figures", (t["allocations"], t["frees"], t["bytes_allocated"],
+                                                   t["temporary"], t["peak"], t["live_bytes"],
+                                                   t["live_blocks"]), (2, 1, 1048676, 1, 1048676, 100, 1))
 
 # ---- no trailer where it would not be the whole summary ----
 for opts, why in ((["--sample=4096"], "sampled"), (["--lanes", "2"], "two lanes")):
