@@ -247,3 +247,37 @@ void ct_debugcache_keep(int fd, const char *name)
 	if (linkat(AT_FDCWD, self, dir, name, AT_SYMLINK_FOLLOW) == 0)
 		trim(dir);
 }
+
+int ct_debugcache_open_file(const char *name)
+{
+	int dir = cache_dir();
+	int fd = dir < 0 ? -1 : openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+void ct_debugcache_put_file(const char *name, const void *data, size_t len)
+{
+	static unsigned serial;
+	int dir = cache_dir();
+	char tmp[256];
+	if (dir < 0 || snprintf(tmp, sizeof(tmp), ".%s.%ld.%u", name, (long)getpid(),
+	                        __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED)) >= (int)sizeof(tmp))
+		return;
+	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	const char *p = data;
+	size_t done = 0;
+	for (ssize_t got = 0; done < len && (got = write(fd, p + done, len - done)) != 0;)
+		if (got > 0)
+			done += (size_t)got;
+		else if (errno != EINTR)
+			break;
+	if (close(fd) < 0 || done < len || renameat(dir, tmp, dir, name) < 0)
+		unlinkat(dir, tmp, 0);
+}

@@ -36,4 +36,11 @@ int ct_debugcache_create(uint64_t size);
  * then drops the entries used longest ago while the cache holds more than its size. */
 void ct_debugcache_keep(int fd, const char *name);
 
+/* The cache's own small files beside the copies (never trimmed: a name without the copies'
+ * suffix). ct_debugcache_open_file: the file `name`, open for reading, or -1 (none, or not a regular
+ * file of this user's). ct_debugcache_put_file: writes it whole or not at all (under another name,
+ * renamed over it), readable by this user only. */
+int ct_debugcache_open_file(const char *name);
+void ct_debugcache_put_file(const char *name, const void *data, size_t len);
+
 #endif

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbol-quality diagnostics with libdwfl/libelf: each module is opened the way the symbolizer
  * opens it (so the debug file found is the one frames are resolved with) and scanned once, capped. */
-#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -20,6 +19,7 @@
 #include "ctrack/format.h"
 #include "debuginfo.h"
 #include "diagnose.h"
+#include "packages.h"
 #include "regfile.h"
 #include "symbolize.h"
 
@@ -291,126 +291,7 @@ static int judge(struct ct_quality *q, Dwfl_Module *mod)
 	return 0;
 }
 
-/* ---- the debug package: dpkg knows which package owns a file ---- */
-
-#define DPKG_INFO "/var/lib/dpkg/info"
-#define DPKG_PATHS 4
-
-/* The paths dpkg may list for path: itself and the file it links to, each with and without /usr
- * (with a merged /usr, /lib/x/libz.so.1 and /usr/lib/x/libz.so.1 are one file, and dpkg lists the
- * path its package shipped). Fills out (owned; NULL where memory ran out), returns the count. */
-static int dpkg_paths(const char *path, char *out[DPKG_PATHS])
-{
-	int n = 0;
-	char *real = realpath(path, NULL);
-	const char *base[2] = {path, real && strcmp(real, path) ? real : NULL};
-	for (int i = 0; i < 2 && base[i]; i++) {
-		out[n++] = strdup(base[i]);
-		out[n++] = strncmp(base[i], "/usr/", 5) ? concat("/usr", base[i]) : strdup(base[i] + 4);
-	}
-	free(real);
-	return n;
-}
-
-/* The debug package of the binary package whose file list is list_name ("zlib1g:amd64.list"):
- * glibc ships libc6-dbg; every other package gets PACKAGE-dbgsym in the debug archive. */
-static char *debug_package(const char *list_name)
-{
-	size_t n = strlen(list_name) - strlen(".list");
-	const char *colon = memchr(list_name, ':', n);
-	char *pkg = strndup(list_name, colon ? (size_t)(colon - list_name) : n);
-	char *debug = pkg ? concat(pkg, strcmp(pkg, "libc6") ? "-dbgsym" : "-dbg") : NULL;
-	free(pkg);
-	return debug;
-}
-
-struct wanted {
-	struct ct_quality *q;
-	char *paths[DPKG_PATHS];
-	size_t lens[DPKG_PATHS];
-	int n;
-};
-
-/* A buffer of whole lines of a file list: a list of megabytes costs a chunk of memory. */
-struct chunk {
-	char *v;
-	size_t cap;
-};
-
-#define LIST_CHUNK (64 * 1024)
-
-/* The lengths of the paths looked for, as a filter: a line of another length is none of them (most
- * of the megabytes of lists read). Lengths past LEN_MAX share the last bit. */
-#define LEN_MAX 4095
-struct lengths {
-	uint64_t bits[(LEN_MAX + 1) / 64];
-};
-
-static void add_length(struct lengths *l, size_t k)
-{
-	k = k < LEN_MAX ? k : LEN_MAX;
-	l->bits[k / 64] |= 1ull << (k % 64);
-}
-
-static int has_length(const struct lengths *l, size_t k)
-{
-	k = k < LEN_MAX ? k : LEN_MAX;
-	return (l->bits[k / 64] >> (k % 64)) & 1;
-}
-
-/* Names the package of list_name in each wanted module one of whose paths is a line of text (whole
- * lines). Returns named plus how many it named, or -ENOMEM. */
-static int match_lines(const char *text, size_t len, const char *list_name, struct wanted *want, size_t n,
-                       const struct lengths *lens, int named)
-{
-	for (const char *line = text, *end = text + len; line < end && named >= 0;) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		size_t k = (size_t)((nl ? nl : end) - line);
-		for (size_t i = 0; i < n && named >= 0 && has_length(lens, k); i++)
-			for (int j = 0; !want[i].q->package && j < want[i].n; j++)
-				if (want[i].paths[j] && want[i].lens[j] == k &&
-				    !memcmp(line, want[i].paths[j], k))
-					named = (want[i].q->package = debug_package(list_name)) ? named + 1
-					                                                        : -ENOMEM;
-		line += k + 1;
-	}
-	return named;
-}
-
-/* Reads dir's file list name (dpkg's: one path a line) a chunk of whole lines at a time and names
- * the package in each wanted module it owns. Returns how many modules it named, or -ENOMEM. */
-static int scan_list(int dir, const char *name, struct wanted *want, size_t n, const struct lengths *lens,
-                     struct chunk *c)
-{
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	size_t have = 0;
-	int named = 0, eof = 0;
-	while (!eof && named >= 0) {
-		if (have == c->cap) { /* a line longer than the buffer */
-			size_t cap = c->cap ? 2 * c->cap : LIST_CHUNK;
-			char *v = realloc(c->v, cap);
-			if (!v) {
-				named = -ENOMEM;
-				break;
-			}
-			c->v = v, c->cap = cap;
-		}
-		ssize_t got = read(fd, c->v + have, c->cap - have);
-		if (got < 0 && errno == EINTR)
-			continue;
-		eof = got <= 0;
-		have += eof ? 0 : (size_t)got;
-		const char *last = eof ? NULL : memrchr(c->v, '\n', have);
-		size_t whole = eof ? have : last ? (size_t)(last - c->v) + 1 : 0;
-		named = match_lines(c->v, whole, name, want, n, lens, named);
-		memmove(c->v, c->v + whole, have - whole);
-		have -= whole;
-	}
-	close(fd);
-	return named;
-}
+/* ---- the debug package: dpkg knows which package owns a file (packages.h) ---- */
 
 /* The distribution's debuginfod server, by /etc/os-release's ID, or NULL. */
 static const char *distro_debuginfod(void)
@@ -449,55 +330,17 @@ static char *package_advice(const struct ct_quality *q, const char *url)
 	return s;
 }
 
-/* Looks for the files of want[0..n) in every package's file list, once. */
-static int find_packages(struct wanted *want, size_t n)
-{
-	DIR *dir = opendir(DPKG_INFO);
-	if (!dir)
-		return 0; /* no dpkg: the advice stays generic */
-	size_t left = n;
-	int rc = 0;
-	struct chunk c = {0};
-	struct lengths lens = {{0}};
-	for (size_t i = 0; i < n; i++)
-		for (int j = 0; j < want[i].n; j++)
-			if (want[i].paths[j])
-				add_length(&lens, want[i].lens[j]);
-	for (struct dirent *e; left && !rc && (e = readdir(dir));) {
-		size_t len = strlen(e->d_name);
-		if (len <= 5 || strcmp(e->d_name + len - 5, ".list"))
-			continue;
-		int named = scan_list(dirfd(dir), e->d_name, want, n, &lens, &c);
-		if (named < 0)
-			rc = named;
-		else
-			left -= (size_t)named;
-	}
-	free(c.v);
-	closedir(dir);
-	return rc;
-}
-
-static void wanted_paths(struct wanted *w, struct ct_quality *q)
-{
-	w->q = q;
-	w->n = dpkg_paths(q->path, w->paths);
-	for (int j = 0; j < w->n; j++)
-		w->lens[j] = w->paths[j] ? strlen(w->paths[j]) : 0;
-}
-
 /* ---- the packages looked up ahead ---- */
 
 /* The packages of every module that holds a frame, looked up on a thread of its own while the frames
  * are symbolized (ct_diagnose_prefetch): which modules lack their debug info is known only then, but
- * a file's package is the first file list naming it, whatever else is looked for, so the answers
+ * a file's package is the one file list naming it, whatever else is looked for, so the answers
  * found for more files are the answers. */
 static struct {
 	pthread_t thread;
-	int started;          /* 1: the thread runs or ran and is not joined yet; 2: joined */
-	int rc;               /* find_packages' */
-	struct ct_quality *q; /* per module looked up: its path, and package when one was found */
-	struct wanted *want;
+	int started;                /* 1: the thread runs or ran and is not joined yet; 2: joined */
+	int rc;                     /* ct_packages_find's */
+	struct ct_package_query *q; /* per module looked up: its path (malloc'd) and debug package */
 	size_t n;
 } ahead;
 
@@ -507,21 +350,24 @@ static void *ahead_main(void *arg)
 	/* Not beside the debug files' decompressing: their frames, then the report, come after it, and
 	 * this fits beside those on the other core, where it would slow the decompressing down. */
 	ct_debuginfo_wait_copies();
-	ahead.rc = find_packages(ahead.want, ahead.n);
+	ahead.rc = ct_packages_find(ahead.q, ahead.n);
 	return NULL;
+}
+
+static void free_queries(struct ct_package_query *q, size_t n, int paths)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (paths)
+			free((char *)q[i].path);
+		free(q[i].debug_package);
+	}
+	free(q);
 }
 
 static void free_ahead(void)
 {
-	for (size_t i = 0; i < ahead.n; i++) {
-		free(ahead.q[i].path);
-		free(ahead.q[i].package);
-		for (int j = 0; j < ahead.want[i].n; j++)
-			free(ahead.want[i].paths[j]);
-	}
-	free(ahead.q);
-	free(ahead.want);
-	ahead.q = NULL, ahead.want = NULL, ahead.n = 0;
+	free_queries(ahead.q, ahead.n, 1);
+	ahead.q = NULL, ahead.n = 0;
 }
 
 /* Whether mod's package is looked up ahead: it holds a frame, its file is where packages install
@@ -543,14 +389,12 @@ void ct_diagnose_prefetch(const struct ct_model *m)
 	for (size_t i = 0; i < m->nmodules; i++)
 		n += lookup_ahead(&m->modules[i]);
 	ahead.q = n ? calloc(n, sizeof(*ahead.q)) : NULL;
-	ahead.want = n ? calloc(n, sizeof(*ahead.want)) : NULL;
-	for (size_t i = 0; ahead.q && ahead.want && i < m->nmodules; i++) {
+	for (size_t i = 0; ahead.q && i < m->nmodules; i++) {
 		const struct ct_module *mod = &m->modules[i];
 		if (!lookup_ahead(mod))
 			continue;
 		if (!(ahead.q[ahead.n].path = strdup(mod->path)))
 			break;
-		wanted_paths(&ahead.want[ahead.n], &ahead.q[ahead.n]);
 		ahead.n++;
 	}
 	if (n && ahead.n == n && pthread_create(&ahead.thread, NULL, ahead_main, NULL) == 0)
@@ -567,9 +411,9 @@ void ct_diagnose_prefetch_free(void)
 	free_ahead();
 }
 
-/* Sets w->q->package as the lookup made ahead found it, waiting for that: 1 when it looked w's file
- * up, 0 when it did not (w is looked up now), -ENOMEM. */
-static int take_ahead(struct wanted *w)
+/* Sets q's package as the lookup made ahead found it, waiting for that: 1 when it looked q's file
+ * up, 0 when it did not (q is looked up now), -ENOMEM. */
+static int take_ahead(struct ct_package_query *q)
 {
 	if (ahead.started == 1) {
 		pthread_join(ahead.thread, NULL);
@@ -578,30 +422,33 @@ static int take_ahead(struct wanted *w)
 	if (!ahead.started || ahead.rc < 0)
 		return 0;
 	for (size_t i = 0; i < ahead.n; i++) {
-		if (strcmp(ahead.q[i].path, w->q->path))
+		if (strcmp(ahead.q[i].path, q->path))
 			continue;
-		if (ahead.q[i].package && !(w->q->package = strdup(ahead.q[i].package)))
+		if (ahead.q[i].debug_package && !(q->debug_package = strdup(ahead.q[i].debug_package)))
 			return -ENOMEM;
 		return 1;
 	}
 	return 0;
 }
 
-/* Looks up the files of want[0..n) that the lookup made ahead did not. Returns 0 or -ENOMEM. */
-static int find_rest(struct wanted *want, size_t n)
+/* Looks up the files of q[0..n) that the lookup made ahead did not. Returns 0 or -ENOMEM. */
+static int find_rest(struct ct_package_query *q, size_t n)
 {
-	struct wanted *rest = calloc(n, sizeof(*rest));
+	struct ct_package_query **rest = calloc(n, sizeof(*rest)), *now = calloc(n, sizeof(*now));
 	size_t k = 0;
-	int rc = rest ? 0 : -ENOMEM;
+	int rc = rest && now ? 0 : -ENOMEM;
 	for (size_t i = 0; i < n && !rc; i++) {
-		rc = take_ahead(&want[i]);
+		rc = take_ahead(&q[i]);
 		if (!rc)
-			rest[k++] = want[i]; /* shares want[i]'s paths and module */
+			now[k] = (struct ct_package_query){q[i].path, NULL}, rest[k++] = &q[i];
 		rc = rc < 0 ? rc : 0;
 	}
 	if (!rc && k)
-		rc = find_packages(rest, k);
+		rc = ct_packages_find(now, k);
+	for (size_t i = 0; i < k; i++)
+		rest[i]->debug_package = now[i].debug_package; /* handed over */
 	free(rest);
+	free(now);
 	return rc;
 }
 
@@ -612,27 +459,27 @@ static int name_packages(struct ct_quality_list *l, size_t start)
 	size_t n = 0;
 	for (size_t i = start; i < l->n; i++)
 		n += l->v[i].split_debug;
-	struct wanted *want = n ? calloc(n, sizeof(*want)) : NULL;
-	if (!n || !want)
-		return n ? -ENOMEM : 0;
-	for (size_t i = start, k = 0; i < l->n; i++)
+	struct ct_package_query *q = n ? calloc(n, sizeof(*q)) : NULL;
+	struct ct_quality **of = n ? calloc(n, sizeof(*of)) : NULL;
+	int rc = !n ? 0 : q && of ? 0 : -ENOMEM;
+	for (size_t i = start, k = 0; !rc && i < l->n; i++)
 		if (l->v[i].split_debug)
-			wanted_paths(&want[k++], &l->v[i]);
-	int rc = find_rest(want, n);
+			of[k] = &l->v[i], q[k++].path = l->v[i].path;
+	rc = rc ? rc : find_rest(q, n);
 	const char *url = distro_debuginfod();
-	for (size_t i = 0; i < n; i++) {
-		struct ct_quality *q = want[i].q;
-		char *advice = q->package && !rc ? package_advice(q, url) : NULL;
-		if (q->package && !rc && !advice)
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (!q[i].debug_package)
+			continue;
+		of[i]->package = q[i].debug_package, q[i].debug_package = NULL; /* handed over */
+		char *advice = package_advice(of[i], url);
+		if (!advice)
 			rc = -ENOMEM;
-		if (advice) {
-			free(q->advice);
-			q->advice = advice;
-		}
-		for (int j = 0; j < want[i].n; j++)
-			free(want[i].paths[j]);
+		else
+			free(of[i]->advice), of[i]->advice = advice;
 	}
-	free(want);
+	if (q)
+		free_queries(q, n, 0);
+	free(of);
 	return rc;
 }
 
