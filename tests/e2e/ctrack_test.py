@@ -162,6 +162,18 @@ def trailer_size(data):
     return int.from_bytes(data[-8:-4], "little") if data[-4:] == b"CSM1" else 0
 
 
+def browser_off():
+    """True in a build that leaves the tests' browser parts out: the sanitizer build (scripts/test's
+    second run; tests/meson.build sets CTRACK_TEST_BROWSER=0 there). The pages' scripts are the same
+    bytes in both builds and Chromium's time would double the suite's; the sanitized analyzer still
+    makes every page, and the tests still check its data. Prints why, once."""
+    off = os.environ.get("CTRACK_TEST_BROWSER", "1") == "0"
+    if off and not getattr(browser_off, "said", False):
+        print("browser part: left to the plain build (CTRACK_TEST_BROWSER=0)")
+        browser_off.said = True
+    return off
+
+
 def own_scratch(root):
     """The run's own directory under the test's scratch directory, run.PID: `meson test --repeat N`
     runs several instances of one test at once, which in one directory removed each other's files

@@ -243,6 +243,8 @@ browser_skipped = None
 def browser(page, outdir, *opts):
     """report_test.mjs's observations of page, or None (a failed check, or a skip noted)."""
     global browser_skipped
+    if ct.browser_off():
+        return None
     node = shutil.which("node")
     if not node:
         browser_skipped = "node is not installed"

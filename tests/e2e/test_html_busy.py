@@ -76,6 +76,8 @@ skipped = None
 
 def browser(page):
     global skipped
+    if ct.browser_off():
+        return None
     node = shutil.which("node")
     why = "node is not installed"
     if node:

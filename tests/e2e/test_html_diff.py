@@ -120,6 +120,8 @@ def check_document(d, name, json_base):
 def browser(page, shot):
     """diff_test.mjs's observations of page, or None (a failed check, or a skip noted)."""
     global skipped
+    if ct.browser_off():
+        return None
     node = shutil.which("node")
     if not node:
         skipped = "node is not installed"

@@ -255,6 +255,8 @@ def check_views(name, d, got, costs, whole):
 def run_browser(name, page):
     """real_test.mjs's observations of the page, or None (a failed check, or a skip noted)."""
     global browser_skipped
+    if ct.browser_off():
+        return None
     node = shutil.which("node")
     if not node:
         browser_skipped = "node is not installed"

@@ -28,6 +28,8 @@ skipped = None
 def node_script(name, *args, timeout=600):
     """Runs tests/browser/NAME ARGS with node; its stdout, or None (a failure checked, or a skip noted)."""
     global skipped
+    if ct.browser_off():
+        return None
     node = shutil.which("node")
     if not node:
         skipped = "node is not installed"
