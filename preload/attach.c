@@ -82,6 +82,7 @@ static const struct hook hooks[] = {
     HOOK(epoll_wait, PASS_ALLOCS),
     HOOK(epoll_pwait, PASS_ALLOCS),
     HOOK(epoll_pwait2, PASS_ALLOCS),
+    HOOK(syscall, PASS_ALLOCS),
     {"dlopen", (uintptr_t)&attach_dlopen, PASS_ALLOCS},
 };
 #define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))

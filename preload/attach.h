@@ -45,6 +45,7 @@ extern int ct_hook_epoll_wait(int, struct epoll_event *, int, int) CT_HIDDEN;
 extern int ct_hook_epoll_pwait(int, struct epoll_event *, int, int, const sigset_t *) CT_HIDDEN;
 extern int ct_hook_epoll_pwait2(int, struct epoll_event *, int, const struct timespec *,
                                 const sigset_t *) CT_HIDDEN;
+extern long ct_hook_syscall(long, ...) CT_HIDDEN; /* syscall_entry.S */
 
 /* tracker.c: tracing starts, again after a detach, into the empty trace file fd with backtraces of
  * depth frames at most: the writer runs and the hooks report once this returns 0; else a negative

@@ -7,7 +7,8 @@
  * timespec the hook does not read (a bad pointer is the kernel's EFAULT, not the hook's fault): it notes
  * when the wait began, and the tracer reads the timespec at the first stop, when the kernel has taken
  * it, and restarts the wait with what is left in the slot's own timespec. Waits made by the system
- * call alone are left as the kernel leaves them. No malloc, errno untouched. */
+ * call instruction alone are left as the kernel leaves them; those made through syscall() are noted
+ * (syscall_entry.S). No malloc; errno untouched but by the calls themselves. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 static int (*real_wait)(int, struct epoll_event *, int, int);
 static int (*real_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 static int (*real_pwait2)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *);
+long (*ct_real_syscall)(long, ...); /* libc's syscall, which syscall_entry.S jumps to */
 
 void ct_epoll_init(void)
 {
@@ -31,6 +33,7 @@ void ct_epoll_init(void)
 	ct_bind_next(&real_wait, "epoll_wait");
 	ct_bind_next(&real_pwait, "epoll_pwait");
 	ct_bind_next(&real_pwait2, "epoll_pwait2");
+	ct_bind_next(&ct_real_syscall, "syscall");
 	errno = e;
 }
 
@@ -121,6 +124,40 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, con
 	struct noted outer = renote(s, (struct noted){CT_EPOLL_PENDING, (uintptr_t)timeout, ct_now_ns()});
 	int rc = real_pwait2(epfd, events, maxevents, timeout, sigmask);
 	unnote(s, outer);
+	return rc;
+}
+
+/* A system call at syscall()'s entry (syscall_entry.S): a timed epoll wait, noted as the hooks above
+ * note theirs, or any call made before libc's syscall was found. Made here as glibc's syscall makes
+ * it: six arguments (the sixth from the stack, where a variadic call leaves it), -1 and errno on an
+ * error. */
+static long raw_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long r10 __asm__("r10") = a4, r8 __asm__("r8") = a5, r9 __asm__("r9") = a6;
+	long rc;
+	__asm__ volatile("syscall"
+	                 : "=a"(rc)
+	                 : "a"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+	                 : "rcx", "r11", "memory");
+	return rc;
+}
+
+long ct_syscall_epoll(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	int ms = nr == SYS_epoll_wait || nr == SYS_epoll_pwait;
+	int timed = ms ? (int)a4 > 0 : nr == SYS_epoll_pwait2 && a4;
+	struct ct_slot *s = timed ? ct_slot() : NULL;
+	struct noted outer = {0};
+	if (timed)
+		outer = ms ? note(s, (int)a4)
+		           : renote(s, (struct noted){CT_EPOLL_PENDING, (uintptr_t)a4, ct_now_ns()});
+	long rc = raw_syscall(nr, a1, a2, a3, a4, a5, a6);
+	if (timed)
+		unnote(s, outer);
+	if ((unsigned long)rc > -4096ul) {
+		errno = (int)-rc;
+		return -1;
+	}
 	return rc;
 }
 

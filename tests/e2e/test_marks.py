@@ -140,7 +140,7 @@ with open(sleepers_src) as f:
     S = {k: int(v) for k, v in re.findall(r"#define (\w+) (\d+)", f.read())}
 plain = subprocess.run([sleepers], capture_output=True, timeout=60)
 calm = (b"sleepers: nanosleep 0 clock_nanosleep 0 poll 0 select 0 read 1 epoll_wait 1 epoll_timed 0 epoll_pwait 0"
-        b" epoll_pwait2 0 checks:")
+        b" epoll_pwait2 0 syscall_epoll 0 syscall_pwait2 0 checks:")
 env.eq("sleepers without ctrack", plain.stdout, calm + b" -1" * S["CHECKS"] + b" sigchld 0 wait -10\n")
 answers = b" %d" % (S["LOST"] * S["LEAK_SIZE"]) * S["CHECKS"] + b" sigchld 0 wait -10\n"
 d = env.fresh_dir("sleepers")
@@ -157,7 +157,7 @@ r, _ = env.run_ctrack([sleepers], d, opts=("-o", d + "/trace.zst"), env=SIGNAL)
 env.eq("sleepers (signal): exit 0", r.returncode, 0)
 env.eq("sleepers (signal): the sleeps return EINTR, the checks answer the bytes lost", r.stdout,
        b"sleepers: nanosleep -4 clock_nanosleep -4 poll -4 select -4 read 1 epoll_wait -4 epoll_timed -4"
-       b" epoll_pwait -4 epoll_pwait2 -4 checks:" + answers)
+       b" epoll_pwait -4 epoll_pwait2 -4 syscall_epoll -4 syscall_pwait2 -4 checks:" + answers)
 
 # Checks while threads are created and end and a timer signal comes every millisecond, by both stops:
 # every check answers the block lost (not a busy thread's block whose free it reported meanwhile),

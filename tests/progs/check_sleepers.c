@@ -2,14 +2,15 @@
 /* ctrack_check_leaks() while other threads sleep in system calls that a handled signal interrupts
  * (EINTR whatever SA_RESTART says): nanosleep, clock_nanosleep, poll, select, a read of a pipe
  * (SA_RESTART restarts that one), an epoll_wait without timeout and an epoll_wait, an epoll_pwait and
- * an epoll_pwait2 with one (EINTR under any stop, even ptrace's, unless the stopper has the kernel restart
- * them: the timed ones for what is left of their timeout). A check must not wake them: each call returns what
+ * an epoll_pwait2 with one, and an epoll_wait and an epoll_pwait2 with one made through syscall() (EINTR
+ * under any stop, even ptrace's, unless the stopper has the kernel restart them: the timed ones for what
+ * is left of their timeout). A check must not wake them: each call returns what
  * it returns without ctrack, and a timed epoll wait after its timeout, not later (a restart with its
  * whole timeout again would end DELAY_MS late). main loses LOST blocks of LEAK_SIZE bytes, waits until
  * every sleeper is in its call (/proc/self/task/TID/syscall), then DELAY_MS more, checks CHECKS times,
  * writes a byte to each pipe once the sleeps are over, and prints one line:
  *   sleepers: nanosleep 0 clock_nanosleep 0 poll 0 select 0 read 1 epoll_wait 1 epoll_timed 0
- *   epoll_pwait 0 epoll_pwait2 0 checks: 300 300 300 sigchld 0 wait -10
+ *   epoll_pwait 0 epoll_pwait2 0 syscall_epoll 0 syscall_pwait2 0 checks: 300 300 300 sigchld 0 wait -10
  * (a timed epoll wait that returned 0 outside [SLEEP_MS, SLEEP_MS + LATE_MS) milliseconds after it
  * began prints 100000 plus the milliseconds it took)
  * (-1 for each check without ctrack; a call that failed prints -EINTR's -4 and so on). The program has
@@ -49,16 +50,19 @@ enum {
 	EPOLL_TIMED,
 	EPOLL_PWAIT,
 	EPOLL_PWAIT2,
+	SYSCALL_EPOLL,
+	SYSCALL_PWAIT2,
 	SLEEPERS
 };
-static const char *const names[SLEEPERS] = {"nanosleep",   "clock_nanosleep", "poll",        "select",
-                                            "read",        "epoll_wait",      "epoll_timed", "epoll_pwait",
-                                            "epoll_pwait2"};
+static const char *const names[SLEEPERS] = {"nanosleep",    "clock_nanosleep", "poll",          "select",
+                                            "read",         "epoll_wait",      "epoll_timed",   "epoll_pwait",
+                                            "epoll_pwait2", "syscall_epoll",   "syscall_pwait2"};
 /* The system call each makes: glibc's nanosleep is clock_nanosleep, its select pselect6 (waiting for
  * SYS_nanosleep and SYS_select, main waited its whole second every time). */
 static const long calls[SLEEPERS] = {
-    SYS_clock_nanosleep, SYS_clock_nanosleep, SYS_poll,        SYS_pselect6,    SYS_read,
-    SYS_epoll_wait,      SYS_epoll_wait,      SYS_epoll_pwait, SYS_epoll_pwait2};
+    SYS_clock_nanosleep, SYS_clock_nanosleep, SYS_poll,        SYS_pselect6,     SYS_read,
+    SYS_epoll_wait,      SYS_epoll_wait,      SYS_epoll_pwait, SYS_epoll_pwait2, SYS_epoll_wait,
+    SYS_epoll_pwait2};
 
 struct sleeper {
 	pthread_t id;
@@ -143,6 +147,17 @@ static void *sleep_in_call(void *arg)
 		sigset_t none;
 		sigemptyset(&none);
 		s->result = timed(as_result(epoll_pwait2(empty_fd, &ev, 1, &ts, &none)), &t0);
+		break;
+	}
+	case SYSCALL_EPOLL: { /* the same waits through syscall(), as a program without the wrappers makes
+		                 them */
+		struct epoll_event ev;
+		s->result = timed(as_result(syscall(SYS_epoll_wait, empty_fd, &ev, 1, SLEEP_MS)), &t0);
+		break;
+	}
+	case SYSCALL_PWAIT2: {
+		struct epoll_event ev;
+		s->result = timed(as_result(syscall(SYS_epoll_pwait2, empty_fd, &ev, 1, &ts, NULL, 8)), &t0);
 		break;
 	}
 	}
