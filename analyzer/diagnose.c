@@ -439,8 +439,10 @@ static int find_rest(struct ct_package_query *q, size_t n)
 	int rc = rest && now ? 0 : -ENOMEM;
 	for (size_t i = 0; i < n && !rc; i++) {
 		rc = take_ahead(&q[i]);
-		if (!rc)
-			now[k] = (struct ct_package_query){q[i].path, NULL}, rest[k++] = &q[i];
+		if (!rc) { /* not looked up ahead: now */
+			now[k].path = q[i].path;
+			rest[k++] = &q[i];
+		}
 		rc = rc < 0 ? rc : 0;
 	}
 	if (!rc && k)
@@ -459,9 +461,11 @@ static int name_packages(struct ct_quality_list *l, size_t start)
 	size_t n = 0;
 	for (size_t i = start; i < l->n; i++)
 		n += l->v[i].split_debug;
-	struct ct_package_query *q = n ? calloc(n, sizeof(*q)) : NULL;
-	struct ct_quality **of = n ? calloc(n, sizeof(*of)) : NULL;
-	int rc = !n ? 0 : q && of ? 0 : -ENOMEM;
+	if (!n)
+		return 0;
+	struct ct_package_query *q = calloc(n, sizeof(*q));
+	struct ct_quality **of = calloc(n, sizeof(*of));
+	int rc = q && of ? 0 : -ENOMEM;
 	for (size_t i = start, k = 0; !rc && i < l->n; i++)
 		if (l->v[i].split_debug)
 			of[k] = &l->v[i], q[k++].path = l->v[i].path;
@@ -477,8 +481,7 @@ static int name_packages(struct ct_quality_list *l, size_t start)
 		else
 			free(of[i]->advice), of[i]->advice = advice;
 	}
-	if (q)
-		free_queries(q, n, 0);
+	free_queries(q, q ? n : 0, 0);
 	free(of);
 	return rc;
 }

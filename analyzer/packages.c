@@ -42,11 +42,11 @@ static void dpkg_paths(struct wanted *w)
 	const char *base[2] = {w->q->path, w->real};
 	for (int i = 0; i < 2 && base[i]; i++) {
 		w->paths[w->n++] = strdup(base[i]);
-		char *other = NULL;
-		if (strncmp(base[i], "/usr/", 5))
-			other = asprintf(&other, "/usr%s", base[i]) < 0 ? NULL : other;
-		else
+		char *other;
+		if (!strncmp(base[i], "/usr/", 5))
 			other = strdup(base[i] + 4);
+		else if (asprintf(&other, "/usr%s", base[i]) < 0)
+			other = NULL;
 		w->paths[w->n++] = other;
 	}
 	for (int j = 0; j < w->n; j++)
