@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ctrack/format.h"
+#include "grow.h"
 #include "model.h"
 #include "sampling.h"
 
@@ -71,6 +72,7 @@ void ct_model_destroy(struct ct_model *m)
 	free(m->notes);
 	free(m->modules);
 	free(m->infos);
+	free(m->weights);
 	free(m->nodes);
 	free(m->exact);
 	free(m->series);
@@ -238,16 +240,20 @@ static inline struct ct_info *info_at(struct ct_model *m, uint64_t id)
 	return id < m->ninfos ? &m->infos[id] : NULL;
 }
 
-/* The number of allocations (or frees) one record of info stands for, given n, the info's count of
- * records of its kind so far (moved on; ALLOC and FREE share a sequence, TEMP has its own): 1 in a
- * full trace. The one place a sampled trace's weights enter the figures (sampling.h): every count
- * below adds it, every byte figure it times the size. */
-static inline uint64_t weigh(const struct ct_model *m, const struct ct_info *info, uint64_t *n)
+enum weighed { WEIGH_ALLOC, WEIGH_FREE, WEIGH_TEMP };
+
+/* The number of allocations (or frees) one record of info of kind `what` stands for, given the
+ * info's count of records of that kind so far (moved on; ALLOC and FREE share a sequence, TEMP has
+ * its own): 1 in a full trace. The one place a sampled trace's weights enter the figures
+ * (sampling.h): every count below adds it, every byte figure it times the size. */
+static inline uint64_t weigh(struct ct_model *m, const struct ct_info *info, enum weighed what)
 {
-	if (__builtin_expect(!info->weight, 1))
+	size_t id = (size_t)(info - m->infos);
+	if (__builtin_expect(id >= m->cap_weights, 1))
 		return 1;
-	uint64_t key = (uint64_t)(info - m->infos) * 2 + (n == &info->n_temp);
-	return ct_sampling_step(n, info->weight, key);
+	struct ct_info_weight *w = &m->weights[id];
+	uint64_t *n = what == WEIGH_TEMP ? &w->n_temp : what == WEIGH_FREE ? &w->n_free : &w->n_alloc;
+	return w->weight ? ct_sampling_step(n, w->weight, (uint64_t)id * 2 + (what == WEIGH_TEMP)) : 1;
 }
 
 int ct_model_alloc(struct ct_model *m, uint64_t id)
@@ -258,7 +264,7 @@ int ct_model_alloc(struct ct_model *m, uint64_t id)
 	struct ct_slice *e = timeline_entry(m, info);
 	if (!e)
 		return -ENOMEM;
-	uint64_t k = weigh(m, info, &info->n_alloc), bytes = k * info->size;
+	uint64_t k = weigh(m, info, WEIGH_ALLOC), bytes = k * info->size;
 	e->allocations += k;
 	e->alloc_bytes += bytes;
 	touch(m, info);
@@ -298,7 +304,7 @@ static int free_weighed(struct ct_model *m, uint64_t id, uint64_t *k)
 	struct ct_slice *e = timeline_entry(m, info);
 	if (!e)
 		return -ENOMEM;
-	*k = weigh(m, info, &info->n_free);
+	*k = weigh(m, info, WEIGH_FREE);
 	e->frees += *k;
 	e->free_bytes += *k * info->size;
 	touch(m, info);
@@ -339,7 +345,7 @@ int ct_model_temp(struct ct_model *m, uint64_t id)
 	struct ct_slice *e = timeline_entry(m, info);
 	if (!e)
 		return -ENOMEM;
-	uint64_t k = weigh(m, info, &info->n_temp), bytes = k * info->size;
+	uint64_t k = weigh(m, info, WEIGH_TEMP), bytes = k * info->size;
 	e->allocations += k, e->frees += k, e->temporary += k;
 	e->alloc_bytes += bytes, e->free_bytes += bytes;
 	touch(m, info);
@@ -368,11 +374,14 @@ int ct_model_info(struct ct_model *m, uint64_t size, uint64_t stack)
 	if (grow((void **)&m->infos, &m->cap_infos, m->ninfos + 1, sizeof(*m->infos)) < 0 ||
 	    ct_timeline_site(&m->tl, (uint32_t)stack, &site) < 0)
 		return -ENOMEM;
-	m->infos[m->ninfos++] =
-	    (struct ct_info){.size = size,
-	                     .stack = (uint32_t)stack,
-	                     .site = site,
-	                     .weight = m->sample_rate ? ct_sampling_weight(size, m->sample_rate) : 0};
+	/* SAMPLING comes before any INFO (ct_model_sampling): a sampled trace weighs every info */
+	if (m->sample_rate) {
+		if (ct_grow_zeroed((void **)&m->weights, &m->cap_weights, m->ninfos, sizeof(*m->weights),
+		                   1024) < 0)
+			return -ENOMEM;
+		m->weights[m->ninfos].weight = ct_sampling_weight(size, m->sample_rate);
+	}
+	m->infos[m->ninfos++] = (struct ct_info){.size = size, .stack = (uint32_t)stack, .site = site};
 	return 0;
 }
 

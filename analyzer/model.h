@@ -23,9 +23,13 @@ struct ct_info {
 	uint64_t temporary;   /* TEMP */
 	uint64_t classes[CT_CLASSES]; /* live blocks by leak class, when the trace has CLASSES */
 	uint64_t suppressed;          /* live blocks a suppression took out of the classes (suppress.c) */
-	/* A sampled trace's (sampling.h): the weight of one of its allocations (0 in a full trace: every
-	 * event counts 1) and the ALLOC, FREE and TEMP records read of it, whose weighted sums the
-	 * counts above are. */
+};
+
+/* A sampled trace's (sampling.h), per alloc info: the weight of one of its allocations and the
+ * ALLOC, FREE and TEMP records read of it, whose weighted sums the info's counts are. Beside the
+ * infos rather than in them: a full trace has none, and they were a quarter of an info's bytes
+ * (cc1's report holds tens of thousands of infos). */
+struct ct_info_weight {
 	uint64_t weight, n_alloc, n_free, n_temp;
 };
 
@@ -144,6 +148,8 @@ struct ct_between {
 struct ct_model {
 	struct ct_info *infos;
 	size_t ninfos, cap_infos;
+	struct ct_info_weight *weights; /* by info id, a sampled trace's only (cap_weights 0 in a full one) */
+	size_t cap_weights;
 	struct ct_node *nodes; /* index = stack node id; 0 and 1 are the two roots */
 	size_t nnodes, cap_nodes;
 	/* The nodes with an exact ip (EXACT records), increasing: they are few (frames signals
