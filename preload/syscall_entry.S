@@ -2,6 +2,7 @@
 /* syscall(2)'s entry in the shim (epollwait.h): a timed epoll wait made through it goes to
  * ct_syscall_epoll, which notes it as the epoll hooks note theirs; every other call jumps to libc's
  * syscall with its registers and stack as the program left them (no frame of the shim's between). */
+#include <cet.h> /* GCC's: ENDBR, and the CET property note, when built with -fcf-protection */
 #include <sys/syscall.h>
 
 #ifndef SYS_epoll_pwait2
@@ -18,9 +19,7 @@
 syscall:
 ct_hook_syscall:
 	.cfi_startproc
-#ifdef __CET__
-	endbr64
-#endif
+	_CET_ENDBR
 	cmp $SYS_epoll_wait, %rdi
 	je 1f
 	cmp $SYS_epoll_pwait, %rdi
