@@ -81,6 +81,12 @@ static struct noted note(struct ct_slot *s, int timeout)
 	    s, (struct noted){ct_now_ns() + (uint64_t)timeout * 1000000u, (uintptr_t)(unsigned)timeout, 0});
 }
 
+/* An epoll_pwait2's wait, whose timespec at ts is read at its first stop (CT_EPOLL_PENDING). */
+static struct noted note_timespec(struct ct_slot *s, const struct timespec *ts)
+{
+	return renote(s, (struct noted){CT_EPOLL_PENDING, (uintptr_t)ts, ct_now_ns()});
+}
+
 static void unnote(struct ct_slot *s, struct noted outer)
 {
 	renote(s, outer);
@@ -121,7 +127,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, con
 	if (!timeout) /* a wait without end: the tracer restarts it as it is */
 		return real_pwait2(epfd, events, maxevents, timeout, sigmask);
 	struct ct_slot *s = ct_slot();
-	struct noted outer = renote(s, (struct noted){CT_EPOLL_PENDING, (uintptr_t)timeout, ct_now_ns()});
+	struct noted outer = note_timespec(s, timeout);
 	int rc = real_pwait2(epfd, events, maxevents, timeout, sigmask);
 	unnote(s, outer);
 	return rc;
@@ -149,8 +155,7 @@ long ct_syscall_epoll(long nr, long a1, long a2, long a3, long a4, long a5, long
 	struct ct_slot *s = timed ? ct_slot() : NULL;
 	struct noted outer = {0};
 	if (timed)
-		outer = ms ? note(s, (int)a4)
-		           : renote(s, (struct noted){CT_EPOLL_PENDING, (uintptr_t)a4, ct_now_ns()});
+		outer = ms ? note(s, (int)a4) : note_timespec(s, (const struct timespec *)a4);
 	long rc = raw_syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (timed)
 		unnote(s, outer);
