@@ -12,6 +12,7 @@
 #include <sys/ucontext.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "cfi.h"
 #include "procmaps.h"
 #include "rules.h"
@@ -198,11 +199,7 @@ static void big_unmap(struct ct_unwind_state *st)
 	st->big = NULL;
 	st->misses = 0;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (big) {
-		int saved_errno = errno;
-		munmap(big, BIG_SIZE * sizeof(*big));
-		errno = saved_errno;
-	}
+	ct_arena_unmap(big, BIG_SIZE * sizeof(*big));
 }
 
 /* Whether the thread's cache is mapped and current: what cache_usable() makes it. */
@@ -212,8 +209,10 @@ static inline int cache_current(const struct ct_slot *me)
 	return __builtin_expect(me->unwind && gen == me->unwind->cache_generation, 1);
 }
 
-/* The outermost walk of a thread owns the cache: it maps it on first use (mmap is
- * async-signal-safe) and clears it when the generation moved. A nested walk (signal handler)
+/* The outermost walk of a thread owns the cache: it maps it on first use (ct_arena_map is
+ * async-signal-safe) and clears it when the generation moved. The arena's, so that the leak scan
+ * never reads it: the memo holds the RBP of every frame, which code without frame pointers uses
+ * for anything, a heap address too (it kept a lost block reachable). A nested walk (signal handler)
  * of a missing or stale cache bypasses it. Returns whether it may be used. */
 static int cache_usable(struct ct_slot *me)
 {
@@ -223,11 +222,8 @@ static int cache_usable(struct ct_slot *me)
 	if (me->walk.depth > 1)
 		return 0;
 	if (!me->unwind) {
-		int saved_errno = errno;
-		void *p = mmap(NULL, sizeof(*me->unwind), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		               -1, 0);
-		errno = saved_errno;
-		if (p == MAP_FAILED)
+		void *p = ct_arena_map(sizeof(*me->unwind));
+		if (!p)
 			return 0;
 		me->unwind = p; /* zero-filled: an empty cache, no memo (not cleared: untouched pages) */
 		me->unwind->memo_[0].sp = UINTPTR_MAX;
@@ -247,10 +243,8 @@ void ct_unwind_thread_exit(void)
 
 	if (!me->unwind || me->walk.depth)
 		return;
-	int saved_errno = errno;
 	big_unmap(me->unwind);
-	munmap(me->unwind, sizeof(*me->unwind));
-	errno = saved_errno;
+	ct_arena_unmap(me->unwind, sizeof(*me->unwind));
 	me->unwind = NULL;
 }
 
@@ -302,12 +296,7 @@ static void big_count_miss(struct ct_unwind_state *st)
 {
 	if (st->big || ++st->misses != BIG_AFTER)
 		return;
-	int saved_errno = errno;
-	void *p = mmap(NULL, BIG_SIZE * sizeof(struct entry), PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	errno = saved_errno;
-	if (p != MAP_FAILED)
-		st->big = p;
+	st->big = ct_arena_map(BIG_SIZE * sizeof(struct entry));
 }
 
 /* The cache's miss: the rule from the big cache, or computed, and kept unless a nested walk or JIT

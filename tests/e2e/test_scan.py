@@ -9,7 +9,8 @@
 # and the program's old ones lie (scan_malloc: reused memory, the tcache, the top chunk, mmapped
 # chunks, a thread's arena, a thread's heap of free chunks, a program's mmap page the kernel merged
 # with mmapped chunks); a large pointer-rich heap that the writer and the exiting thread mark
-# together (scan_big). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
+# together (scan_big); a lost block's address that RBP alone held while an allocation below was walked
+# (scan_rbpword). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
 import shutil
@@ -18,7 +19,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs, big = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs, big, rbpword = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -230,4 +231,16 @@ for i in range(3):
                   min(moved[:4]) >= 0 and moved[1] + moved[3] <= 16 and moved[5] == -(moved[1] + moved[3])
                   and moved[4] == -(moved[0] + moved[2]) and moved[6:] == [0, 0],
                   "ctrack %r, memcheck %r" % (got, want))
+
+# 12. A lost block's address held only in RBP while an allocation below it was walked: the walk's memo
+# keeps every frame's RBP, and the scan read the memo as the program's memory ("still reachable").
+# Definitely lost, memcheck's figures and the program's.
+vg = env.valgrind_main([rbpword], env.fresh_dir("rbpword-vg"))
+rep = traced("rbpword", [rbpword])
+if rep and vg:
+    env.eq("rbpword: memcheck's figures are the program's", vg_classes(vg)[:2], [4096, 1])
+    env.eq("rbpword: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
+d = env.fresh_dir("rbpword-check")
+r, _ = env.run_ctrack([rbpword], d, opts=("--check", "-o", os.path.join(d, "t.zst")))
+env.eq("rbpword: ctrack --check fails (exit 23)", r.returncode, 23)
 env.finish()
