@@ -495,6 +495,19 @@ static inline uint64_t gap_take(struct ct_slot *s)
 	return CT_EV_GAP;
 }
 
+/* The stack id of a walk the thread made before (ct_unwind_replay), kept with the stacks' generation
+ * it was interned in: 1 and *stack when this walk would be that one. The tracker's own state (the
+ * chain of hashes, the last id) is left to the last walk made, which the memo describes. */
+static inline int replayed(struct ct_slot *s, const struct ct_caller *c, uint64_t *stack)
+{
+	uint64_t tag;
+	if (!ct_unwind_replay(s, c->ra, c->sp, c->bp, ct_depth, &tag) ||
+	    (uint32_t)(tag >> 32) != atomic_load_explicit(&stack_generation, memory_order_relaxed))
+		return 0;
+	*stack = (uint32_t)tag;
+	return 1;
+}
+
 void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_caller *c)
 {
 	struct ct_thread *t = thread_or_count(s);
@@ -504,8 +517,13 @@ void ct_track_alloc(struct ct_slot *s, void *p, size_t size, const struct ct_cal
 	/* The counter's line comes in during the walk (ct_seq_prefetch's, with the bucket kept). */
 	uint32_t bucket = ct_seq_bucket((uintptr_t)p);
 	__builtin_prefetch(&ct_seq[bucket], 1, 3);
-	int n = ct_unwind_from_slot(s, c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
-	uint64_t stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared_of(s));
+	uint64_t stack;
+	if (!replayed(s, c, &stack)) {
+		int n = ct_unwind_from_slot(s, c->ra, c->sp, c->bp, t->ips, ct_depth, &truncated);
+		stack = stack_id(t, t->ips, n, truncated, ct_unwind_shared_of(s));
+		if (!truncated && stack != CT_STACK_ROOT)
+			ct_unwind_keep(s, n, stack | (uint64_t)t->generation << 32);
+	}
 	uint64_t w[3] = {(uint64_t)CT_EV_ALLOC << CT_EV_SHIFT | (uintptr_t)p | gap_take(s), size,
 	                 stack | (uint64_t)own_seq_take_at(t, bucket) << 32};
 	push_own(s, t, w, 3);

@@ -72,6 +72,11 @@ static _Atomic unsigned long all_cuts;
 
 /* The previous walk of the thread, reused when the next one ends the same way (see walk()). */
 #define MEMO_FRAMES 64
+/* Replays (ct_unwind_replay): a thread's walks kept by their first frame, and the stack words each
+ * read. A walk that read more is not kept: its check would cost a good part of a walk. */
+#define REPLAY_BITS 7
+#define REPLAYS (1u << REPLAY_BITS)
+#define REPLAY_WORDS 28
 
 /* A frame of the walk in progress. */
 struct fresh_frame {
@@ -99,8 +104,22 @@ _Static_assert(sizeof(struct fresh_frame) == sizeof(struct memo_frame) &&
                    offsetof(struct fresh_frame, flags) == offsetof(struct memo_frame, flags),
                "memo_store copies a fresh frame's bytes into a memo frame");
 
-/* A thread's rule cache and memo: mapped on its first walk (tens of KiB: threads that never
- * allocate pay nothing). The memo is kept outermost frame first, so that a walk which ends like
+/* A walk kept for a replay: its first frame (ip, sp, and bp when the walk depends on it), how many
+ * frames it had, and the stack words it read (return addresses, saved RBPs that mattered) with their
+ * values then. The tag is its caller's (ct_unwind_keep); gen the rule cache's generation. ip is 0
+ * while the entry is written. */
+struct replay {
+	uintptr_t ip, sp, bp;
+	uint64_t tag;
+	unsigned gen;
+	int needs_bp, frames, words;
+	struct {
+		uintptr_t at, value;
+	} word[REPLAY_WORDS];
+};
+
+/* A thread's rule cache, memo and replays: mapped on its first walk (about 140 KiB, of which a
+ * thread touches the pages it uses: threads that never allocate pay nothing). The memo is kept outermost frame first, so that a walk which ends like
  * the previous one writes only its own inner frames: the outer ones are already in place. */
 struct ct_unwind_state {
 	unsigned cache_generation;
@@ -121,9 +140,11 @@ struct ct_unwind_state {
 	 * a copy is never stale; only the outermost walk reads and writes it. */
 	_Alignas(64) struct entry hot[HOT_SIZE];
 	_Alignas(64) struct entry cache[CACHE_SIZE]; /* a set within one cache line */
-	struct entry *big; /* BIG_SIZE entries in sets of two, NULL until mapped; only the outermost walk
-	                    * maps, unmaps or writes it */
-	unsigned misses;   /* rule_miss's computations, until big is mapped */
+	struct entry *big;    /* BIG_SIZE entries in sets of two, NULL until mapped; only the outermost walk
+	                       * maps, unmaps or writes it */
+	unsigned misses;      /* rule_miss's computations, until big is mapped */
+	unsigned memo_stores; /* memo_store()s so far: a replay kept while a handler's walk stored is not */
+	struct replay replay[REPLAYS];
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
 };
@@ -489,6 +510,7 @@ static void memo_store(struct ct_slot *me, int base, int m)
 			to->bp_at = &to[-1].bp;
 		}
 		st->memo_n = base + m;
+		st->memo_stores++;
 		me->walk.memo_current = 1;
 		return;
 	}
@@ -509,6 +531,7 @@ static void memo_store(struct ct_slot *me, int base, int m)
 		to->flags = flags | needs << 2;
 	}
 	st->memo_n = base + m;
+	st->memo_stores++;
 	me->walk.memo_current = 1;
 }
 
@@ -976,6 +999,81 @@ int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *
 	if (truncated)
 		*truncated = 1;
 	return max < 0 ? 0 : max;
+}
+
+/* ---- replays ----
+ * The memo knows the thread's last walk only; a program that allocates from a few places in turn
+ * (deep's recursion ends at one of 32 depths and leaves) walks from the frame where the last one
+ * differed each time. A walk is a function of its first frame's registers and of the stack words it
+ * reads: kept by its first frame with those words, it is this walk again while they are unchanged,
+ * checked with independent loads, without a step or a rule. */
+
+static inline struct replay *replay_of(struct ct_unwind_state *st, uintptr_t ip, uintptr_t sp)
+{
+	return &st->replay[((ip ^ sp * 31) * 0x9e3779b97f4a7c15ull) >> (64 - REPLAY_BITS)];
+}
+
+int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t bp, int max, uint64_t *tag)
+{
+	struct ct_unwind_state *st = me->unwind;
+	if (CT_UNLIKELY(!cache_current(me)) || me->walk.depth)
+		return 0;
+	const struct replay *r = replay_of(st, ra, sp);
+	if (r->ip != ra || r->sp != sp || (r->needs_bp && r->bp != bp) || r->gen != st->cache_generation ||
+	    r->frames > max)
+		return 0;
+	uintptr_t differ = 0;
+	for (int k = 0; k < r->words; k++)
+		differ |= *(const uintptr_t *)r->word[k].at ^ r->word[k].value;
+	if (differ)
+		return 0;
+	*tag = r->tag;
+	return 1;
+}
+
+/* The memo's frames from top out, as a replay's words: what memo_follow() checks. 0 when they do
+ * not fit. */
+static int replay_words(struct replay *r, const struct memo_frame *memo, const struct memo_frame *top)
+{
+	int k = 0;
+	for (const struct memo_frame *up = top - 1; up >= memo; up--) {
+		int bp_word = up[1].bp_at != &up->bp;
+		if (k + 1 + bp_word > REPLAY_WORDS)
+			return 0;
+		r->word[k].at = up->sp - 8;
+		r->word[k++].value = up->ip;
+		if (bp_word) {
+			r->word[k].at = (uintptr_t)up[1].bp_at;
+			r->word[k++].value = up->bp;
+		}
+	}
+	r->words = k;
+	return 1;
+}
+
+void ct_unwind_keep(struct ct_slot *me, int n, uint64_t tag)
+{
+	struct ct_unwind_state *st = me->unwind;
+	/* the memo is the last walk, all of it, from its first frame */
+	if (!st || !me->walk.memo_current || me->walk.depth || n < 1 || st->memo_n != n)
+		return;
+	unsigned stores = st->memo_stores;
+	const struct memo_frame *memo = memo_of(st), *top = &memo[n - 1];
+	struct replay *r = replay_of(st, top->ip, top->sp);
+	r->ip = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!replay_words(r, memo, top))
+		return;
+	r->sp = top->sp;
+	r->bp = top->bp;
+	r->needs_bp = (top->flags & MEMO_NEEDS_BP) != 0;
+	r->frames = n;
+	r->tag = tag;
+	r->gen = st->cache_generation;
+	atomic_signal_fence(memory_order_seq_cst);
+	/* a signal handler's walk in between may have changed the memo: then nothing is kept */
+	if (me->walk.memo_current && st->memo_stores == stores)
+		r->ip = top->ip;
 }
 
 void ct_unwind_invalidate(void)

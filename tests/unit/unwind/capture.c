@@ -66,6 +66,38 @@ static int shared_wrong(const uintptr_t *ips, int n)
 	return wrong;
 }
 
+/* Walks kept for replays (ct_unwind_keep), each under a tag the thread counts up, in kept[tag % KEPT]:
+ * a replay returns the tag of the walk it stands for, compared here with the walk just made. */
+#define KEPT 32
+static __thread struct {
+	uint64_t tag;
+	int n;
+	uintptr_t ips[MEMO_FRAMES];
+} kept[KEPT];
+static __thread uint64_t kept_tags;
+static atomic_ulong replays_checked;
+
+static void keep(const struct ctu_walk *w)
+{
+	if (w->truncated || w->n > MEMO_FRAMES)
+		return;
+	uint64_t tag = ++kept_tags;
+	kept[tag % KEPT].tag = tag;
+	kept[tag % KEPT].n = w->n;
+	memcpy(kept[tag % KEPT].ips, w->ips, (size_t)w->n * sizeof(w->ips[0]));
+	ct_unwind_keep(ct_slot(), w->n, tag);
+}
+
+/* Whether the walk a replay stood for (tag) is not w; not known when its record was overwritten. */
+static int replay_wrong(uint64_t tag, const struct ctu_walk *w)
+{
+	if (kept[tag % KEPT].tag != tag)
+		return 0;
+	atomic_fetch_add(&replays_checked, 1);
+	return w->truncated || w->n != kept[tag % KEPT].n ||
+	       memcmp(w->ips, kept[tag % KEPT].ips, (size_t)w->n * sizeof(w->ips[0]));
+}
+
 CTU_API __attribute__((noinline)) void ctu_capture(int max, struct ctu_walk *fast, struct ctu_walk *slow)
 {
 	/* One buffer per thread for the third walk; a capture nested in a signal handler that
@@ -77,15 +109,24 @@ CTU_API __attribute__((noinline)) void ctu_capture(int max, struct ctu_walk *fas
 	fast->n = ct_unwind(fast->ips, max, &fast->truncated);
 	fast->shared_wrong = outer && shared_wrong(fast->ips, fast->n);
 	slow->n = reference(slow->ips, max, &slow->truncated);
-	fast->from_differs = 0;
+	fast->from_differs = fast->replay_differs = 0;
 	if (outer) {
+		uint64_t tag;
+		int replayed = ct_unwind_replay(ct_slot(), fp[1], (uintptr_t)(fp + 2), fp[0], max, &tag);
 		from.n = ct_unwind_from(fp[1], (uintptr_t)(fp + 2), fp[0], from.ips, max, &from.truncated);
+		fast->replay_differs = replayed && replay_wrong(tag, &from);
+		keep(&from);
 		fast->shared_wrong |= shared_wrong(from.ips, from.n);
 		fast->from_differs =
 		    from.n != fast->n || from.truncated != fast->truncated ||
 		    memcmp(from.ips, fast->ips, (size_t)(from.n > 0 ? from.n : 0) * sizeof(uintptr_t));
 	}
 	capturing--;
+}
+
+CTU_API unsigned long ctu_replays(void)
+{
+	return atomic_load(&replays_checked);
 }
 
 CTU_API int ctu_fast(uintptr_t *ips, int max, int *truncated)

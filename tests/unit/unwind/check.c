@@ -45,6 +45,8 @@ static const char *verdict(const struct ctu_walk *fast, const struct ctu_walk *s
 		return "fast and slow walks differ";
 	if (fast->from_differs)
 		return "the walk from the caller's frame (ct_unwind_from) differs";
+	if (fast->replay_differs)
+		return "a replay (ct_unwind_replay) stood for another walk";
 	if (fast->shared_wrong)
 		return "ct_unwind_shared() counted frames the walk before did not end with";
 	if (fast->n < 2 || fast->n > max)
@@ -85,6 +87,7 @@ __attribute__((noinline)) void ctt_check(const char *where, int max)
 int ctt_report(const char *name)
 {
 	int f = atomic_load(&failures), c = atomic_load(&checks);
-	printf("%s: %d checks, %d failures\n", name, c, f);
-	return f || !c;
+	unsigned long r = ctu_replays();
+	printf("%s: %d checks, %d failures, %lu replays checked\n", name, c, f, r);
+	return f || !c || !r;
 }
