@@ -77,6 +77,10 @@ static _Atomic unsigned long all_cuts;
 #define REPLAY_BITS 7
 #define REPLAYS (1u << REPLAY_BITS)
 #define REPLAY_WORDS 28
+/* A first frame whose walks differed from the kept one twice in a row (cc1: the same allocator's frame
+ * at the same depth under many callers) is checked and kept again only every REPLAY_RETRY walks: a
+ * failed check and a new copy cost more than its walk saves. */
+#define REPLAY_RETRY 64
 
 /* A frame of the walk in progress. */
 struct fresh_frame {
@@ -106,12 +110,13 @@ _Static_assert(sizeof(struct fresh_frame) == sizeof(struct memo_frame) &&
 
 /* A walk kept for a replay: its first frame (ip, sp, and bp when the walk depends on it), how many
  * frames it had, and the stack words it read (return addresses, saved RBPs that mattered) with their
- * values then. The tag is its caller's (ct_unwind_keep); gen the rule cache's generation. ip is 0
- * while the entry is written. */
+ * values then. The tag is its caller's (ct_unwind_keep); gen the rule cache's generation; misses the
+ * walks from that frame since one was this walk again (REPLAY_RETRY). ip is 0 while the entry is
+ * written. */
 struct replay {
 	uintptr_t ip, sp, bp;
 	uint64_t tag;
-	unsigned gen;
+	unsigned gen, misses;
 	int needs_bp, frames, words;
 	struct {
 		uintptr_t at, value;
@@ -119,8 +124,9 @@ struct replay {
 };
 
 /* A thread's rule cache, memo and replays: mapped on its first walk (about 140 KiB, of which a
- * thread touches the pages it uses: threads that never allocate pay nothing). The memo is kept outermost frame first, so that a walk which ends like
- * the previous one writes only its own inner frames: the outer ones are already in place. */
+ * thread touches the pages it uses: threads that never allocate pay nothing). The memo is kept outermost
+ * frame first, so that a walk which ends like the previous one writes only its own inner frames: the outer
+ * ones are already in place. */
 struct ct_unwind_state {
 	unsigned cache_generation;
 	int memo_n; /* memo[0] the outermost frame, memo[memo_n - 1] the innermost */
@@ -144,6 +150,10 @@ struct ct_unwind_state {
 	                       * maps, unmaps or writes it */
 	unsigned misses;      /* rule_miss's computations, until big is mapped */
 	unsigned memo_stores; /* memo_store()s so far: a replay kept while a handler's walk stored is not */
+	/* The replays' first frames, hashed (replay_key): read first, so that a walk no replay can stand
+	 * for costs one load of these 1 KiB, not a miss in the 64 KiB of replays; and a walk is kept only
+	 * when its first frame was seen before (its key is here), so that walks made once write none. */
+	uint64_t replay_key[REPLAYS];
 	struct replay replay[REPLAYS];
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
@@ -1006,11 +1016,13 @@ int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *
  * (deep's recursion ends at one of 32 depths and leaves) walks from the frame where the last one
  * differed each time. A walk is a function of its first frame's registers and of the stack words it
  * reads: kept by its first frame with those words, it is this walk again while they are unchanged,
- * checked with independent loads, without a step or a rule. */
+ * checked with independent loads, without a step or a rule. Only the thread's outermost walks read
+ * and write its replays (a signal handler's nested in a report neither replays nor keeps). */
 
-static inline struct replay *replay_of(struct ct_unwind_state *st, uintptr_t ip, uintptr_t sp)
+/* A first frame's key: its slot is the top bits (replay_key[] and replay[]), the rest tells keys apart. */
+static inline uint64_t replay_key(uintptr_t ip, uintptr_t sp)
 {
-	return &st->replay[((ip ^ sp * 31) * 0x9e3779b97f4a7c15ull) >> (64 - REPLAY_BITS)];
+	return ((ip ^ sp * 31) * 0x9e3779b97f4a7c15ull) | 1;
 }
 
 int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t bp, int max, uint64_t *tag)
@@ -1018,15 +1030,26 @@ int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t b
 	struct ct_unwind_state *st = me->unwind;
 	if (CT_UNLIKELY(!cache_current(me)) || me->walk.depth)
 		return 0;
-	const struct replay *r = replay_of(st, ra, sp);
+	uint64_t key = replay_key(ra, sp);
+	unsigned at = (unsigned)(key >> (64 - REPLAY_BITS));
+	if (st->replay_key[at] != key)
+		return 0;
+	struct replay *r = &st->replay[at];
 	if (r->ip != ra || r->sp != sp || (r->needs_bp && r->bp != bp) || r->gen != st->cache_generation ||
 	    r->frames > max)
 		return 0;
+	if (r->misses > 1 && r->misses % REPLAY_RETRY) {
+		r->misses++;
+		return 0;
+	}
 	uintptr_t differ = 0;
 	for (int k = 0; k < r->words; k++)
 		differ |= *(const uintptr_t *)r->word[k].at ^ r->word[k].value;
-	if (differ)
+	if (differ) {
+		r->misses++;
 		return 0;
+	}
+	r->misses = 0;
 	*tag = r->tag;
 	return 1;
 }
@@ -1036,6 +1059,8 @@ int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t b
 static int replay_words(struct replay *r, const struct memo_frame *memo, const struct memo_frame *top)
 {
 	int k = 0;
+	if (top - memo > REPLAY_WORDS)
+		return 0;
 	for (const struct memo_frame *up = top - 1; up >= memo; up--) {
 		int bp_word = up[1].bp_at != &up->bp;
 		if (k + 1 + bp_word > REPLAY_WORDS)
@@ -1059,7 +1084,18 @@ void ct_unwind_keep(struct ct_slot *me, int n, uint64_t tag)
 		return;
 	unsigned stores = st->memo_stores;
 	const struct memo_frame *memo = memo_of(st), *top = &memo[n - 1];
-	struct replay *r = replay_of(st, top->ip, top->sp);
+	uint64_t key = replay_key(top->ip, top->sp);
+	unsigned at = (unsigned)(key >> (64 - REPLAY_BITS));
+	if (st->replay_key[at] != key) { /* the first time (lately): kept the next */
+		st->replay_key[at] = key;
+		return;
+	}
+	struct replay *r = &st->replay[at];
+	/* the same first frame, whose walks keep differing: kept again only after a retry's check */
+	int same = r->ip == top->ip && r->sp == top->sp;
+	if (same && r->misses > 1 && r->misses % REPLAY_RETRY != 1)
+		return;
+	r->misses = same ? r->misses : 0;
 	r->ip = 0;
 	atomic_signal_fence(memory_order_seq_cst);
 	if (!replay_words(r, memo, top))

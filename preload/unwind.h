@@ -44,12 +44,13 @@ int ct_unwind_from_slot(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_
  * the innermost max are kept. */
 int ct_unwind_from_handler(uintptr_t ra, uintptr_t sp, uintptr_t bp, uintptr_t *ips, int max, int *truncated);
 /* Replays of whole walks. ct_unwind_keep() keeps the thread's last walk (by ct_unwind_from_slot,
- * of n frames, complete) under a tag of the caller's, when the memo holds all of it and it read
- * few enough stack words. ct_unwind_replay() returns 1 and that tag when a walk from (ra, sp, bp)
- * would be a kept walk again, of max frames at most: the same first frame and every stack word it
- * read unchanged. It reads the stack only where that walk did, and changes nothing: the memo (and
- * ct_unwind_shared) still speaks of the last walk made. 0 otherwise. Only outside any walk of the
- * thread; as async-signal-safe as the walks. */
+ * of n frames, complete) under a tag of the caller's, when the memo holds all of it, it read few
+ * enough stack words and its first frame was seen before (walks made once are not kept).
+ * ct_unwind_replay() returns 1 and that tag when a walk from (ra, sp, bp) would be a kept walk
+ * again, of max frames at most: the same first frame and every stack word it read unchanged. It
+ * reads the stack only where that walk did and leaves the memo alone: ct_unwind_shared still speaks
+ * of the last walk made. 0 otherwise. Only outside any walk of the thread; as async-signal-safe as
+ * the walks. */
 int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t bp, int max, uint64_t *tag);
 void ct_unwind_keep(struct ct_slot *me, int n, uint64_t tag);
 /* How many outermost frames of the calling thread's last walk are known, from the memo at no cost,
