@@ -462,13 +462,38 @@ static void root_outside_shim(struct ct_reach *r, uintptr_t lo, uintptr_t hi,
 	}
 }
 
+/* The lowest address from lo up such that every page from it to hi is in memory (hi when the last
+ * one is not). The scan reads no other page of an anonymous mapping: one never touched may be a
+ * userfaultfd region's, whose handler thread is stopped (the read would wait for ever: the program
+ * never ended), or a hugetlb mapping's with no huge page left (SIGBUS). */
+static uintptr_t resident_from(uintptr_t lo, uintptr_t hi)
+{
+	unsigned char vec[256];
+	uintptr_t first = lo & ~(uintptr_t)4095;
+	size_t pages = (hi - first + 4095) / 4096;
+	if (pages > sizeof(vec)) {
+		first = (hi - sizeof(vec) * 4096 + 4095) & ~(uintptr_t)4095;
+		pages = (hi - first + 4095) / 4096;
+	}
+	if (mincore((void *)first, hi - first, vec) < 0)
+		return hi;
+	while (pages && (vec[pages - 1] & 1))
+		pages--;
+	uintptr_t from = first + pages * 4096;
+	return from > lo ? from : lo;
+}
+
 /* A thread's control block in [lo, hi): glibc's struct pthread starts with the TCB head, whose first
  * and third words point to itself (x86_64). A thread that ended leaves its stack mapping in glibc's
  * cache with the block at its top; memcheck forgets the dead thread's stack frames but still reads
- * the block (and the TLS below it). 0 when there is none. */
+ * the block (and the TLS below it). Sought in the mapping's top pages that are in memory (the block
+ * was written when the thread began: resident_from). 0 when there is none. */
 static uintptr_t find_tcb(uintptr_t lo, uintptr_t hi, int safe)
 {
 	uintptr_t floor = (hi - lo > 4 * roots.tls_size ? hi - 4 * roots.tls_size : lo) & ~(uintptr_t)7;
+	floor = resident_from(floor, hi);
+	if (floor >= hi)
+		return 0;
 	const uintptr_t *w = (const uintptr_t *)floor; /* w[i]: the word at floor + 8 i */
 	uintptr_t *copy = NULL, found = 0;
 	if (safe) { /* threads run: the mapping may be gone (then no block of it is read either) */

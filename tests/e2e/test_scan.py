@@ -10,7 +10,7 @@
 # chunks, a thread's arena, a thread's heap of free chunks, a program's mmap page the kernel merged
 # with mmapped chunks); a large pointer-rich heap that the writer and the exiting thread mark
 # together (scan_big); a lost block's address that RBP alone held while an allocation below was walked
-# (scan_rbpword). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
+# (scan_rbpword); a region whose missing pages a thread of the program serves (scan_uffd). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
 import shutil
@@ -19,7 +19,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs, big, rbpword = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs, big, rbpword, uffd = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -243,4 +243,25 @@ if rep and vg:
 d = env.fresh_dir("rbpword-check")
 r, _ = env.run_ctrack([rbpword], d, opts=("--check", "-o", os.path.join(d, "t.zst")))
 env.eq("rbpword: ctrack --check fails (exit 23)", r.returncode, 23)
+
+# 13. A region whose missing pages a thread of the program serves (userfaultfd): the scan stops that
+# thread, and a read of a page never touched would wait for it for ever. It reads none: the program
+# ends, and its 100-byte block is definitely lost (valgrind has no userfaultfd: the program's figures).
+d = env.fresh_dir("uffd")
+r = ct.subprocess.run([uffd], cwd=d, capture_output=True, timeout=60)
+if r.returncode == 77:
+    print("uffd: skipped, the kernel refuses a userfaultfd here")
+else:
+    # timeout(1) sends SIGTERM, which the launcher passes on: no process is left waiting
+    trace = os.path.join(d, "trace.zst")
+    r = ct.subprocess.run(["timeout", "60", env.ctrack, "-q", "-o", trace, uffd], cwd=d, capture_output=True,
+                          timeout=120)
+    env.check("uffd: the program ends under ctrack (no read of a page its stopped thread serves)",
+              r.returncode != 124, r.stderr[-400:])
+    env.eq("uffd: exit status and output are the program's", (r.returncode, r.stdout), (0, b"7\n"))
+    rep = env.report(trace) if r.returncode == 0 else None
+    if rep:
+        s = rep["summary"]
+        env.eq("uffd: the 100 bytes definitely lost",
+               (s["definitely_lost_bytes"], s["definitely_lost_blocks"]), (100, 1))
 env.finish()
