@@ -62,9 +62,11 @@ static struct {
 
 struct range {
 	uintptr_t lo, hi;
-	uint8_t anon_rw; /* writable, and no file or kernel name: the program's own memory, or the heap's */
-	uint8_t file;    /* a file's mapping */
-	uint8_t exec;    /* executable */
+	uint8_t anon_rw;   /* writable, and no file or kernel name: the program's own memory, or the heap's */
+	uint8_t shared_rw; /* writable memory a file names: shared anonymous memory, memfd, POSIX or SysV
+	                    * shared memory (memory_file) */
+	uint8_t file;      /* a file's mapping */
+	uint8_t exec;      /* executable */
 	uint8_t main_stack; /* [stack]: the main thread's */
 };
 
@@ -83,6 +85,19 @@ static void add_range(struct maps *m, uintptr_t lo, uintptr_t hi)
 		m->cap = cap;
 	}
 	m->v[m->n++] = (struct range){.lo = lo, .hi = hi};
+}
+
+/* Whether a mapping's name is that of memory rather than of a file on a disk: the kernel names a
+ * shared anonymous mapping /dev/zero (deleted), a memfd /memfd:NAME, SysV shared memory /SYSVKEY;
+ * POSIX shared memory lives in /dev/shm. memcheck reads them as the program's memory, and a pointer
+ * kept there holds its block; a disk file's mapping is not read (a database's would be gigabytes). */
+static int memory_file(const char *name)
+{
+	static const char *const prefixes[] = {"/dev/zero", "/memfd:", "/SYSV", "/dev/shm/"};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
 }
 
 static int maps_add(const char *line, void *arg)
@@ -104,6 +119,7 @@ static int maps_add(const char *line, void *arg)
 	if (m->n && m->v[m->n - 1].lo == lo) {
 		struct range *g = &m->v[m->n - 1];
 		g->anon_rw = writable && !*p;
+		g->shared_rw = writable && memory_file(p);
 		g->file = *p == '/';
 		g->exec = perms[2] == 'x';
 		g->main_stack = !strcmp(p, "[stack]");
@@ -418,10 +434,19 @@ static size_t next_resident(const unsigned char *vec, size_t i, size_t pages)
 	return i;
 }
 
+static void root_pages(struct ct_reach *r, uintptr_t lo, uintptr_t hi, int copied)
+{
+	if (copied)
+		ct_reach_root_copied(r, lo, hi - lo);
+	else
+		ct_reach_root(r, (const void *)lo, hi - lo);
+}
+
 /* Scans the pages of [lo, hi) that were ever touched: an anonymous page that is not resident was
  * never written (or was swapped out: rare, and then it is missed) and holds only zeros. mincore
- * answers for 64 MiB a call (the writer's stack holds the 16 KiB of its answer). */
-static void root_resident(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+ * answers for 64 MiB a call (the writer's stack holds the 16 KiB of its answer). copied: read
+ * through copies, which a page gone meanwhile cannot fault. */
+static void resident_pages(struct ct_reach *r, uintptr_t lo, uintptr_t hi, int copied)
 {
 	const uintptr_t page = 4096;
 	unsigned char vec[16384];
@@ -431,8 +456,7 @@ static void root_resident(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 		uintptr_t end = hi - lo > sizeof(vec) * page ? lo + sizeof(vec) * page : hi;
 		size_t pages = (end - lo + page - 1) / page;
 		if (mincore((void *)lo, end - lo, vec) < 0) {
-			uintptr_t a = lo > start ? lo : start;
-			ct_reach_root(r, (const void *)a, end - a);
+			root_pages(r, lo > start ? lo : start, end, copied);
 			lo = end;
 			continue;
 		}
@@ -441,12 +465,22 @@ static void root_resident(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
 			while (j < pages && (vec[j] & 1))
 				j++;
 			uintptr_t a = lo + i * page, b = lo + j * page < end ? lo + j * page : end;
-			a = a > start ? a : start;
-			ct_reach_root(r, (const void *)a, b - a);
+			root_pages(r, a > start ? a : start, b, copied);
 			i = j;
 		}
 		lo = end;
 	}
+}
+
+static void root_resident(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+{
+	resident_pages(r, lo, hi, 0);
+}
+
+/* A memory file's mapping (memory_file): another process may cut the file short under the scan. */
+static void root_shared(struct ct_reach *r, uintptr_t lo, uintptr_t hi)
+{
+	resident_pages(r, lo, hi, 1);
 }
 
 /* Scans [lo, hi) less every shim mapping in it, with scan. */
@@ -560,9 +594,9 @@ static void collect_shim_maps(void)
 	ct_arena_mappings(add_shim_mapping, NULL);
 }
 
-/* The anonymous mappings, but the stacks the scan reads from a known stack pointer (sps); and the main
- * thread's stack (whole, as it is) when it holds none of those: main runs on, blocking the stop's
- * signal, as root_piece's threads do. */
+/* The anonymous mappings and the memory files' (memory_file), but the stacks the scan reads from a
+ * known stack pointer (sps); and the main thread's stack (whole, as it is) when it holds none of
+ * those: main runs on, blocking the stop's signal, as root_piece's threads do. */
 static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintptr_t *sps, size_t nsp)
 {
 	collect_shim_maps(); /* again: the scan mapped more since */
@@ -573,6 +607,8 @@ static void root_anonymous(struct ct_reach *r, const struct maps *m, const uintp
 			stack = sps[k] >= g->lo && sps[k] < g->hi;
 		if (g->main_stack && !stack && task_alive(getpid(), NULL))
 			root_outside_shim(r, g->lo, g->hi, root_resident);
+		if (g->shared_rw && !stack)
+			root_outside_shim(r, g->lo, g->hi, root_shared);
 		if (!g->anon_rw || stack)
 			continue;
 		struct anon_piece a = {r, g};

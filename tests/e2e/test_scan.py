@@ -11,7 +11,7 @@
 # with mmapped chunks); a large pointer-rich heap that the writer and the exiting thread mark
 # together (scan_big); a lost block's address that RBP alone held while an allocation below was walked
 # (scan_rbpword); a region whose missing pages a thread of the program serves (scan_uffd); a sparse
-# mapping of 16 TiB (scan_sparse). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
+# mapping of 16 TiB (scan_sparse); blocks held only from shared memory (scan_shared). The classes equal memcheck's LEAK SUMMARY, except where each program's comment says why LeakSanitizer's verdict is the one to give;
 # a scan that could not read its roots gives no classes, a NOTE, and no verdict.
 import os
 import shutil
@@ -20,7 +20,7 @@ import sys
 import ctrack_test as ct
 
 env = ct.Env(sys.argv)
-guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs, big, rbpword, uffd, sparse = env.progs
+guard, heapstack, deadword, fdlimit, tls, detached, killed, regs, tlsdyn, tlslib, inherit, mallocs, big, rbpword, uffd, sparse, shared = env.progs
 KEYS = [k + s for k in ("definitely_lost", "indirectly_lost", "possibly_lost", "still_reachable")
         for s in ("_bytes", "_blocks")]
 
@@ -282,4 +282,13 @@ else:
         s = rep["summary"]
         env.eq("sparse: the 100 bytes definitely lost",
                (s["definitely_lost_bytes"], s["definitely_lost_blocks"]), (100, 1))
+
+# 15. Blocks held only from shared memory (a shared anonymous mapping, a memfd's, POSIX and SysV shared
+# memory): still reachable, as memcheck says; the scan read no memory a file names, and called them
+# definitely lost. A disk file's mapping is still not read (a database's would be gigabytes).
+vg = env.valgrind_main([shared], env.fresh_dir("shared-vg"))
+rep = traced("shared", [shared])
+if rep and vg:
+    env.eq("shared: memcheck's figures are the program's", vg_classes(vg), [50, 1, 0, 0, 0, 0, 1000, 4])
+    env.eq("shared: classes are memcheck's", classes(rep["summary"]), vg_classes(vg))
 env.finish()
