@@ -48,7 +48,6 @@ static struct {
 	uint64_t written;    /* bytes in the file */
 	uint64_t flushed_at; /* bytes in the file at the last flush: whole records, whole blocks */
 	int frame_open;      /* that flush left the frame open (ZSTD_e_flush, not _e_end) */
-	uint64_t frame_in;   /* bytes the compressor took since its frame began */
 	/* the file's bytes as written, for the summary trailer; lost: the file is no longer what the
 	 * hash says (its end was cut back), so no trailer can vouch for it */
 	struct ct_file_hash hash;
@@ -217,7 +216,6 @@ static void fail(int err)
 static int write_zstd(const void *p, size_t n, ZSTD_EndDirective mode)
 {
 	ZSTD_inBuffer in = {p, n, 0};
-	o.frame_in += n;
 	for (;;) {
 		ZSTD_outBuffer out = {o.zbuf, o.zcap, 0};
 		size_t left = ZSTD_compressStream2(o.zc, &out, &in, mode);
@@ -413,24 +411,11 @@ static int write_staged(struct ct_rec_buf *b, ZSTD_EndDirective mode, void (*bet
 	return err;
 }
 
-/* How many bytes a compressed frame takes before a flush ends it. zstd keeps a frame's input in a
- * buffer of its window and a block: past that the buffer wraps, and every later block is compressed
- * in its "extDict" mode, which looks for each match in two pieces of history (deep: 10% of the
- * writer's time, against 8.5% in the plain mode). A frame ended before is never there; the next
- * starts with no history, which cost the bench's traces nothing (deep, live, mtlive, mt4, churn,
- * threads, prodcons, sqlite3: the same sizes to 0.1 MiB). */
-static uint64_t frame_span(void)
-{
-	uint64_t w = (uint64_t)1 << ladder[o.rung].window_log;
-	return w - w / 8;
-}
-
 /* b's records into the file (ct_output_write), after the staged columns. */
 static void output(struct ct_rec_buf *b, enum ct_out_mode how, void (*between)(void))
 {
 	int end = how == CT_OUT_END, had = b->len != 0 || col_bytes(&stage.c) != 0, err = 0;
-	ZSTD_EndDirective mode =
-	    end || (o.rung < RUNGS && o.frame_in >= frame_span()) ? ZSTD_e_end : ZSTD_e_flush;
+	ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_flush;
 	if (o.failed) {
 		b->len = 0;
 		cols_empty(&stage);
@@ -444,9 +429,7 @@ static void output(struct ct_rec_buf *b, enum ct_out_mode how, void (*between)(v
 		fail(err);
 	if (!o.failed && (had || end || o.rung < RUNGS)) {
 		o.flushed_at = o.written; /* a block boundary, after whole records */
-		o.frame_open = mode != ZSTD_e_end;
-		if (mode == ZSTD_e_end)
-			o.frame_in = 0;
+		o.frame_open = !end;
 		reserve_note_room();
 	}
 }
@@ -551,7 +534,6 @@ int ct_output_open(int fd, void (*on_fail)(void))
 	o.on_fail = on_fail;
 	cols_empty(&stage); /* a parent's, before a fork, are not this file's */
 	o.failed = o.frame_open = o.hash_lost = 0;
-	o.frame_in = 0;
 	o.reopened = o.written = o.flushed_at = 0;
 	ct_file_hash_init(&o.hash);
 	o.start_ns = ct_now_ns();
