@@ -550,7 +550,8 @@ def test_cuts(exe, d):
 
 
 def measured(argv, timeout=60):
-    """Runs argv; (exit status or None after the timeout, stderr, seconds, peak RSS in MiB)."""
+    """Runs argv; (exit status or None after the timeout, stderr, CPU seconds, peak RSS in MiB). CPU time,
+    not wall time: the suite runs two tests at a time on a machine that may be busy."""
     with tempfile.TemporaryFile() as err:
         start = time.monotonic()
         p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
@@ -566,13 +567,15 @@ def measured(argv, timeout=60):
         p.returncode = 0  # reaped here: keep Popen from waiting for it
         err.seek(0)
         rc = os.waitstatus_to_exitcode(status) if pid else None
-        return rc, err.read().decode("utf-8", "replace"), dt, usage.ru_maxrss / 1024
+        return rc, err.read().decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def test_bombs(exe, gen, d):
     """Small files that ask for much (gen_trace --bombs): each read up to the bound, as damage (one
     warning line naming the bound), in bounded time and memory. Before the bounds, bomb_info.zst (50
-    million INFO records in ~13 KiB) took 17 s and 2.7 GB, the CLASSES and lookup bombs minutes."""
+    million INFO records in ~13 KiB) took 17 s and 2.7 GB, the CLASSES and lookup bombs minutes. The
+    sanitizer build's analyzer takes about 8 times the CPU (bomb_classes: 1.2 s plain, 10 s sanitized)."""
+    limit = 40 if os.environ.get("CTRACK_TEST_SANITIZED") == "1" else 10
     subprocess.run([gen, "--bombs", d], check=True)
     cases = {
         "bomb_info.zst": "stack nodes and alloc infos from",
@@ -589,9 +592,9 @@ def test_bombs(exe, gen, d):
         check(f"{name}: one line naming the bound", len(lines) == 1 and
               lines[0].startswith(f"ctrack-analyze: warning: {path}: corrupt trace near byte ") and
               why in lines[0], True)
-        check(f"{name}: {dt:.2f} s, under 10 s", dt < 10, True)
+        check(f"{name}: {dt:.2f} s of CPU, under {limit} s", dt < limit, True)
         check(f"{name}: peak RSS {rss:.0f} MiB, under 256 MiB", rss < 256, True)
-        print(f"{name}: {size} bytes, {dt:.2f} s, {rss:.0f} MiB: {err.strip()}")
+        print(f"{name}: {size} bytes, {dt:.2f} s of CPU, {rss:.0f} MiB: {err.strip()}")
 
 
 def bench(exe, gen, d, events):
