@@ -1035,14 +1035,13 @@ int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t b
 	if (st->replay_key[at] != key)
 		return 0;
 	struct replay *r = &st->replay[at];
-	if (r->ip != ra || r->sp != sp || (r->needs_bp && r->bp != bp) || r->gen != st->cache_generation ||
-	    r->frames > max)
+	if (r->ip != ra || r->sp != sp || r->gen != st->cache_generation || r->frames > max)
 		return 0;
-	if (r->misses > 1 && r->misses % REPLAY_RETRY) {
+	uintptr_t differ = r->needs_bp && r->bp != bp;
+	if (r->misses > 1 && r->misses % REPLAY_RETRY) { /* not checked: counted as differing */
 		r->misses++;
 		return 0;
 	}
-	uintptr_t differ = 0;
 	for (int k = 0; k < r->words; k++)
 		differ |= *(const uintptr_t *)r->word[k].at ^ r->word[k].value;
 	if (differ) {
@@ -1092,7 +1091,7 @@ void ct_unwind_keep(struct ct_slot *me, int n, uint64_t tag)
 	}
 	struct replay *r = &st->replay[at];
 	/* the same first frame, whose walks keep differing: kept again only after a retry's check */
-	int same = r->ip == top->ip && r->sp == top->sp;
+	int same = r->ip == top->ip && r->sp == top->sp && r->gen == st->cache_generation;
 	if (same && r->misses > 1 && r->misses % REPLAY_RETRY != 1)
 		return;
 	r->misses = same ? r->misses : 0;
