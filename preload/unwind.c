@@ -1025,13 +1025,18 @@ static inline uint64_t replay_key(uintptr_t ip, uintptr_t sp)
 	return ((ip ^ sp * 31) * 0x9e3779b97f4a7c15ull) | 1;
 }
 
+static inline unsigned replay_slot(uint64_t key)
+{
+	return (unsigned)(key >> (64 - REPLAY_BITS));
+}
+
 int ct_unwind_replay(struct ct_slot *me, uintptr_t ra, uintptr_t sp, uintptr_t bp, int max, uint64_t *tag)
 {
 	struct ct_unwind_state *st = me->unwind;
 	if (CT_UNLIKELY(!cache_current(me)) || me->walk.depth)
 		return 0;
 	uint64_t key = replay_key(ra, sp);
-	unsigned at = (unsigned)(key >> (64 - REPLAY_BITS));
+	unsigned at = replay_slot(key);
 	if (st->replay_key[at] != key)
 		return 0;
 	struct replay *r = &st->replay[at];
@@ -1084,7 +1089,7 @@ void ct_unwind_keep(struct ct_slot *me, int n, uint64_t tag)
 	unsigned stores = st->memo_stores;
 	const struct memo_frame *memo = memo_of(st), *top = &memo[n - 1];
 	uint64_t key = replay_key(top->ip, top->sp);
-	unsigned at = (unsigned)(key >> (64 - REPLAY_BITS));
+	unsigned at = replay_slot(key);
 	if (st->replay_key[at] != key) { /* the first time (lately): kept the next */
 		st->replay_key[at] = key;
 		return;

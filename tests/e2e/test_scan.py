@@ -245,43 +245,38 @@ d = env.fresh_dir("rbpword-check")
 r, _ = env.run_ctrack([rbpword], d, opts=("--check", "-o", os.path.join(d, "t.zst")))
 env.eq("rbpword: ctrack --check fails (exit 23)", r.returncode, 23)
 
+def ends_in_time(name, args, seconds, output=None):
+    """Runs args under ctrack, killed by timeout(1) after `seconds` (SIGTERM, which the launcher passes
+    on: no process is left waiting); its report, or None. Skipped when the program alone exits 77."""
+    d = env.fresh_dir(name)
+    if ct.subprocess.run(args, cwd=d, capture_output=True, timeout=60).returncode == 77:
+        print(name + ": skipped, the kernel refuses what it needs here")
+        return None
+    trace = os.path.join(d, "trace.zst")
+    r = ct.subprocess.run(["timeout", str(seconds), env.ctrack, "-q", "-o", trace, *args], cwd=d,
+                          capture_output=True, timeout=seconds + 60)
+    env.eq(name + ": the program ends under ctrack within %d s, its exit status" % seconds, r.returncode, 0)
+    if output is not None:
+        env.eq(name + ": its output", r.stdout, output)
+    return env.report(trace) if r.returncode == 0 else None
+
+
+def definitely_lost(name, rep, want):
+    if rep:
+        s = rep["summary"]
+        env.eq(name + ": definitely lost (bytes, blocks)",
+               (s["definitely_lost_bytes"], s["definitely_lost_blocks"]), want)
+
+
 # 13. A region whose missing pages a thread of the program serves (userfaultfd): the scan stops that
 # thread, and a read of a page never touched would wait for it for ever. It reads none: the program
 # ends, and its 100-byte block is definitely lost (valgrind has no userfaultfd: the program's figures).
-d = env.fresh_dir("uffd")
-r = ct.subprocess.run([uffd], cwd=d, capture_output=True, timeout=60)
-if r.returncode == 77:
-    print("uffd: skipped, the kernel refuses a userfaultfd here")
-else:
-    # timeout(1) sends SIGTERM, which the launcher passes on: no process is left waiting
-    trace = os.path.join(d, "trace.zst")
-    r = ct.subprocess.run(["timeout", "60", env.ctrack, "-q", "-o", trace, uffd], cwd=d, capture_output=True,
-                          timeout=120)
-    env.check("uffd: the program ends under ctrack (no read of a page its stopped thread serves)",
-              r.returncode != 124, r.stderr[-400:])
-    env.eq("uffd: exit status and output are the program's", (r.returncode, r.stdout), (0, b"7\n"))
-    rep = env.report(trace) if r.returncode == 0 else None
-    if rep:
-        s = rep["summary"]
-        env.eq("uffd: the 100 bytes definitely lost",
-               (s["definitely_lost_bytes"], s["definitely_lost_blocks"]), (100, 1))
+definitely_lost("uffd", ends_in_time("uffd", [uffd], 60, output=b"7\n"), (100, 1))
 
 # 14. A sparse mapping of 16 TiB with 16 pages written: the scan asks which pages are in memory 64 MiB at
 # a time and skips absent ones 8 at a time: 7 s here with a CI run beside it, where 1 MiB a call took
 # 44 s. The program's figures.
-d = env.fresh_dir("sparse")
-if ct.subprocess.run([sparse, "16384"], cwd=d, capture_output=True, timeout=60).returncode == 77:
-    print("sparse: skipped, the kernel refuses a 16 TiB mapping here")
-else:
-    trace = os.path.join(d, "trace.zst")
-    r = ct.subprocess.run(["timeout", "25", env.ctrack, "-q", "-o", trace, sparse, "16384"], cwd=d,
-                          capture_output=True, timeout=120)
-    env.eq("sparse: the program ends under ctrack within 25 s, its exit status", r.returncode, 0)
-    rep = env.report(trace) if r.returncode == 0 else None
-    if rep:
-        s = rep["summary"]
-        env.eq("sparse: the 100 bytes definitely lost",
-               (s["definitely_lost_bytes"], s["definitely_lost_blocks"]), (100, 1))
+definitely_lost("sparse", ends_in_time("sparse", [sparse, "16384"], 25), (100, 1))
 
 # 15. Blocks held only from shared memory (a shared anonymous mapping, a memfd's, POSIX and SysV shared
 # memory): still reachable, as memcheck says; the scan read no memory a file names, and called them
