@@ -252,7 +252,7 @@ struct cfi {
 	int64_t data_align;
 	uint8_t fde_enc, has_z, signal;
 	struct cur cie_insns, fde_insns;
-	uintptr_t pc_begin;
+	uintptr_t pc_begin, pc_range;
 };
 
 /* The augmentation data of a 'z' CIE: aug is the string after the 'z'. */
@@ -326,7 +326,9 @@ static int parse_cie(const uint8_t *cie, struct cfi *f)
 	return c.bad ? -EINVAL : 0;
 }
 
-static int parse_fde(const uint8_t *fde, uintptr_t ip, struct cfi *f)
+/* The FDE at fde and its CIE into *f, the FDE's addresses [f->pc_begin, f->pc_begin + f->pc_range):
+ * -ENOENT when they do not hold *ip (any ip: NULL). */
+static int parse_fde(const uint8_t *fde, const uintptr_t *ip, struct cfi *f)
 {
 	const uint8_t *end;
 	const uint8_t *body = record_body(fde, &end);
@@ -343,7 +345,7 @@ static int parse_fde(const uint8_t *fde, uintptr_t ip, struct cfi *f)
 	if ((rc = rd_encoded(&c, f->fde_enc, 0, &begin)) ||
 	    (rc = rd_encoded(&c, (uint8_t)(f->fde_enc & 0x0f), 0, &range)))
 		return rc;
-	if (ip < begin || ip - begin >= range)
+	if (ip && (*ip < begin || *ip - begin >= range))
 		return -ENOENT;
 	if (f->has_z)
 		skip_block(&c);
@@ -351,6 +353,7 @@ static int parse_fde(const uint8_t *fde, uintptr_t ip, struct cfi *f)
 		return -EINVAL;
 	f->fde_insns = c;
 	f->pc_begin = (uintptr_t)begin;
+	f->pc_range = (uintptr_t)range;
 	return 0;
 }
 
@@ -425,17 +428,51 @@ static void restore_rule(struct regs *s, uint64_t reg, const struct regs *init)
 	}
 }
 
-/* Moves the row start by delta; returns 1 when the row containing ip has been reached. */
-static int advance(uintptr_t *loc, uint64_t delta, uintptr_t ip)
+/* A row table in the making (ct_cfi_fde_rows): rows[n] of at most max, for an FDE of range bytes;
+ * rc a negative errno once the table cannot be made. */
+struct rows_out {
+	struct ct_cfi_row *rows;
+	int n, max, rc;
+	uintptr_t range;
+};
+
+static struct ct_cfi_rule make_rule(const struct regs *s);
+
+/* The row of state s from off (bytes past the FDE's first address) on: it replaces a row that began
+ * there too (an advance by 0) and extends the row before when their rules are the same. */
+static void put_row(struct rows_out *o, uintptr_t off, const struct regs *s)
 {
-	if (ip - *loc < delta)
+	struct ct_cfi_rule r = make_rule(s);
+	if (off >= o->range) /* past the FDE: no ip is looked up there */
+		return;
+	if (o->n && o->rows[o->n - 1].start == off)
+		o->n--;
+	if (o->n && !memcmp(&o->rows[o->n - 1].rule, &r, sizeof(r)))
+		return;
+	if (o->n == o->max) {
+		o->rc = -ENOSPC;
+		return;
+	}
+	o->rows[o->n++] = (struct ct_cfi_row){(uint32_t)off, r};
+}
+
+/* Moves the row start by delta; returns 1 when the row containing ip has been reached. A table in
+ * the making (o) gets the row that ends here instead. */
+static int advance(uintptr_t *loc, uint64_t delta, uintptr_t ip, const struct cfi *f, const struct regs *s,
+                   struct rows_out *o)
+{
+	if (o)
+		put_row(o, *loc - f->pc_begin, s);
+	else if (ip - *loc < delta)
 		return 1;
 	*loc += delta;
 	return 0;
 }
 
-/* Executes instructions until the row for ip; init is the CIE state (NULL while running it). */
-static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs *s, const struct regs *init)
+/* Executes instructions until the row for ip; init is the CIE state (NULL while running it). With o,
+ * runs them all instead, each row into o (ip unused). */
+static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs *s, const struct regs *init,
+                   struct rows_out *o)
 {
 	struct regs saved[STATE_STACK];
 	int depth = 0, rc;
@@ -445,11 +482,11 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 
 	if (!init)
 		init = s;
-	while (c.p < c.end && !c.bad) {
+	while (c.p < c.end && !c.bad && !(o && o->rc)) {
 		uint8_t op = rd_u8(&c);
 		switch (op >> 6) {
 		case 1:
-			if (advance(&loc, (op & 0x3f) * f->code_align, ip))
+			if (advance(&loc, (op & 0x3f) * f->code_align, ip, f, s, o))
 				return 0;
 			continue;
 		case 2:
@@ -467,7 +504,11 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 		case CFA_SET_LOC:
 			if ((rc = rd_encoded(&c, f->fde_enc, 0, &nloc)))
 				return rc;
-			if (ip < nloc)
+			if (o && nloc < loc) /* backwards: rows would overlap */
+				return -ENOTSUP;
+			if (o)
+				put_row(o, loc - f->pc_begin, s);
+			else if (ip < nloc)
 				return 0;
 			loc = (uintptr_t)nloc;
 			break;
@@ -477,7 +518,7 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 			if (advance(&loc,
 			            rd_fixed(&c, op == CFA_ADVANCE_LOC4 ? 4u : (size_t)op - 1) *
 			                f->code_align,
-			            ip))
+			            ip, f, s, o))
 				return 0;
 			break;
 		case CFA_OFFSET_EXT:
@@ -551,7 +592,9 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 			const uint8_t *at = c.p;
 			skip_block(&c);
 			struct cur e = {at, c.p, 0};
-			rd_uleb(&e); /* the block's length */
+			rd_uleb(&e);                         /* the block's length */
+			if (o && plt_cfa(e, 0, &s->cfa_off)) /* a .plt's: its CFA changes within a row */
+				return -ENOTSUP;
 			s->cfa_expr = !plt_cfa(e, ip, &s->cfa_off);
 			if (!s->cfa_expr)
 				s->cfa_reg = DW_RSP;
@@ -564,7 +607,11 @@ static int run_cfa(struct cur c, const struct cfi *f, uintptr_t ip, struct regs 
 			return -EINVAL;
 		}
 	}
-	return c.bad ? -EINVAL : 0;
+	if (c.bad)
+		return -EINVAL;
+	if (o && !o->rc)
+		put_row(o, loc - f->pc_begin, s); /* the last row: to the FDE's end */
+	return o ? o->rc : 0;
 }
 
 static struct ct_cfi_rule make_rule(const struct regs *s)
@@ -595,7 +642,7 @@ int ct_cfi_fde_rule(const uint8_t *fde, uintptr_t ip, struct ct_cfi_rule *out)
 {
 	struct cfi f;
 	struct regs init = {.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
-	int rc = parse_fde(fde, ip, &f);
+	int rc = parse_fde(fde, &ip, &f);
 
 	if (rc)
 		return rc;
@@ -604,13 +651,53 @@ int ct_cfi_fde_rule(const uint8_t *fde, uintptr_t ip, struct ct_cfi_rule *out)
 		return 0;
 	}
 	/* The CIE's row applies to every ip of the FDE: its program runs to the end. */
-	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL)))
+	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL, NULL)))
 		return rc;
 	struct regs s = init;
-	if ((rc = run_cfa(f.fde_insns, &f, ip, &s, &init)))
+	if ((rc = run_cfa(f.fde_insns, &f, ip, &s, &init, NULL)))
 		return rc;
 	*out = make_rule(&s);
 	return 0;
+}
+
+int ct_cfi_fde_rows(const uint8_t *fde, struct ct_cfi_row *rows, int max, uintptr_t *begin, uintptr_t *range)
+{
+	struct cfi f;
+	struct regs init = {.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
+	int rc = parse_fde(fde, NULL, &f);
+
+	if (rc)
+		return rc;
+	if (f.pc_range > UINT32_MAX) /* rows start at 32-bit offsets */
+		return -ENOTSUP;
+	*begin = f.pc_begin;
+	*range = f.pc_range;
+	if (f.signal) {
+		if (max < 1)
+			return -ENOSPC;
+		rows[0] = (struct ct_cfi_row){0, {0, 0, 0, CT_CFI_SIGNAL}};
+		return f.pc_range ? 1 : 0;
+	}
+	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL, NULL)))
+		return rc;
+	struct regs s = init;
+	struct rows_out o = {rows, 0, max, 0, f.pc_range};
+	if ((rc = run_cfa(f.fde_insns, &f, UINTPTR_MAX, &s, &init, &o)))
+		return rc;
+	return o.n;
+}
+
+struct ct_cfi_rule ct_cfi_row_rule(const struct ct_cfi_row *rows, int n, uintptr_t off)
+{
+	int lo = 0, hi = n; /* the last row that starts at or before off: rows[0] starts at 0 */
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+		if (rows[mid].start <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return rows[lo].rule;
 }
 
 int ct_cfi_lookup(const uint8_t *eh_frame_hdr, uintptr_t ip, struct ct_cfi_rule *out)

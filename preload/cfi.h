@@ -50,4 +50,20 @@ int ct_cfi_find_fde(const uint8_t *eh_frame_hdr, uintptr_t ip, const uint8_t **f
  * initial instructions, then the FDE's up to the row that holds ip. Same returns as ct_cfi_lookup. */
 int ct_cfi_fde_rule(const uint8_t *fde, uintptr_t ip, struct ct_cfi_rule *out);
 
+/* One row of an FDE's table: the rule from start (bytes past the FDE's first address) up to the next
+ * row's start, or to the FDE's end. */
+struct ct_cfi_row {
+	uint32_t start;
+	struct ct_cfi_rule rule;
+};
+/* The FDE's whole table at once, for callers that keep it: rows[] (at most max) give at every ip of
+ * [*begin, *begin + *range) the rule ct_cfi_fde_rule gives there; the first starts at 0, and no two
+ * neighbours have the same rule. Returns the row count (0 for an empty range), or a negative errno:
+ * ct_cfi_fde_rule's (its CFI's errors anywhere, not only up to one ip), -ENOSPC for more rows than
+ * max, -ENOTSUP also for CFI whose rule changes within a row (a .plt's CFA expression), that goes
+ * back (DW_CFA_set_loc) or covers 4 GiB or more. */
+int ct_cfi_fde_rows(const uint8_t *fde, struct ct_cfi_row *rows, int max, uintptr_t *begin, uintptr_t *range);
+/* The rule at off (bytes past the FDE's first address, below its range) in a table of n >= 1 rows. */
+struct ct_cfi_rule ct_cfi_row_rule(const struct ct_cfi_row *rows, int n, uintptr_t off);
+
 #endif

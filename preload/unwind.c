@@ -14,6 +14,7 @@
 
 #include "arena.h"
 #include "cfi.h"
+#include "cfirows.h"
 #include "procmaps.h"
 #include "rules.h"
 #include "threadslot.h"
@@ -157,6 +158,9 @@ struct ct_unwind_state {
 	struct replay replay[REPLAYS];
 	uintptr_t stack_lo, stack_hi; /* the mapping that held the stack pointer when last looked up */
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
+	/* Where the outermost walk makes an FDE's row table (cfirows.h); its pages are touched only by
+	 * the largest functions. */
+	struct ct_cfi_row rows[CT_CFIROWS_MAX];
 };
 
 static _Atomic uintptr_t self_lo, self_hi;
@@ -192,8 +196,9 @@ static int before_fde(const uint8_t *eh_frame_hdr, uintptr_t ip)
 }
 
 /* The rule at ip: its CFI's, or a frame-pointer guess where no CFI covers ip. The cache's miss
- * path: kept out of line, so the walk's loop stays as small as when the decoder lived here. */
-static __attribute__((noinline)) struct ct_cfi_rule compute_rule(uintptr_t ip)
+ * path: kept out of line, so the walk's loop stays as small as when the decoder lived here. With
+ * scratch (the outermost walk's), the FDE's row table is made and kept when it has none (cfirows.h). */
+static __attribute__((noinline)) struct ct_cfi_rule compute_rule(uintptr_t ip, struct ct_cfi_row *scratch)
 {
 	static const struct ct_cfi_rule none = {0, 0, 0, CT_CFI_NONE}, fp = {16, -16, CT_CFI_RBP, RULE_FP},
 	                                fp_anon = {16, -16, CT_CFI_RBP, RULE_FP_ANON},
@@ -205,7 +210,11 @@ static __attribute__((noinline)) struct ct_cfi_rule compute_rule(uintptr_t ip)
 		return fp_anon;
 	if (!obj.dlfo_eh_frame) /* no .eh_frame_hdr (.debug_frame only): the walk stops here */
 		return none;
-	int rc = ct_cfi_lookup(obj.dlfo_eh_frame, ip, &r);
+	const uint8_t *fde;
+	int rc = ct_cfi_find_fde(obj.dlfo_eh_frame, ip, &fde);
+	if (!rc)
+		rc = ct_cfirows_rule(fde, ip, atomic_load_explicit(&generation, memory_order_relaxed),
+		                     scratch, &r);
 	if (rc == -ENOENT) /* no FDE covers ip */
 		return before_fde(obj.dlfo_eh_frame, ip) ? end : fp;
 	if (!rc && r.kind == CT_CFI_SIGNAL &&
@@ -343,8 +352,9 @@ static __attribute__((noinline)) struct ct_cfi_rule rule_miss(struct ct_slot *me
 			set_put(set, ip, r);
 		return r;
 	}
-	r = compute_rule(ip);
-	if (!use_cache || me->walk.depth > 1 || r.kind == RULE_FP_ANON)
+	int owner = use_cache && me->walk.depth <= 1;
+	r = compute_rule(ip, owner ? st->rows : NULL);
+	if (!owner || r.kind == RULE_FP_ANON)
 		return r;
 	set_put(set, ip, r);
 	if (st->big)
@@ -1148,7 +1158,7 @@ __attribute__((noinline)) uintptr_t ct_unwind_first_sp_outside(const uintptr_t (
 			found = f.sp;
 			break;
 		}
-		struct ct_cfi_rule r = compute_rule(f.ip - adjust);
+		struct ct_cfi_rule r = compute_rule(f.ip - adjust, NULL);
 		int rc = r.kind == CT_CFI_SIGNAL                    ? signal_step(&f)
 		         : r.kind == CT_CFI_OK || r.kind >= RULE_FP ? step(ct_slot(), &f, r, &scratch)
 		                                                    : -ENOENT;

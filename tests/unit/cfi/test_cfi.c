@@ -238,7 +238,7 @@ static const struct row raws[] = {
 };
 
 static uint8_t *region;
-static int failures;
+static int failures, tables;
 
 static uint8_t *page_end(int page)
 {
@@ -389,6 +389,43 @@ static int lookup(const uint8_t *hdr, uintptr_t ip, struct ct_cfi_rule *out)
 	return ct_cfi_lookup(hdr, ip, out);
 }
 
+/* The FDE's whole table (ct_cfi_fde_rows), when it has one, against ct_cfi_fde_rule at every ip of
+ * its range and the bytes around: the same rule everywhere, rows that start at 0 and go up, and no
+ * two neighbours alike. */
+static void check_table(const char *name, const uint8_t *fde)
+{
+	struct ct_cfi_row rows[64];
+	uintptr_t begin = 0, range = 0;
+	int n = ct_cfi_fde_rows(fde, rows, 64, &begin, &range);
+	if (n < 0) /* an error somewhere in its CFI, or a .plt's */
+		return;
+	tables++;
+	for (int i = 0; i < n; i++)
+		if ((i == 0 && rows[0].start) ||
+		    (i > 0 && (rows[i].start <= rows[i - 1].start ||
+		               !memcmp(&rows[i].rule, &rows[i - 1].rule, sizeof(rows[i].rule))))) {
+			fprintf(stderr, "FAIL %s: table row %d of %d starts at %u\n", name, i, n,
+			        rows[i].start);
+			failures++;
+			return;
+		}
+	for (uintptr_t ip = begin - 2; ip != begin + range + 2; ip++) {
+		struct ct_cfi_rule want = untouched, got = untouched;
+		int rc = ct_cfi_fde_rule(fde, ip, &want), in = ip - begin < range;
+		if (in && n)
+			got = ct_cfi_row_rule(rows, n, ip - begin);
+		if (rc != (in ? 0 : -ENOENT) || (in && memcmp(&got, &want, sizeof(got)))) {
+			char a[96], b[96];
+			show(a, sizeof(a), 0, &got);
+			show(b, sizeof(b), rc, &want);
+			fprintf(stderr, "FAIL %s: table at +%ld gives %s, the CFI %s\n", name,
+			        (long)(ip - begin), a, b);
+			failures++;
+			return;
+		}
+	}
+}
+
 static void run_row(const struct row *r)
 {
 	struct ct_cfi_rule got;
@@ -397,6 +434,7 @@ static void run_row(const struct row *r)
 	const uint8_t *hdr = put_hdr(&fde, (const uintptr_t[]){0}, 1);
 
 	expect(r->name, lookup(hdr, TEXT + (uintptr_t)r->at, &got), &got, r);
+	check_table(r->name, fde);
 }
 
 static void run_raw(const struct row *r)
@@ -478,6 +516,7 @@ int main(void)
 	run_table();
 	if (failures)
 		return fprintf(stderr, "test-cfi: %d failures\n", failures), 1;
-	printf("test-cfi: %zu rows, %zu hand-laid records, a table of 5 FDEs: ok\n", rows_n, raws_n);
+	printf("test-cfi: %zu rows (%d whole tables), %zu hand-laid records, a table of 5 FDEs: ok\n", rows_n,
+	       tables, raws_n);
 	return 0;
 }

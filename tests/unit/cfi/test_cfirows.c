@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/* The FDE row tables on real code (preload/cfi.c's ct_cfi_fde_rows, preload/cfirows.c's store): every
+ * FDE of the modules loaded here (libc, ld.so, this program, and libstdc++ and libdw when installed),
+ * each table against ct_cfi_fde_rule at its rows' edges and middles, the store answering the same when
+ * it makes a table, reads one, reads without making (a nested walk), after a generation change, and
+ * from four threads at once. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cfi.h"
+#include "cfirows.h"
+
+#define MAX_FDES 200000
+#define THREADS 4
+
+static const uint8_t *fdes[MAX_FDES];
+static uintptr_t begins[MAX_FDES], ranges[MAX_FDES]; /* a table's FDE's; range 0: no table */
+static int n_fdes, failures;
+static long tables, rows_total, no_table[4]; /* -ENOSPC, -ENOTSUP, -EINVAL, other */
+
+static int32_t s32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The FDEs of one module's .eh_frame_hdr, in the layout every linker writes (cfi.h's). */
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size, (void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_GNU_EH_FRAME)
+			continue;
+		const uint8_t *hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		if (hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+			continue;
+		uint32_t count;
+		memcpy(&count, hdr + 8, sizeof(count));
+		for (uint32_t k = 0; k < count && n_fdes < MAX_FDES; k++)
+			fdes[n_fdes++] = hdr + s32(hdr + 12 + 8 * k + 4);
+	}
+	return 0;
+}
+
+static void fail(const char *what, const uint8_t *fde, uintptr_t ip, int rc_want, int rc_got)
+{
+	Dl_info d;
+	if (failures++ < 20)
+		fprintf(stderr, "FAIL %s: FDE %p (%s), ip %#lx: rc %d, the CFI's %d\n", what,
+		        (const void *)fde, dladdr((void *)ip, &d) && d.dli_fname ? d.dli_fname : "?",
+		        (unsigned long)ip, rc_got, rc_want);
+}
+
+/* Whether two answers agree: the same return, and the same rule when there is one. */
+static int same(int rc_a, const struct ct_cfi_rule *a, int rc_b, const struct ct_cfi_rule *b)
+{
+	return rc_a == rc_b && (rc_a || !memcmp(a, b, sizeof(*a)));
+}
+
+/* The ips a table is checked at: each row's first byte, the one before, its middle and its last. */
+static int probes(const struct ct_cfi_row *rows, int n, uintptr_t begin, uintptr_t range, uintptr_t *ips)
+{
+	int k = 0;
+	for (int i = 0; i < n && k < 4 * CT_CFIROWS_MAX; i++) {
+		uintptr_t lo = rows[i].start, hi = i + 1 < n ? rows[i + 1].start : range;
+		ips[k++] = begin + lo;
+		ips[k++] = begin + lo - 1;
+		ips[k++] = begin + lo + (hi - lo) / 2;
+		ips[k++] = begin + hi - 1;
+	}
+	ips[k++] = begin + range; /* past the FDE */
+	return k;
+}
+
+/* FDE i: its table against the CFI, then the store (generation gen) making and reading it. */
+static void check_fde(int i, unsigned gen, struct ct_cfi_row *scratch)
+{
+	static struct ct_cfi_row rows[CT_CFIROWS_MAX];
+	static uintptr_t ips[4 * CT_CFIROWS_MAX + 1];
+	const uint8_t *fde = fdes[i];
+	uintptr_t begin = 0, range = 0;
+	int n = ct_cfi_fde_rows(fde, rows, CT_CFIROWS_MAX, &begin, &range), k;
+	if (n < 0) {
+		no_table[n == -ENOSPC ? 0 : n == -ENOTSUP ? 1 : n == -EINVAL ? 2 : 3] += gen == 1;
+		return;
+	}
+	begins[i] = begin;
+	ranges[i] = range;
+	tables += gen == 1;
+	rows_total += gen == 1 ? n : 0;
+	k = probes(rows, n, begin, range, ips);
+	for (int i = 0; i < k; i++) {
+		struct ct_cfi_rule want, got, kept;
+		uintptr_t ip = ips[i];
+		int rc = ct_cfi_fde_rule(fde, ip, &want), in = ip - begin < range;
+		if (in)
+			got = ct_cfi_row_rule(rows, n, ip - begin);
+		if (rc != (in ? 0 : -ENOENT) || (in && memcmp(&got, &want, sizeof(got))))
+			fail("table", fde, ip, rc, in ? 0 : -ENOENT);
+		/* the store: made (first ip) or read (the rest), read without making, and again */
+		int rc_kept = ct_cfirows_rule(fde, ip, gen, scratch, &kept);
+		if (!same(rc, &want, rc_kept, &kept))
+			fail("store", fde, ip, rc, rc_kept);
+		rc_kept = ct_cfirows_rule(fde, ip, gen, NULL, &kept);
+		if (!same(rc, &want, rc_kept, &kept))
+			fail("store, read only", fde, ip, rc, rc_kept);
+	}
+}
+
+/* Every FDE with a table through the store alone (generation gen), against the CFI at its first
+ * bytes: the threads make, publish and read tables at the same time. */
+static void *sweep(void *arg)
+{
+	unsigned gen = (unsigned)(uintptr_t)arg;
+	static __thread struct ct_cfi_row scratch[CT_CFIROWS_MAX];
+	for (int i = 0; i < n_fdes; i++)
+		for (uintptr_t off = 0; off < ranges[i] && off < 64; off += 7) {
+			struct ct_cfi_rule want, got;
+			int rc = ct_cfi_fde_rule(fdes[i], begins[i] + off, &want);
+			int rc_got = ct_cfirows_rule(fdes[i], begins[i] + off, gen, scratch, &got);
+			if (!same(rc, &want, rc_got, &got))
+				fail("threads", fdes[i], begins[i] + off, rc, rc_got);
+		}
+	return NULL;
+}
+
+int main(void)
+{
+	static struct ct_cfi_row scratch[CT_CFIROWS_MAX];
+	const char *optional[] = {"libstdc++.so.6", "libdw.so.1"};
+	for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
+		dlopen(optional[i], RTLD_NOW | RTLD_LOCAL); /* more code to read when installed */
+	dl_iterate_phdr(collect, NULL);
+	if (n_fdes < 1000) {
+		fprintf(stderr, "test-cfirows: only %d FDEs in the loaded modules\n", n_fdes);
+		return 1;
+	}
+	for (int i = 0; i < n_fdes; i++)
+		check_fde(i, 1, scratch);
+	for (int i = 0; i < n_fdes; i += 3) /* a dlclose moved the generation: the old tables are not read */
+		check_fde(i, 2, scratch);
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, sweep, (void *)(uintptr_t)3);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	/* A module's code keeps tables for nearly every function: only .plt's and broken CFI have none. */
+	long none = no_table[0] + no_table[1] + no_table[2] + no_table[3];
+	if (none * 100 > n_fdes) {
+		fprintf(
+		    stderr,
+		    "FAIL: %ld of %d FDEs have no table (%ld too many rows, %ld unsupported, %ld invalid)\n",
+		    none, n_fdes, no_table[0], no_table[1], no_table[2]);
+		failures++;
+	}
+	if (failures)
+		return fprintf(stderr, "test-cfirows: %d failures\n", failures), 1;
+	printf("test-cfirows: %d FDEs, %ld tables of %.1f rows on average (%ld with too many rows, %ld "
+	       "unsupported, %ld invalid, %ld other): ok\n",
+	       n_fdes, tables, tables ? (double)rows_total / (double)tables : 0.0, no_table[0], no_table[1],
+	       no_table[2], no_table[3]);
+	return 0;
+}
