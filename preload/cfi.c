@@ -428,12 +428,13 @@ static void restore_rule(struct regs *s, uint64_t reg, const struct regs *init)
 	}
 }
 
-/* A row table in the making (ct_cfi_fde_rows): rows[n] of at most max, for an FDE of range bytes;
- * rc a negative errno once the table cannot be made. */
+/* A row table in the making (ct_cfi_fde_rows): rows[n] of at most max (rows NULL: only counted), for
+ * an FDE of range bytes; rc a negative errno once the table cannot be made. */
 struct rows_out {
 	struct ct_cfi_row *rows;
 	int n, max, rc;
 	uintptr_t range;
+	struct ct_cfi_row last[2]; /* rows n-2 and n-1, here for a count too */
 };
 
 static struct ct_cfi_rule make_rule(const struct regs *s);
@@ -442,18 +443,25 @@ static struct ct_cfi_rule make_rule(const struct regs *s);
  * there too (an advance by 0) and extends the row before when their rules are the same. */
 static void put_row(struct rows_out *o, uintptr_t off, const struct regs *s)
 {
-	struct ct_cfi_rule r = make_rule(s);
+	struct ct_cfi_row row = {(uint32_t)off, make_rule(s)};
 	if (off >= o->range) /* past the FDE: no ip is looked up there */
 		return;
-	if (o->n && o->rows[o->n - 1].start == off)
+	if (o->n && o->last[1].start == off) {
 		o->n--;
-	if (o->n && !memcmp(&o->rows[o->n - 1].rule, &r, sizeof(r)))
+		/* last[0] is not known now, and never needed: a later row cannot begin where this one did */
+		o->last[1] = o->last[0];
+	}
+	if (o->n && !memcmp(&o->last[1].rule, &row.rule, sizeof(row.rule)))
 		return;
 	if (o->n == o->max) {
 		o->rc = -ENOSPC;
 		return;
 	}
-	o->rows[o->n++] = (struct ct_cfi_row){(uint32_t)off, r};
+	if (o->rows)
+		o->rows[o->n] = row;
+	o->n++;
+	o->last[0] = o->last[1];
+	o->last[1] = row;
 }
 
 /* Moves the row start by delta; returns 1 when the row containing ip has been reached. A table in
@@ -675,13 +683,14 @@ int ct_cfi_fde_rows(const uint8_t *fde, struct ct_cfi_row *rows, int max, uintpt
 	if (f.signal) {
 		if (max < 1)
 			return -ENOSPC;
-		rows[0] = (struct ct_cfi_row){0, {0, 0, 0, CT_CFI_SIGNAL}};
+		if (rows)
+			rows[0] = (struct ct_cfi_row){0, {0, 0, 0, CT_CFI_SIGNAL}};
 		return f.pc_range ? 1 : 0;
 	}
 	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL, NULL)))
 		return rc;
 	struct regs s = init;
-	struct rows_out o = {rows, 0, max, 0, f.pc_range};
+	struct rows_out o = {rows, 0, max, 0, f.pc_range, {{0}}};
 	if ((rc = run_cfa(f.fde_insns, &f, UINTPTR_MAX, &s, &init, &o)))
 		return rc;
 	return o.n;

@@ -58,7 +58,8 @@ struct ct_cfi_row {
 };
 /* The FDE's whole table at once, for callers that keep it: rows[] (at most max) give at every ip of
  * [*begin, *begin + *range) the rule ct_cfi_fde_rule gives there; the first starts at 0, and no two
- * neighbours have the same rule. Returns the row count (0 for an empty range), or a negative errno:
+ * neighbours have the same rule. With rows NULL, they are only counted (a caller that makes room for
+ * them then). Returns the row count (0 for an empty range), or a negative errno:
  * ct_cfi_fde_rule's (its CFI's errors anywhere, not only up to one ip), -ENOSPC for more rows than
  * max, -ENOTSUP also for CFI whose rule changes within a row (a .plt's CFA expression), that goes
  * back (DW_CFA_set_loc) or covers 4 GiB or more. */

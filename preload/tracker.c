@@ -19,6 +19,7 @@
 
 #include "aggregate.h"
 #include "attach.h"
+#include "cfirows.h"
 #include "defer.h"
 #include "epollwait.h"
 #include "leakscan.h"
@@ -708,10 +709,12 @@ int ct_track_out_of_memory(size_t size)
 	/* A request that fails whatever the shim holds (huge sizes, a limit far below them) is the
 	 * program's own business: tracing goes on. */
 	uint64_t room = ct_headroom();
-	if (size > ct_writer_releasable() + (room == UINT64_MAX ? 0 : room))
+	if (size > ct_writer_releasable() + ct_cfirows_bytes() + (room == UINT64_MAX ? 0 : room))
 		return 0;
 	atomic_store(&ct_state, CT_OFF); /* the hooks stop reporting; the writer takes what is in */
-	return ct_writer_give_back(size) == 0;
+	int rc = ct_writer_give_back(size);
+	ct_cfirows_release(); /* no walk needs the unwinder's row tables now */
+	return rc == 0;
 }
 
 /* ---- configuration and the trace file ---- */

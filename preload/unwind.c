@@ -160,7 +160,7 @@ struct ct_unwind_state {
 	int no_maps;                  /* /proc/self/maps could not be read: not tried again */
 	/* Where the outermost walk makes an FDE's row table (cfirows.h); its pages are touched only by
 	 * the largest functions. */
-	struct ct_cfi_row rows[CT_CFIROWS_MAX];
+	struct ct_cfi_row rows[CT_CFIROWS_SCRATCH];
 };
 
 static _Atomic uintptr_t self_lo, self_hi;

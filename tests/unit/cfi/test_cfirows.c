@@ -3,7 +3,8 @@
  * FDE of the modules loaded here (libc, ld.so, this program, and libstdc++ and libdw when installed),
  * each table against ct_cfi_fde_rule at its rows' edges and middles, the store answering the same when
  * it makes a table, reads one, reads without making (a nested walk), after a generation change, and
- * from four threads at once. */
+ * from four threads at once; two FDEs laid out here with more rows than the scratch holds and than a
+ * table may have; and the store given back. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -86,6 +87,8 @@ static void check_fde(int i, unsigned gen, struct ct_cfi_row *scratch)
 	const uint8_t *fde = fdes[i];
 	uintptr_t begin = 0, range = 0;
 	int n = ct_cfi_fde_rows(fde, rows, CT_CFIROWS_MAX, &begin, &range), k;
+	if (n != ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range))
+		fail("count", fde, begin, n, ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range));
 	if (n < 0) {
 		no_table[n == -ENOSPC ? 0 : n == -ENOTSUP ? 1 : n == -EINVAL ? 2 : 3] += gen == 1;
 		return;
@@ -118,7 +121,7 @@ static void check_fde(int i, unsigned gen, struct ct_cfi_row *scratch)
 static void *sweep(void *arg)
 {
 	unsigned gen = (unsigned)(uintptr_t)arg;
-	static __thread struct ct_cfi_row scratch[CT_CFIROWS_MAX];
+	static __thread struct ct_cfi_row scratch[CT_CFIROWS_SCRATCH];
 	for (int i = 0; i < n_fdes; i++)
 		for (uintptr_t off = 0; off < ranges[i] && off < 64; off += 7) {
 			struct ct_cfi_rule want, got;
@@ -130,9 +133,63 @@ static void *sweep(void *arg)
 	return NULL;
 }
 
+static size_t put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+	return 4;
+}
+
+/* A CIE (gcc's: "zR", FDE pointers pcrel|sdata4, CFA = RSP+8, RA at CFA-8) and an FDE of n rows after
+ * it at buf: the CFA moves between RSP+16 and RSP+24 at every byte of a function of n bytes (which
+ * lies at buf + 1 MiB: never run, only looked up). Returns the FDE. */
+static const uint8_t *lay_out(uint8_t *buf, int n)
+{
+	static const uint8_t cie[] = {0x14, 0,    0,    0,    0,    0,    0,    0,    0x01, 'z',  'R', 0,
+	                              0x01, 0x78, 0x10, 0x01, 0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01, 0,   0};
+	memcpy(buf, cie, sizeof(cie));
+	uint8_t *fde = buf + sizeof(cie), *p = fde + 4;
+	p += put32(p, (uint32_t)(p - buf));                                    /* back to the CIE */
+	p += put32(p, (uint32_t)((uintptr_t)buf + (1u << 20) - (uintptr_t)p)); /* pc_begin, pcrel */
+	p += put32(p, (uint32_t)n);                                            /* range */
+	*p++ = 0;                                                              /* no augmentation data */
+	for (int i = 0; i < n; i++) {
+		*p++ = 0x0e; /* def_cfa_offset 16 or 24, then advance_loc 1 */
+		*p++ = (uint8_t)(i & 1 ? 24 : 16);
+		*p++ = 0x41;
+	}
+	while ((p - fde) % 4)
+		*p++ = 0; /* DW_CFA_nop */
+	put32(fde, (uint32_t)(p - fde - 4));
+	return fde;
+}
+
+/* FDEs with more rows than the scratch holds (counted, then made in the store) and than a table may
+ * have (none kept): the store's answer at every ip of them, made and then read. */
+static void check_large(struct ct_cfi_row *scratch)
+{
+	static uint8_t buf[64 + 3 * (CT_CFIROWS_MAX + 100)];
+	const int sizes[] = {CT_CFIROWS_SCRATCH * 3 + 7, CT_CFIROWS_MAX + 100};
+	for (int k = 0; k < 2; k++) {
+		const uint8_t *fde = lay_out(buf, sizes[k]);
+		uintptr_t begin = (uintptr_t)buf + (1u << 20);
+		for (int pass = 0; pass < 2; pass++)
+			for (uintptr_t ip = begin - 1; ip <= begin + (uintptr_t)sizes[k]; ip += k ? 13 : 1) {
+				struct ct_cfi_rule want, got;
+				int rc = ct_cfi_fde_rule(fde, ip, &want);
+				int rc_got = ct_cfirows_rule(fde, ip, 4 + (unsigned)k, scratch, &got);
+				if (!same(rc, &want, rc_got, &got))
+					fail("large", fde, ip, rc, rc_got);
+			}
+		uintptr_t range;
+		int n = ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range);
+		if (n != (k ? -ENOSPC : sizes[k]))
+			fail("large, counted", fde, begin, k ? -ENOSPC : sizes[k], n);
+	}
+}
+
 int main(void)
 {
-	static struct ct_cfi_row scratch[CT_CFIROWS_MAX];
+	static struct ct_cfi_row scratch[CT_CFIROWS_SCRATCH];
 	const char *optional[] = {"libstdc++.so.6", "libdw.so.1"};
 	for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
 		dlopen(optional[i], RTLD_NOW | RTLD_LOCAL); /* more code to read when installed */
@@ -150,6 +207,15 @@ int main(void)
 		pthread_create(&t[i], NULL, sweep, (void *)(uintptr_t)3);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	check_large(scratch);
+	/* Given back: answers come from the CFI, and no store is mapped again. */
+	if (!ct_cfirows_bytes())
+		fail("no store mapped", fdes[0], 0, 1, 0);
+	ct_cfirows_release();
+	for (int i = 0; i < n_fdes; i += 97)
+		check_fde(i, 5, scratch);
+	if (ct_cfirows_bytes())
+		fail("a store mapped after the release", fdes[0], 0, 0, 1);
 	/* A module's code keeps tables for nearly every function: only .plt's and broken CFI have none. */
 	long none = no_table[0] + no_table[1] + no_table[2] + no_table[3];
 	if (none * 100 > n_fdes) {
