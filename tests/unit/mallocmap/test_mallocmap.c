@@ -3,7 +3,9 @@
  * (preload/mallocmap.c): mmapped chunks and thread arenas' heaps built by hand in mappings of this
  * test, with the program's pages the kernel would merge with them around; then glibc's own (a
  * malloc above the mmap threshold, a thread's arena holding a block, and one holding free chunks
- * only), found in /proc/self/maps. */
+ * only), found in /proc/self/maps; and the usable size read from a chunk's header against glibc's
+ * malloc_usable_size, for blocks of every kind and for one whose memory is gone. */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -236,10 +238,52 @@ static void glibc_own(void)
 	free(kept);
 }
 
+/* ct_mallocmap_usable_size against glibc's own answer: small chunks, the main arena's and a thread's,
+ * mmapped ones (their header is two words), aligned ones; then a large block freed, whose pages are
+ * unmapped at once: 0, not a fault. */
+static void *thread_block(void *arg)
+{
+	*(void **)arg = malloc(200);
+	return NULL;
+}
+
+static void usable_sizes(void)
+{
+	static const size_t sizes[] = {1, 8, 24, 25, 100, 1000, 4096, 100000, 200000, 1 << 20, 3 << 20};
+	char name[80];
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *blocks[3] = {malloc(sizes[i]), calloc(1, sizes[i]), NULL};
+		if (posix_memalign(&blocks[2], 4096, sizes[i]))
+			blocks[2] = NULL;
+		for (int k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "usable size of %s(%zu)",
+			         k == 0   ? "malloc"
+			         : k == 1 ? "calloc"
+			                  : "posix_memalign 4096",
+			         sizes[i]);
+			check(name, blocks[k] && ct_mallocmap_usable_size((uintptr_t)blocks[k]) ==
+			                             malloc_usable_size(blocks[k]));
+			free(blocks[k]);
+		}
+	}
+	void *t = NULL;
+	run(thread_block, &t);
+	check("usable size of a thread arena's block",
+	      t && ct_mallocmap_usable_size((uintptr_t)t) == malloc_usable_size(t));
+	free(t);
+	void *big = malloc(8 << 20); /* mmapped: free unmaps it */
+	uintptr_t gone = (uintptr_t)big;
+	check("a large block is mmapped", big && ct_mallocmap_usable_size(gone) == malloc_usable_size(big) &&
+	                                      malloc_usable_size(big) >= (8 << 20));
+	free(big);
+	check("the usable size of a block whose memory is gone is 0", ct_mallocmap_usable_size(gone) == 0);
+}
+
 int main(void)
 {
 	mmapped_by_hand();
 	heaps_by_hand();
 	glibc_own();
+	usable_sizes();
 	return failures ? 1 : 0;
 }
