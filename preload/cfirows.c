@@ -18,8 +18,8 @@
 #define PROBES 8
 /* The tables' bytes, in chunks mapped as they fill (the program's address space is its own: a
  * python that maps right up to its limit must not find 4 MiB gone): cc1 -O2 on a 140 KB file keeps
- * 2,448 tables in 640 KiB. A program that meets more functions than fit runs the CFI of the rest
- * as before. */
+ * some 2,400 tables in 565 KiB. A program that meets more functions than fit runs the CFI of the
+ * rest as before. */
 #define CHUNK_BITS 17
 #define CHUNK (1u << CHUNK_BITS)
 #define CHUNKS 32
