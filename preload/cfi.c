@@ -443,9 +443,9 @@ static struct ct_cfi_rule make_rule(const struct regs *s);
  * there too (an advance by 0) and extends the row before when their rules are the same. */
 static void put_row(struct rows_out *o, uintptr_t off, const struct regs *s)
 {
-	struct ct_cfi_row row = {(uint32_t)off, make_rule(s)};
 	if (off >= o->range) /* past the FDE: no ip is looked up there */
 		return;
+	struct ct_cfi_row row = {(uint32_t)off, make_rule(s)};
 	if (o->n && o->last[1].start == off) {
 		o->n--;
 		/* last[0] is not known now, and never needed: a later row cannot begin where this one did */
@@ -646,21 +646,30 @@ static struct ct_cfi_rule make_rule(const struct regs *s)
 	return r;
 }
 
+/* The FDE at fde into *f (-ENOENT when it does not hold *ip; any ip: NULL) and, unless it is a signal
+ * trampoline's, whose CFI is expressions into the kernel's frame (the caller knows its layout), its
+ * CIE's row into *init: the CIE's program runs to the end, as its row applies to every ip. */
+static int start_fde(const uint8_t *fde, const uintptr_t *ip, struct cfi *f, struct regs *init)
+{
+	*init = (struct regs){.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
+	int rc = parse_fde(fde, ip, f);
+	if (rc || f->signal)
+		return rc;
+	return run_cfa(f->cie_insns, f, UINTPTR_MAX, init, NULL, NULL);
+}
+
 int ct_cfi_fde_rule(const uint8_t *fde, uintptr_t ip, struct ct_cfi_rule *out)
 {
 	struct cfi f;
-	struct regs init = {.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
-	int rc = parse_fde(fde, &ip, &f);
+	struct regs init;
+	int rc = start_fde(fde, &ip, &f, &init);
 
 	if (rc)
 		return rc;
-	if (f.signal) { /* its CFI is expressions into the kernel's frame, whose layout the caller knows */
+	if (f.signal) {
 		*out = (struct ct_cfi_rule){0, 0, 0, CT_CFI_SIGNAL};
 		return 0;
 	}
-	/* The CIE's row applies to every ip of the FDE: its program runs to the end. */
-	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL, NULL)))
-		return rc;
 	struct regs s = init;
 	if ((rc = run_cfa(f.fde_insns, &f, ip, &s, &init, NULL)))
 		return rc;
@@ -671,8 +680,8 @@ int ct_cfi_fde_rule(const uint8_t *fde, uintptr_t ip, struct ct_cfi_rule *out)
 int ct_cfi_fde_rows(const uint8_t *fde, struct ct_cfi_row *rows, int max, uintptr_t *begin, uintptr_t *range)
 {
 	struct cfi f;
-	struct regs init = {.cfa_reg = DW_RSP, .rbp = R_SAME, .ra = R_SAME, .rsp = R_SAME};
-	int rc = parse_fde(fde, NULL, &f);
+	struct regs init;
+	int rc = start_fde(fde, NULL, &f, &init);
 
 	if (rc)
 		return rc;
@@ -687,8 +696,6 @@ int ct_cfi_fde_rows(const uint8_t *fde, struct ct_cfi_row *rows, int max, uintpt
 			rows[0] = (struct ct_cfi_row){0, {0, 0, 0, CT_CFI_SIGNAL}};
 		return f.pc_range ? 1 : 0;
 	}
-	if ((rc = run_cfa(f.cie_insns, &f, UINTPTR_MAX, &init, NULL, NULL)))
-		return rc;
 	struct regs s = init;
 	struct rows_out o = {rows, 0, max, 0, f.pc_range, {{0}}};
 	if ((rc = run_cfa(f.fde_insns, &f, UINTPTR_MAX, &s, &init, &o)))

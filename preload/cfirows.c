@@ -149,10 +149,10 @@ static int rows_rule(const struct ct_cfi_row *rows, int n, uintptr_t begin, uint
 	return 0;
 }
 
-/* fde's table, made in the store: through scratch (its rows copied), or for an FDE with more rows
- * than scratch holds, counted first and then made in place. NULL when the store is full; a table
- * of n -1 when the FDE has none. */
-static struct table *make_table(struct store *s, const uint8_t *fde, struct ct_cfi_row *scratch)
+/* fde's table of generation gen, made in the store: through scratch (its rows copied), or for an FDE
+ * with more rows than scratch holds, counted first and then made in place. NULL when the store is
+ * full; a table of n -1 when the FDE has none. */
+static struct table *make_table(struct store *s, const uint8_t *fde, unsigned gen, struct ct_cfi_row *scratch)
 {
 	uintptr_t begin = 0, range = 0;
 	int n = ct_cfi_fde_rows(fde, scratch, CT_CFIROWS_SCRATCH, &begin, &range);
@@ -168,6 +168,7 @@ static struct table *make_table(struct store *s, const uint8_t *fde, struct ct_c
 	t->fde = fde;
 	t->begin = begin;
 	t->range = range;
+	t->gen = gen;
 	t->n = n < 0 ? -1 : n;
 	return t;
 }
@@ -201,10 +202,9 @@ static int store_rule(struct store *s, const uint8_t *fde, uintptr_t ip, unsigne
 	if (scratch && room &&
 	    atomic_load_explicit(&s->used, memory_order_relaxed) < (size_t)CHUNKS * CHUNK &&
 	    !atomic_load_explicit(&no_store, memory_order_relaxed))
-		t = make_table(s, fde, scratch);
+		t = make_table(s, fde, gen, scratch);
 	if (!t)
 		return ct_cfi_fde_rule(fde, ip, out);
-	t->gen = gen;
 	/* lost to another thread's table for this slot: these bytes stay unused */
 	atomic_compare_exchange_strong_explicit(room, &old, t, memory_order_release, memory_order_relaxed);
 	return table_rule(t, fde, ip, out);
