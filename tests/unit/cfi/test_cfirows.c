@@ -87,8 +87,9 @@ static void check_fde(int i, unsigned gen, struct ct_cfi_row *scratch)
 	const uint8_t *fde = fdes[i];
 	uintptr_t begin = 0, range = 0;
 	int n = ct_cfi_fde_rows(fde, rows, CT_CFIROWS_MAX, &begin, &range), k;
-	if (n != ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range))
-		fail("count", fde, begin, n, ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range));
+	int counted = ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range);
+	if (n != counted)
+		fail("count", fde, begin, n, counted);
 	if (n < 0) {
 		no_table[n == -ENOSPC ? 0 : n == -ENOTSUP ? 1 : n == -EINVAL ? 2 : 3] += gen == 1;
 		return;
@@ -98,9 +99,9 @@ static void check_fde(int i, unsigned gen, struct ct_cfi_row *scratch)
 	tables += gen == 1;
 	rows_total += gen == 1 ? n : 0;
 	k = probes(rows, n, begin, range, ips);
-	for (int i = 0; i < k; i++) {
+	for (int j = 0; j < k; j++) {
 		struct ct_cfi_rule want, got, kept;
-		uintptr_t ip = ips[i];
+		uintptr_t ip = ips[j];
 		int rc = ct_cfi_fde_rule(fde, ip, &want), in = ip - begin < range;
 		if (in)
 			got = ct_cfi_row_rule(rows, n, ip - begin);
@@ -141,8 +142,8 @@ static size_t put32(uint8_t *p, uint32_t v)
 
 /* A CIE (gcc's: "zR", FDE pointers pcrel|sdata4, CFA = RSP+8, RA at CFA-8) and an FDE of n rows after
  * it at buf: the CFA moves between RSP+16 and RSP+24 at every byte of a function of n bytes (which
- * lies at buf + 1 MiB: never run, only looked up). Returns the FDE. */
-static const uint8_t *lay_out(uint8_t *buf, int n)
+ * lies at buf + 1 MiB: never run, only looked up), from RSP+24 first with swap. Returns the FDE. */
+static const uint8_t *lay_out(uint8_t *buf, int n, int swap)
 {
 	static const uint8_t cie[] = {0x14, 0,    0,    0,    0,    0,    0,    0,    0x01, 'z',  'R', 0,
 	                              0x01, 0x78, 0x10, 0x01, 0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01, 0,   0};
@@ -154,13 +155,40 @@ static const uint8_t *lay_out(uint8_t *buf, int n)
 	*p++ = 0;                                                              /* no augmentation data */
 	for (int i = 0; i < n; i++) {
 		*p++ = 0x0e; /* def_cfa_offset 16 or 24, then advance_loc 1 */
-		*p++ = (uint8_t)(i & 1 ? 24 : 16);
+		*p++ = (uint8_t)((i & 1) ^ swap ? 24 : 16);
 		*p++ = 0x41;
 	}
 	while ((p - fde) % 4)
 		*p++ = 0; /* DW_CFA_nop */
 	put32(fde, (uint32_t)(p - fde - 4));
 	return fde;
+}
+
+/* The table the store keeps is what answers: fde, made with 775 rows in generation 4, is rewritten in
+ * place with its CFA offsets swapped. Generation 4 still gives the rules of before (the CFI gives
+ * others now); then a new generation (one table a slot: it takes 4's place), those of now. */
+static void check_kept(uint8_t *buf, int n, struct ct_cfi_row *scratch)
+{
+	static struct ct_cfi_rule before[CT_CFIROWS_SCRATCH * 3 + 7];
+	uintptr_t begin = (uintptr_t)buf + (1u << 20);
+	const uint8_t *fde = buf + 24;
+	for (int i = 0; i < n; i++)
+		if (ct_cfi_fde_rule(fde, begin + (uintptr_t)i, &before[i]))
+			fail("kept, before", fde, begin + (uintptr_t)i, 0, -1);
+	lay_out(buf, n, 1);
+	for (int gen = 4; gen <= 6; gen += 2)
+		for (int i = 0; i < n; i++) {
+			struct ct_cfi_rule now, got;
+			uintptr_t ip = begin + (uintptr_t)i;
+			int rc = ct_cfi_fde_rule(fde, ip, &now);
+			if (rc || !memcmp(&now, &before[i], sizeof(now)))
+				fail("kept, the CFI rewritten", fde, ip, 1, rc);
+			rc = ct_cfirows_rule(fde, ip, (unsigned)gen, scratch, &got);
+			if (!same(0, gen == 4 ? &before[i] : &now, rc, &got))
+				fail(gen == 4 ? "kept, the table of before"
+				              : "kept, a new generation's table",
+				     fde, ip, 0, rc);
+		}
 }
 
 /* FDEs with more rows than the scratch holds (counted, then made in the store) and than a table may
@@ -170,7 +198,7 @@ static void check_large(struct ct_cfi_row *scratch)
 	static uint8_t buf[64 + 3 * (CT_CFIROWS_MAX + 100)];
 	const int sizes[] = {CT_CFIROWS_SCRATCH * 3 + 7, CT_CFIROWS_MAX + 100};
 	for (int k = 0; k < 2; k++) {
-		const uint8_t *fde = lay_out(buf, sizes[k]);
+		const uint8_t *fde = lay_out(buf, sizes[k], 0);
 		uintptr_t begin = (uintptr_t)buf + (1u << 20);
 		for (int pass = 0; pass < 2; pass++)
 			for (uintptr_t ip = begin - 1; ip <= begin + (uintptr_t)sizes[k]; ip += k ? 13 : 1) {
@@ -184,6 +212,8 @@ static void check_large(struct ct_cfi_row *scratch)
 		int n = ct_cfi_fde_rows(fde, NULL, CT_CFIROWS_MAX, &begin, &range);
 		if (n != (k ? -ENOSPC : sizes[k]))
 			fail("large, counted", fde, begin, k ? -ENOSPC : sizes[k], n);
+		if (!k)
+			check_kept(buf, sizes[k], scratch);
 	}
 }
 
@@ -200,6 +230,7 @@ int main(void)
 	}
 	for (int i = 0; i < n_fdes; i++)
 		check_fde(i, 1, scratch);
+	check_large(scratch);               /* while the store has room: the sweeps below fill it */
 	for (int i = 0; i < n_fdes; i += 3) /* a dlclose moved the generation: the old tables are not read */
 		check_fde(i, 2, scratch);
 	pthread_t t[THREADS];
@@ -207,7 +238,6 @@ int main(void)
 		pthread_create(&t[i], NULL, sweep, (void *)(uintptr_t)3);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	check_large(scratch);
 	/* Given back: answers come from the CFI, and no store is mapped again. */
 	if (!ct_cfirows_bytes())
 		fail("no store mapped", fdes[0], 0, 1, 0);
